@@ -1,0 +1,186 @@
+package cfg
+
+import (
+	"math/big"
+	"math/bits"
+)
+
+// findBackEdges marks the edges whose target is on the stack of a
+// depth-first search from the entry, visiting out edges in order.
+func (g *Graph) findBackEdges() {
+	const (
+		white = iota
+		onStack
+		done
+	)
+	color := make([]uint8, len(g.Blocks))
+	type item struct {
+		n    int32
+		next int
+	}
+	stack := []item{{Entry, 0}}
+	color[Entry] = onStack
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		out := g.Blocks[top.n].Out
+		if top.next == len(out) {
+			color[top.n] = done
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		e := out[top.next]
+		top.next++
+		to := g.Edges[e].To
+		switch color[to] {
+		case white:
+			color[to] = onStack
+			stack = append(stack, item{to, 0})
+		case onStack:
+			g.Edges[e].Back = true
+		}
+	}
+}
+
+// NumBlocks is the number of real blocks (virtual entry and exit excluded).
+func (g *Graph) NumBlocks() int { return len(g.Blocks) - 2 }
+
+// Loops returns the loop headers: the distinct targets of back edges.
+func (g *Graph) Loops() []int32 {
+	var hs []int32
+	seen := map[int32]bool{}
+	for _, e := range g.Edges {
+		if e.Back && !seen[e.To] {
+			seen[e.To] = true
+			hs = append(hs, e.To)
+		}
+	}
+	return hs
+}
+
+// BackEdges returns the indices of the back edges.
+func (g *Graph) BackEdges() []int32 {
+	var bs []int32
+	for i, e := range g.Edges {
+		if e.Back {
+			bs = append(bs, int32(i))
+		}
+	}
+	return bs
+}
+
+// DAG returns the Ball-Larus DAG of g.
+func (g *Graph) DAG() *DAG {
+	d := &DAG{NumNodes: len(g.Blocks)}
+	d.Out = make([][]int32, d.NumNodes)
+	d.In = make([][]int32, d.NumNodes)
+	add := func(e DAGEdge) int32 {
+		i := int32(len(d.Edges))
+		d.Edges = append(d.Edges, e)
+		d.Out[e.From] = append(d.Out[e.From], i)
+		d.In[e.To] = append(d.In[e.To], i)
+		return i
+	}
+	dummyIn := map[int32]int32{}  // back-edge target -> dummy entry edge
+	dummyOut := map[int32]int32{} // back-edge source -> dummy exit edge
+	// Dummy edges come first in their node's edge list only by order of
+	// discovery; numbering does not depend on it.
+	for n := range g.Blocks {
+		for _, ei := range g.Blocks[n].Out {
+			e := g.Edges[ei]
+			if !e.Back {
+				add(DAGEdge{From: e.From, To: e.To, Kind: e.Kind, Orig: ei})
+				continue
+			}
+			if i, ok := dummyOut[e.From]; ok {
+				d.Edges[i].Back = append(d.Edges[i].Back, ei)
+			} else {
+				dummyOut[e.From] = add(DAGEdge{From: e.From, To: Exit, Kind: EdgeDummyExit, Orig: -1, Back: []int32{ei}})
+			}
+		}
+	}
+	for _, ei := range g.BackEdges() {
+		e := g.Edges[ei]
+		if i, ok := dummyIn[e.To]; ok {
+			d.Edges[i].Back = append(d.Edges[i].Back, ei)
+		} else {
+			dummyIn[e.To] = add(DAGEdge{From: Entry, To: e.To, Kind: EdgeDummyEntry, Orig: -1, Back: []int32{ei}})
+		}
+	}
+	d.Topo = d.topo()
+	return d
+}
+
+// topo returns the nodes reachable from the entry in topological order
+// (reverse postorder of a depth-first search).
+func (d *DAG) topo() []int32 {
+	seen := make([]bool, d.NumNodes)
+	post := make([]int32, 0, d.NumNodes)
+	type item struct {
+		n    int32
+		next int
+	}
+	stack := []item{{Entry, 0}}
+	seen[Entry] = true
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		if top.next == len(d.Out[top.n]) {
+			post = append(post, top.n)
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		to := d.Edges[d.Out[top.n][top.next]].To
+		top.next++
+		if !seen[to] {
+			seen[to] = true
+			stack = append(stack, item{to, 0})
+		}
+	}
+	for i, j := 0, len(post)-1; i < j; i, j = i+1, j-1 {
+		post[i], post[j] = post[j], post[i]
+	}
+	return post
+}
+
+// NumPaths returns the number of entry-to-exit paths of the DAG, exactly.
+func (d *DAG) NumPaths() PathCount {
+	n := make([]uint64, d.NumNodes)
+	n[Exit] = 1
+	overflow := false
+	for i := len(d.Topo) - 1; i >= 0 && !overflow; i-- {
+		v := d.Topo[i]
+		if v == Exit {
+			continue
+		}
+		var s uint64
+		for _, e := range d.Out[v] {
+			var c uint64
+			s, c = bits.Add64(s, n[d.Edges[e].To], 0)
+			if c != 0 {
+				overflow = true
+				break
+			}
+		}
+		n[v] = s
+	}
+	if !overflow {
+		if n[Entry] <= 1<<63-1 {
+			return PathCount{Small: n[Entry]}
+		}
+		return PathCount{Small: n[Entry], Big: new(big.Int).SetUint64(n[Entry])}
+	}
+	bn := make([]*big.Int, d.NumNodes)
+	for i := range bn {
+		bn[i] = new(big.Int)
+	}
+	bn[Exit].SetInt64(1)
+	for i := len(d.Topo) - 1; i >= 0; i-- {
+		v := d.Topo[i]
+		if v == Exit {
+			continue
+		}
+		for _, e := range d.Out[v] {
+			bn[v].Add(bn[v], bn[d.Edges[e].To])
+		}
+	}
+	return PathCount{Big: bn[Entry]}
+}

@@ -1,0 +1,371 @@
+package wasm
+
+import (
+	"fmt"
+	"sort"
+)
+
+// OffsetMap translates offsets in an edited function body back to offsets
+// in the original body. Bytes inserted by an edit map to the offset of the
+// original instruction they precede, so a probe inserted before a branch is
+// reported at that branch.
+type OffsetMap struct {
+	segs []mapSeg // sorted by New, covering [0, len(body))
+}
+
+type mapSeg struct {
+	New, Orig, Len uint32
+	Inserted       bool
+}
+
+// Orig returns the original body offset of offset off of the edited body.
+func (m *OffsetMap) Orig(off uint32) uint32 {
+	if m == nil {
+		return off
+	}
+	i := sort.Search(len(m.segs), func(i int) bool { return m.segs[i].New+m.segs[i].Len > off })
+	if i == len(m.segs) {
+		if len(m.segs) == 0 {
+			return off
+		}
+		last := m.segs[len(m.segs)-1]
+		if last.Inserted {
+			return last.Orig
+		}
+		return last.Orig + (off - last.New)
+	}
+	s := m.segs[i]
+	if s.Inserted {
+		return s.Orig
+	}
+	return s.Orig + (off - s.New)
+}
+
+// Edit replaces Del bytes at offset Off of a body with Ins. Off must be an
+// instruction boundary (or the start of the locals) of the current body.
+type Edit struct {
+	Off uint32
+	Del uint32
+	Ins []byte
+}
+
+// Splice applies edits (sorted by Off, not overlapping) to the body and
+// extends the offset map so that every offset still maps to the original.
+// Locals are re-read from the new body, so an edit may rewrite them too.
+func (c *Code) Splice(edits []Edit) error {
+	sort.SliceStable(edits, func(i, j int) bool { return edits[i].Off < edits[j].Off })
+	var body []byte
+	var segs []mapSeg
+	pos := uint32(0)
+	prev := c.Map
+	addCopy := func(from, to uint32) {
+		if to <= from {
+			return
+		}
+		segs = appendMapped(segs, uint32(len(body)), from, to-from, prev)
+		body = append(body, c.Body[from:to]...)
+	}
+	for _, e := range edits {
+		if e.Off < pos || int(e.Off+e.Del) > len(c.Body) {
+			return fmt.Errorf("splice: edit at %d (delete %d) overlaps or lies outside the body of %d bytes", e.Off, e.Del, len(c.Body))
+		}
+		addCopy(pos, e.Off)
+		if len(e.Ins) > 0 {
+			segs = append(segs, mapSeg{New: uint32(len(body)), Orig: prev.Orig(e.Off), Len: uint32(len(e.Ins)), Inserted: true})
+			body = append(body, e.Ins...)
+		}
+		pos = e.Off + e.Del
+	}
+	addCopy(pos, uint32(len(c.Body)))
+	c.Body = body
+	c.Map = &OffsetMap{segs: segs}
+	return c.decodeLocals(c.OrigOff)
+}
+
+// appendMapped adds the mapping of new range [n, n+l), which was copied from
+// offsets [from, from+l) of a body that itself maps to the original
+// through prev.
+func appendMapped(segs []mapSeg, n, from, l uint32, prev *OffsetMap) []mapSeg {
+	if prev == nil {
+		return append(segs, mapSeg{New: n, Orig: from, Len: l})
+	}
+	for l > 0 {
+		i := sort.Search(len(prev.segs), func(i int) bool { return prev.segs[i].New+prev.segs[i].Len > from })
+		if i == len(prev.segs) {
+			return append(segs, mapSeg{New: n, Orig: prev.Orig(from), Len: l, Inserted: true})
+		}
+		s := prev.segs[i]
+		take := min(l, s.New+s.Len-from)
+		if s.Inserted {
+			segs = append(segs, mapSeg{New: n, Orig: s.Orig, Len: take, Inserted: true})
+		} else {
+			segs = append(segs, mapSeg{New: n, Orig: s.Orig + (from - s.New), Len: take})
+		}
+		n += take
+		from += take
+		l -= take
+	}
+	return segs
+}
+
+// SetLocals rewrites the locals declarations of the body.
+func (c *Code) SetLocals(ls []LocalDecl) error {
+	return c.Splice([]Edit{{Off: 0, Del: c.ExprOff, Ins: appendLocals(nil, ls)}})
+}
+
+// AddLocal appends a local of type t and returns its index, given the
+// number of parameters of the function.
+func (c *Code) AddLocal(numParams int, t ValType) (uint32, error) {
+	idx := uint64(numParams) + c.NumLocals()
+	if idx >= 1<<32-1 {
+		return 0, fmt.Errorf("too many locals")
+	}
+	ls := append([]LocalDecl(nil), c.Locals...)
+	if n := len(ls); n > 0 && ls[n-1].Type == t {
+		ls[n-1].Count++
+	} else {
+		ls = append(ls, LocalDecl{Count: 1, Type: t})
+	}
+	return uint32(idx), c.SetLocals(ls)
+}
+
+// Touch marks a section as edited so that Encode encodes it afresh,
+// adding an empty section in its place if the module lacks it.
+func (m *Module) Touch(id byte) *Section {
+	if s := m.section(id); s != nil {
+		s.dirty = true
+		return s
+	}
+	s := &Section{ID: id, Off: -1, dirty: true}
+	at := len(m.Sections)
+	for i, o := range m.Sections {
+		if o.ID != SecCustom && sectionRank(o.ID) > sectionRank(id) {
+			at = i
+			break
+		}
+	}
+	m.Sections = append(m.Sections, nil)
+	copy(m.Sections[at+1:], m.Sections[at:])
+	m.Sections[at] = s
+	return s
+}
+
+// touchNames marks the name section edited, if there is a readable one.
+func (m *Module) touchNames() {
+	if m.Names == nil {
+		return
+	}
+	if s := m.customSection("name"); s != nil {
+		s.dirty = true
+	}
+}
+
+// AddType returns the index of a function type equal to t, adding it if
+// the module has none.
+func (m *Module) AddType(t FuncType) uint32 {
+	for i, u := range m.Types {
+		if !u.InRec && u.Equal(t) {
+			return uint32(i)
+		}
+	}
+	t.InRec, t.RecGroup = false, 0
+	m.Types = append(m.Types, t)
+	m.Touch(SecType)
+	return uint32(len(m.Types) - 1)
+}
+
+// AddFuncImport adds a function import and returns its function index. The
+// new function takes the index after the existing imported functions, so
+// every defined function's index grows by one: calls, ref.func, element
+// segments, exports, the start function and the name section are all
+// remapped, and the function bodies that change get offset maps.
+func (m *Module) AddFuncImport(module, name string, typeIdx uint32) (uint32, error) {
+	if int(typeIdx) >= len(m.Types) {
+		return 0, fmt.Errorf("add import %s.%s: type index %d out of range", module, name, typeIdx)
+	}
+	newIdx := m.NumImportedFuncs
+	remap := func(f uint32) uint32 {
+		if f >= newIdx {
+			return f + 1
+		}
+		return f
+	}
+	if err := m.RemapFuncs(remap); err != nil {
+		return 0, err
+	}
+	// Keep imports of one kind in order: insert after the last function import.
+	at := len(m.Imports)
+	for i := len(m.Imports) - 1; i >= 0; i-- {
+		if m.Imports[i].Kind == KindFunc {
+			at = i + 1
+			break
+		}
+		if i == 0 {
+			at = 0
+		}
+	}
+	m.Imports = append(m.Imports, Import{})
+	copy(m.Imports[at+1:], m.Imports[at:])
+	m.Imports[at] = Import{Module: module, Name: name, Kind: KindFunc, Type: typeIdx}
+	m.NumImportedFuncs++
+	m.Touch(SecImport)
+	return newIdx, nil
+}
+
+// RemapFuncs renumbers every reference to a function index through f.
+func (m *Module) RemapFuncs(f func(uint32) uint32) error {
+	for i := range m.Exports {
+		if m.Exports[i].Kind == KindFunc {
+			m.Exports[i].Index = f(m.Exports[i].Index)
+		}
+	}
+	m.Touch(SecExport)
+	if m.HasStart {
+		m.Start = f(m.Start)
+		m.Touch(SecStart)
+	}
+	var err error
+	for i := range m.Elements {
+		e := &m.Elements[i]
+		for j := range e.Funcs {
+			e.Funcs[j] = f(e.Funcs[j])
+		}
+		for j := range e.Exprs {
+			if e.Exprs[j], err = remapExpr(e.Exprs[j], f); err != nil {
+				return err
+			}
+		}
+	}
+	if len(m.Elements) > 0 {
+		m.Touch(SecElement)
+	}
+	for i := range m.Globals {
+		if m.Globals[i].Init, err = remapExpr(m.Globals[i].Init, f); err != nil {
+			return err
+		}
+	}
+	if len(m.Globals) > 0 {
+		m.Touch(SecGlobal)
+	}
+	for i := range m.Tables {
+		if m.Tables[i].Init != nil {
+			if m.Tables[i].Init, err = remapExpr(m.Tables[i].Init, f); err != nil {
+				return err
+			}
+			m.Touch(SecTable)
+		}
+	}
+	r := NewReader(nil, 0, "code")
+	var edits []Edit
+	for i := range m.Code {
+		c := &m.Code[i]
+		edits, err = funcRefEdits(r, c, f, edits[:0])
+		if err != nil {
+			return err
+		}
+		if len(edits) > 0 {
+			if err := c.Splice(edits); err != nil {
+				return err
+			}
+		}
+	}
+	if len(m.Code) > 0 {
+		m.Touch(SecCode)
+	}
+	if m.Names != nil {
+		funcs := make(map[uint32]string, len(m.Names.Funcs))
+		for k, v := range m.Names.Funcs {
+			funcs[f(k)] = v
+		}
+		m.Names.Funcs = funcs
+		locals := make(map[uint32]map[uint32]string, len(m.Names.Locals))
+		for k, v := range m.Names.Locals {
+			locals[f(k)] = v
+		}
+		m.Names.Locals = locals
+		for i, s := range m.Names.Other {
+			if s.ID == 3 { // label names: an indirect map keyed by function
+				if p, err := remapIndirect(s.Payload, f); err == nil {
+					m.Names.Other[i].Payload = p
+				}
+			}
+		}
+		m.touchNames()
+	}
+	return nil
+}
+
+// funcRefEdits lists the rewrites of call, return_call and ref.func
+// immediates of a body. A new index is written padded to the old width
+// when it fits, so that the body's offsets do not move.
+func funcRefEdits(r *Reader, c *Code, f func(uint32) uint32, edits []Edit) ([]Edit, error) {
+	r.Reset(c.Body, c.OrigOff)
+	r.pos = int(c.ExprOff)
+	var in Instr
+	for !r.Done() {
+		if err := r.Next(&in); err != nil {
+			return nil, err
+		}
+		switch in.Op {
+		case OpCall, OpReturnCall, OpRefFunc:
+			nf := f(in.A)
+			if nf == in.A {
+				continue
+			}
+			immOff := in.Off + 1
+			width := in.Len - 1
+			var ins []byte
+			if sizeU(uint64(nf)) <= int(width) {
+				ins = appendUPadded(nil, uint64(nf), int(width))
+			} else {
+				ins = appendU(nil, uint64(nf))
+			}
+			edits = append(edits, Edit{Off: immOff, Del: width, Ins: ins})
+		}
+	}
+	return edits, nil
+}
+
+// remapExpr rewrites ref.func in a constant expression.
+func remapExpr(expr []byte, f func(uint32) uint32) ([]byte, error) {
+	r := NewReader(expr, 0, "constant expression")
+	var in Instr
+	var out []byte
+	changed := false
+	for !r.Done() {
+		if err := r.Next(&in); err != nil {
+			return nil, err
+		}
+		if in.Op == OpRefFunc && f(in.A) != in.A {
+			changed = true
+			in.A = f(in.A)
+		}
+		out = AppendInstr(out, &in)
+	}
+	if !changed {
+		return expr, nil
+	}
+	return out, nil
+}
+
+func remapIndirect(p []byte, f func(uint32) uint32) ([]byte, error) {
+	d := &decoder{b: p, sect: "name"}
+	cnt, err := d.count("indirect name map", 2)
+	if err != nil {
+		return nil, err
+	}
+	out := appendU(nil, uint64(cnt))
+	for i := uint32(0); i < cnt; i++ {
+		k, err := d.u32("function index")
+		if err != nil {
+			return nil, err
+		}
+		start := d.pos
+		if _, err := d.nameMap(); err != nil {
+			return nil, err
+		}
+		out = appendU(out, uint64(f(k)))
+		out = append(out, p[start:d.pos]...)
+	}
+	return out, nil
+}

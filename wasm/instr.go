@@ -1,0 +1,530 @@
+package wasm
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Op is an opcode: a single byte for the core instructions, or the prefix
+// byte (0xFC, 0xFD, 0xFE) shifted left by 16 plus the sub-opcode.
+type Op uint32
+
+// Opcodes the control-flow code refers to by name.
+const (
+	OpUnreachable        Op = 0x00
+	OpNop                Op = 0x01
+	OpBlock              Op = 0x02
+	OpLoop               Op = 0x03
+	OpIf                 Op = 0x04
+	OpElse               Op = 0x05
+	OpTry                Op = 0x06 // legacy exception handling
+	OpCatch              Op = 0x07 // legacy exception handling
+	OpThrow              Op = 0x08
+	OpRethrow            Op = 0x09 // legacy exception handling
+	OpThrowRef           Op = 0x0A
+	OpEnd                Op = 0x0B
+	OpBr                 Op = 0x0C
+	OpBrIf               Op = 0x0D
+	OpBrTable            Op = 0x0E
+	OpReturn             Op = 0x0F
+	OpCall               Op = 0x10
+	OpCallIndirect       Op = 0x11
+	OpReturnCall         Op = 0x12
+	OpReturnCallIndirect Op = 0x13
+	OpCallRef            Op = 0x14
+	OpReturnCallRef      Op = 0x15
+	OpDelegate           Op = 0x18 // legacy exception handling
+	OpCatchAll           Op = 0x19 // legacy exception handling
+	OpDrop               Op = 0x1A
+	OpSelect             Op = 0x1B
+	OpSelectT            Op = 0x1C
+	OpTryTable           Op = 0x1F
+	OpLocalGet           Op = 0x20
+	OpLocalSet           Op = 0x21
+	OpLocalTee           Op = 0x22
+	OpGlobalGet          Op = 0x23
+	OpGlobalSet          Op = 0x24
+	OpI32Const           Op = 0x41
+	OpI64Const           Op = 0x42
+	OpF32Const           Op = 0x43
+	OpF64Const           Op = 0x44
+	OpI32Add             Op = 0x6A
+	OpI32Sub             Op = 0x6B
+	OpI32Mul             Op = 0x6C
+	OpI64Add             Op = 0x7C
+	OpI64Sub             Op = 0x7D
+	OpI64Mul             Op = 0x7E
+	OpRefNull            Op = 0xD0
+	OpRefFunc            Op = 0xD2
+	OpBrOnNull           Op = 0xD5
+	OpBrOnNonNull        Op = 0xD6
+	OpV128Const          Op = 0xFD000C
+)
+
+type immKind uint8
+
+const (
+	immNone       immKind = iota
+	immBlock              // blocktype
+	immTryTable           // blocktype, vec(catch)
+	immIndex              // one u32
+	immIndex2             // two u32 (call_indirect: type, table; table.init: elem, table; table.copy)
+	immIndexZero          // u32 then a zero byte (memory.init)
+	immZero               // one zero byte (memory.size, memory.grow, memory.fill, atomic.fence)
+	immZeroZero           // two zero bytes (memory.copy)
+	immBrTable            // vec(u32) u32
+	immSelectT            // vec(valtype)
+	immI32                // s32
+	immI64                // s64
+	immF32                // 4 bytes
+	immF64                // 8 bytes
+	immHeapType           // s33 heap type (ref.null)
+	immMemArg             // align u32, offset u64
+	immMemArgLane         // memarg, lane byte
+	immLane               // one byte
+	immBytes16            // 16 bytes (v128.const, i8x16.shuffle)
+)
+
+type opInfo struct {
+	name string
+	imm  immKind
+}
+
+// Name returns the instruction's text-format name.
+func (op Op) Name() string {
+	if info, ok := opInfos[op]; ok {
+		return info.name
+	}
+	return op.String()
+}
+
+func (op Op) String() string {
+	if info, ok := opInfos[op]; ok {
+		return info.name
+	}
+	if op > 0xFF {
+		return fmt.Sprintf("0x%02X 0x%X", byte(op>>16), uint32(op&0xFFFF))
+	}
+	return fmt.Sprintf("0x%02X", uint32(op))
+}
+
+// Catch is one clause of a try_table.
+type Catch struct {
+	Kind  byte // 0 catch, 1 catch_ref, 2 catch_all, 3 catch_all_ref
+	Tag   uint32
+	Label uint32
+}
+
+// Catch clause kinds of try_table.
+const (
+	CatchTag    byte = 0
+	CatchRef    byte = 1
+	CatchAll    byte = 2
+	CatchAllRef byte = 3
+)
+
+// Instr is one decoded instruction. Slices in it point into the decoder's
+// scratch space or the module's bytes and are valid until the next Next call.
+type Instr struct {
+	Op  Op
+	Off uint32 // offset of the instruction in the decoded buffer
+	Len uint32 // encoded length in bytes
+
+	Block   BlockType // block, loop, if, try, try_table
+	A, B    uint32    // index immediates; memarg alignment exponent (A)
+	Offset  uint64    // memarg offset
+	Const   uint64    // i32/i64 constants (as two's complement), f32/f64 bits
+	Heap    int64     // ref.null heap type
+	Lane    byte
+	Bytes   []byte    // v128.const and i8x16.shuffle: 16 bytes
+	Labels  []uint32  // br_table: the table followed by the default label
+	Catches []Catch   // try_table
+	Types   []ValType // select t*
+}
+
+// Reader decodes instructions one at a time without allocating.
+type Reader struct {
+	buf  []byte
+	pos  int
+	base int // absolute offset of buf[0], for error messages
+	sect string
+
+	labels  []uint32
+	catches []Catch
+	types   []ValType
+}
+
+// NewReader returns a Reader over buf, whose first byte is at absolute
+// offset base in the module; errors name section and absolute offsets.
+func NewReader(buf []byte, base int, section string) *Reader {
+	return &Reader{buf: buf, base: base, sect: section}
+}
+
+// Reset makes the reader decode buf from its start, keeping its scratch space.
+func (r *Reader) Reset(buf []byte, base int) {
+	r.buf, r.pos, r.base = buf, 0, base
+}
+
+// Pos returns the offset of the next instruction in the buffer.
+func (r *Reader) Pos() int { return r.pos }
+
+// Seek sets the offset of the next instruction.
+func (r *Reader) Seek(pos int) { r.pos = pos }
+
+// Done reports whether the buffer is exhausted.
+func (r *Reader) Done() bool { return r.pos >= len(r.buf) }
+
+func (r *Reader) errf(at int, format string, args ...any) error {
+	return &DecodeError{Section: r.sect, Offset: r.base + at, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (r *Reader) u32(what string) (uint32, error) {
+	v, n, err := readU(r.buf[r.pos:], 32)
+	if err != nil {
+		return 0, r.errf(r.pos, "%s: %v", what, err)
+	}
+	r.pos += n
+	return uint32(v), nil
+}
+
+func (r *Reader) byte1(what string) (byte, error) {
+	if r.pos >= len(r.buf) {
+		return 0, r.errf(r.pos, "%s: unexpected end", what)
+	}
+	c := r.buf[r.pos]
+	r.pos++
+	return c, nil
+}
+
+func (r *Reader) valType() (ValType, error) {
+	at := r.pos
+	c, err := r.byte1("value type")
+	if err != nil {
+		return ValType{}, err
+	}
+	if !isValTypeCode(c) {
+		return ValType{}, r.errf(at, "malformed value type 0x%02x", c)
+	}
+	t := ValType{Code: c}
+	if c == Ref || c == RefNull {
+		h, n, err := readS(r.buf[r.pos:], 33)
+		if err != nil {
+			return ValType{}, r.errf(r.pos, "heap type: %v", err)
+		}
+		r.pos += n
+		t.Heap = h
+	}
+	return t, nil
+}
+
+func (r *Reader) blockType() (BlockType, error) {
+	if r.pos >= len(r.buf) {
+		return BlockType{}, r.errf(r.pos, "block type: unexpected end")
+	}
+	c := r.buf[r.pos]
+	if c == 0x40 {
+		r.pos++
+		return BlockType{}, nil
+	}
+	if isValTypeCode(c) {
+		t, err := r.valType()
+		return BlockType{Kind: BlockValue, Val: t}, err
+	}
+	v, n, err := readS(r.buf[r.pos:], 33)
+	if err != nil {
+		return BlockType{}, r.errf(r.pos, "block type: %v", err)
+	}
+	if v < 0 {
+		return BlockType{}, r.errf(r.pos, "malformed block type %d", v)
+	}
+	r.pos += n
+	return BlockType{Kind: BlockTypeIndex, Type: uint32(v)}, nil
+}
+
+func (r *Reader) fixed(n int, what string) ([]byte, error) {
+	if len(r.buf)-r.pos < n {
+		return nil, r.errf(r.pos, "%s: unexpected end", what)
+	}
+	b := r.buf[r.pos : r.pos+n]
+	r.pos += n
+	return b, nil
+}
+
+func (r *Reader) zero(what string) error {
+	at := r.pos
+	c, err := r.byte1(what)
+	if err != nil {
+		return err
+	}
+	if c != 0 {
+		return r.errf(at, "%s: zero byte expected", what)
+	}
+	return nil
+}
+
+// Next decodes the next instruction into in.
+func (r *Reader) Next(in *Instr) error {
+	start := r.pos
+	c, err := r.byte1("opcode")
+	if err != nil {
+		return err
+	}
+	op := Op(c)
+	if c == 0xFC || c == 0xFD || c == 0xFE {
+		sub, err := r.u32("opcode")
+		if err != nil {
+			return err
+		}
+		if sub > 0xFFFF {
+			return r.errf(start, "unknown opcode 0x%02X 0x%X", c, sub)
+		}
+		op = Op(c)<<16 | Op(sub)
+	}
+	info, ok := lookupOp(op)
+	if !ok {
+		return r.errf(start, "unknown opcode %s", op)
+	}
+	in.Op = op
+	in.Off = uint32(start)
+	name := info.name
+	switch info.imm {
+	case immNone:
+	case immBlock:
+		if in.Block, err = r.blockType(); err != nil {
+			return err
+		}
+	case immTryTable:
+		if in.Block, err = r.blockType(); err != nil {
+			return err
+		}
+		n, err := r.u32("try_table catch count")
+		if err != nil {
+			return err
+		}
+		if int(n) > len(r.buf)-r.pos {
+			return r.errf(r.pos, "try_table: %d catch clauses cannot fit", n)
+		}
+		cs := r.catches[:0]
+		for i := uint32(0); i < n; i++ {
+			at := r.pos
+			k, err := r.byte1("catch kind")
+			if err != nil {
+				return err
+			}
+			var cl Catch
+			cl.Kind = k
+			switch k {
+			case CatchTag, CatchRef:
+				if cl.Tag, err = r.u32("catch tag"); err != nil {
+					return err
+				}
+			case CatchAll, CatchAllRef:
+			default:
+				return r.errf(at, "malformed catch clause kind 0x%02x", k)
+			}
+			if cl.Label, err = r.u32("catch label"); err != nil {
+				return err
+			}
+			cs = append(cs, cl)
+		}
+		r.catches = cs
+		in.Catches = cs
+	case immIndex:
+		if in.A, err = r.u32(name); err != nil {
+			return err
+		}
+	case immIndex2:
+		if in.A, err = r.u32(name); err != nil {
+			return err
+		}
+		if in.B, err = r.u32(name); err != nil {
+			return err
+		}
+	case immIndexZero:
+		if in.A, err = r.u32(name); err != nil {
+			return err
+		}
+		if err = r.zero(name); err != nil {
+			return err
+		}
+	case immZero:
+		if err = r.zero(name); err != nil {
+			return err
+		}
+	case immZeroZero:
+		if err = r.zero(name); err != nil {
+			return err
+		}
+		if err = r.zero(name); err != nil {
+			return err
+		}
+	case immBrTable:
+		n, err := r.u32("br_table size")
+		if err != nil {
+			return err
+		}
+		if int(n) > len(r.buf)-r.pos {
+			return r.errf(r.pos, "br_table: %d labels cannot fit", n)
+		}
+		ls := r.labels[:0]
+		for i := uint32(0); i <= n; i++ {
+			l, err := r.u32("br_table label")
+			if err != nil {
+				return err
+			}
+			ls = append(ls, l)
+		}
+		r.labels = ls
+		in.Labels = ls
+	case immSelectT:
+		n, err := r.u32("select types")
+		if err != nil {
+			return err
+		}
+		if int(n) > len(r.buf)-r.pos {
+			return r.errf(r.pos, "select: %d types cannot fit", n)
+		}
+		ts := r.types[:0]
+		for i := uint32(0); i < n; i++ {
+			t, err := r.valType()
+			if err != nil {
+				return err
+			}
+			ts = append(ts, t)
+		}
+		r.types = ts
+		in.Types = ts
+	case immI32:
+		v, n, err := readS(r.buf[r.pos:], 32)
+		if err != nil {
+			return r.errf(r.pos, "i32.const: %v", err)
+		}
+		r.pos += n
+		in.Const = uint64(v)
+	case immI64:
+		v, n, err := readS(r.buf[r.pos:], 64)
+		if err != nil {
+			return r.errf(r.pos, "i64.const: %v", err)
+		}
+		r.pos += n
+		in.Const = uint64(v)
+	case immF32:
+		b, err := r.fixed(4, name)
+		if err != nil {
+			return err
+		}
+		in.Const = uint64(binary.LittleEndian.Uint32(b))
+	case immF64:
+		b, err := r.fixed(8, name)
+		if err != nil {
+			return err
+		}
+		in.Const = binary.LittleEndian.Uint64(b)
+	case immHeapType:
+		v, n, err := readS(r.buf[r.pos:], 33)
+		if err != nil {
+			return r.errf(r.pos, "ref.null heap type: %v", err)
+		}
+		r.pos += n
+		in.Heap = v
+	case immMemArg, immMemArgLane:
+		if in.A, err = r.u32(name + " alignment"); err != nil {
+			return err
+		}
+		if in.A >= 32 {
+			// Bit 6 would announce a memory index (multi-memory), which
+			// the runtimes this codec serves do not support.
+			return r.errf(start, "%s: malformed memop flags %d", name, in.A)
+		}
+		v, n, err := readU(r.buf[r.pos:], 32)
+		if err != nil {
+			return r.errf(r.pos, "%s offset: %v", name, err)
+		}
+		r.pos += n
+		in.Offset = v
+		if info.imm == immMemArgLane {
+			if in.Lane, err = r.byte1(name + " lane"); err != nil {
+				return err
+			}
+		}
+	case immLane:
+		if in.Lane, err = r.byte1(name + " lane"); err != nil {
+			return err
+		}
+	case immBytes16:
+		if in.Bytes, err = r.fixed(16, name); err != nil {
+			return err
+		}
+	}
+	in.Len = uint32(r.pos - start)
+	return nil
+}
+
+// AppendInstr appends the shortest encoding of in to b.
+func AppendInstr(b []byte, in *Instr) []byte {
+	op := in.Op
+	if op > 0xFF {
+		b = append(b, byte(op>>16))
+		b = appendU(b, uint64(op&0xFFFF))
+	} else {
+		b = append(b, byte(op))
+	}
+	info, _ := lookupOp(op)
+	switch info.imm {
+	case immBlock:
+		b = appendBlockType(b, in.Block)
+	case immTryTable:
+		b = appendBlockType(b, in.Block)
+		b = appendU(b, uint64(len(in.Catches)))
+		for _, c := range in.Catches {
+			b = append(b, c.Kind)
+			if c.Kind == CatchTag || c.Kind == CatchRef {
+				b = appendU(b, uint64(c.Tag))
+			}
+			b = appendU(b, uint64(c.Label))
+		}
+	case immIndex:
+		b = appendU(b, uint64(in.A))
+	case immIndex2:
+		b = appendU(b, uint64(in.A))
+		b = appendU(b, uint64(in.B))
+	case immIndexZero:
+		b = appendU(b, uint64(in.A))
+		b = append(b, 0)
+	case immZero:
+		b = append(b, 0)
+	case immZeroZero:
+		b = append(b, 0, 0)
+	case immBrTable:
+		b = appendU(b, uint64(len(in.Labels)-1))
+		for _, l := range in.Labels {
+			b = appendU(b, uint64(l))
+		}
+	case immSelectT:
+		b = appendU(b, uint64(len(in.Types)))
+		for _, t := range in.Types {
+			b = appendValType(b, t)
+		}
+	case immI32:
+		b = appendS(b, int64(int32(in.Const)))
+	case immI64:
+		b = appendS(b, int64(in.Const))
+	case immF32:
+		b = binary.LittleEndian.AppendUint32(b, uint32(in.Const))
+	case immF64:
+		b = binary.LittleEndian.AppendUint64(b, in.Const)
+	case immHeapType:
+		b = appendS(b, in.Heap)
+	case immMemArg, immMemArgLane:
+		b = appendU(b, uint64(in.A))
+		b = appendU(b, in.Offset)
+		if info.imm == immMemArgLane {
+			b = append(b, in.Lane)
+		}
+	case immLane:
+		b = append(b, in.Lane)
+	case immBytes16:
+		b = append(b, in.Bytes...)
+	}
+	return b
+}

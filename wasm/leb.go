@@ -1,0 +1,129 @@
+package wasm
+
+import "errors"
+
+var (
+	errLEBTooLong   = errors.New("integer representation too long")
+	errLEBTooLarge  = errors.New("integer too large")
+	errLEBTruncated = errors.New("unexpected end")
+)
+
+// readU returns an unsigned LEB128 value of at most bits bits from b,
+// and the number of bytes it took. It rejects encodings longer than
+// ceil(bits/7) bytes and unused bits that are set, as the spec requires.
+func readU(b []byte, bits uint) (uint64, int, error) {
+	var v uint64
+	var shift uint
+	max := int((bits + 6) / 7)
+	for i := 0; ; i++ {
+		if i >= len(b) {
+			return 0, 0, errLEBTruncated
+		}
+		if i >= max {
+			return 0, 0, errLEBTooLong
+		}
+		c := b[i]
+		if i == max-1 {
+			// Bits beyond the value's width must be zero, and so must the
+			// continuation bit.
+			used := bits - shift
+			if c&0x80 != 0 {
+				return 0, 0, errLEBTooLong
+			}
+			if used < 7 && c>>used != 0 {
+				return 0, 0, errLEBTooLarge
+			}
+		}
+		v |= uint64(c&0x7f) << shift
+		if c&0x80 == 0 {
+			return v, i + 1, nil
+		}
+		shift += 7
+	}
+}
+
+// readS returns a signed LEB128 value of at most bits bits (32, 33 or 64).
+func readS(b []byte, bits uint) (int64, int, error) {
+	var v int64
+	var shift uint
+	max := int((bits + 6) / 7)
+	for i := 0; ; i++ {
+		if i >= len(b) {
+			return 0, 0, errLEBTruncated
+		}
+		if i >= max {
+			return 0, 0, errLEBTooLong
+		}
+		c := b[i]
+		if i == max-1 {
+			if c&0x80 != 0 {
+				return 0, 0, errLEBTooLong
+			}
+			// The unused bits must all equal the sign bit of the value.
+			used := bits - shift // value bits in this byte, sign bit included
+			if used < 7 {
+				mask := byte(0x7f>>used) << used
+				upper := c & mask
+				if (c>>(used-1))&1 == 1 {
+					if upper != mask {
+						return 0, 0, errLEBTooLarge
+					}
+				} else if upper != 0 {
+					return 0, 0, errLEBTooLarge
+				}
+			}
+		}
+		v |= int64(c&0x7f) << shift
+		shift += 7
+		if c&0x80 == 0 {
+			if shift < 64 && c&0x40 != 0 {
+				v |= -1 << shift
+			}
+			return v, i + 1, nil
+		}
+	}
+}
+
+// appendU appends the shortest unsigned LEB128 encoding of v.
+func appendU(b []byte, v uint64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+// appendUPadded appends v as an unsigned LEB128 of exactly width bytes
+// (width must be large enough), so a field can be rewritten in place.
+func appendUPadded(b []byte, v uint64, width int) []byte {
+	for i := 0; i < width-1; i++ {
+		b = append(b, byte(v&0x7f)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v&0x7f))
+}
+
+// appendS appends the shortest signed LEB128 encoding of v.
+func appendS(b []byte, v int64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+// sizeU is the length of the shortest unsigned LEB128 encoding of v.
+func sizeU(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}
