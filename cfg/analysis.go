@@ -70,9 +70,23 @@ func (g *Graph) BackEdges() []int32 {
 
 // DAG returns the Ball-Larus DAG of g.
 func (g *Graph) DAG() *DAG {
-	d := &DAG{NumNodes: len(g.Blocks)}
+	d := &DAG{NumNodes: len(g.Blocks), Edges: make([]DAGEdge, 0, len(g.Edges)+4)}
 	d.Out = make([][]int32, d.NumNodes)
 	d.In = make([][]int32, d.NumNodes)
+	// One backing array for all edge lists: a slice per node would cost
+	// two allocations per block on modules with millions of blocks.
+	outs := make([]int32, 0, 2*len(g.Edges)+8)
+	for n := range g.Blocks {
+		k := len(g.Blocks[n].Out) + 1
+		d.Out[n] = outs[len(outs) : len(outs) : len(outs)+k]
+		outs = outs[:len(outs)+k]
+	}
+	ins := make([]int32, 0, 2*len(g.Edges)+8)
+	for n := range g.Blocks {
+		k := len(g.Blocks[n].In) + 1
+		d.In[n] = ins[len(ins) : len(ins) : len(ins)+k]
+		ins = ins[:len(ins)+k]
+	}
 	add := func(e DAGEdge) int32 {
 		i := int32(len(d.Edges))
 		d.Edges = append(d.Edges, e)

@@ -245,6 +245,11 @@ func (b *builder) step(in *wasm.Instr) (bool, error) {
 			b.cur = e
 		}
 	case wasm.OpTryTable:
+		for _, c := range in.Catches {
+			if int(c.Label) >= len(b.fs) {
+				return false, fmt.Errorf("catch to label %d with only %d enclosing blocks", c.Label, len(b.fs))
+			}
+		}
 		b.push(frame{kind: frameTryTable, end: -1, cond: -1, catches: append([]wasm.Catch(nil), in.Catches...)})
 	case wasm.OpTry:
 		b.push(frame{kind: frameTry, end: -1, cond: -1})

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"pathprof/internal/testprogs"
 	"pathprof/wasm"
 )
 
@@ -86,7 +87,7 @@ func reaches(g *Graph, n int32) bool {
 
 func TestSpecModules(t *testing.T) {
 	var checked, enumerated, modules int
-	for _, sm := range specModules(t) {
+	for _, sm := range testprogs.SpecModules(t) {
 		b, err := os.ReadFile(sm.Path)
 		if err != nil {
 			t.Fatal(err)
@@ -112,5 +113,27 @@ func TestSpecModules(t *testing.T) {
 	t.Logf("%d modules: %d functions matched the independent walk, %d path counts matched enumeration", modules, checked, enumerated)
 	if checked < 1000 || enumerated < 1000 {
 		t.Errorf("too few functions checked")
+	}
+}
+
+func TestRealPrograms(t *testing.T) {
+	paths := []string{testprogs.GoHello(t), testprogs.GoStdTest(t, "regexp")}
+	for _, p := range testprogs.CPrograms(t) {
+		paths = append(paths, p.Wasm)
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := wasm.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked, enumerated := checkModule(t, p, m)
+		t.Logf("%s: %d of %d functions matched the independent walk, %d path counts matched enumeration", p, checked, len(m.Code), enumerated)
+		if checked != len(m.Code) {
+			t.Errorf("%s: only %d of %d functions checked", p, checked, len(m.Code))
+		}
 	}
 }

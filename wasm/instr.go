@@ -428,7 +428,7 @@ func (r *Reader) Next(in *Instr) error {
 		r.pos += n
 		in.Heap = v
 	case immMemArg, immMemArgLane:
-		if in.A, err = r.u32(name + " alignment"); err != nil {
+		if in.A, err = r.u32("memory alignment"); err != nil {
 			return err
 		}
 		if in.A >= 32 {
@@ -438,17 +438,17 @@ func (r *Reader) Next(in *Instr) error {
 		}
 		v, n, err := readU(r.buf[r.pos:], 32)
 		if err != nil {
-			return r.errf(r.pos, "%s offset: %v", name, err)
+			return r.errf(r.pos, "memory offset: %v", err)
 		}
 		r.pos += n
 		in.Offset = v
 		if info.imm == immMemArgLane {
-			if in.Lane, err = r.byte1(name + " lane"); err != nil {
+			if in.Lane, err = r.byte1("lane index"); err != nil {
 				return err
 			}
 		}
 	case immLane:
-		if in.Lane, err = r.byte1(name + " lane"); err != nil {
+		if in.Lane, err = r.byte1("lane index"); err != nil {
 			return err
 		}
 	case immBytes16:

@@ -2,58 +2,17 @@ package wasm
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"pathprof/internal/testprogs"
 )
 
-type specModule struct {
-	Kind, Path string
-}
-
-func specModules(t *testing.T) []specModule {
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/tetratelabs/wazero").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join(strings.TrimSpace(string(out)), "internal/integration_test/spectest")
-	jsons, _ := filepath.Glob(filepath.Join(root, "*/testdata/*.json"))
-	j2, _ := filepath.Glob(filepath.Join(root, "*/*.json"))
-	var mods []specModule
-	for _, j := range append(jsons, j2...) {
-		var f struct {
-			Commands []struct {
-				Type, Filename, ModuleType string `json:"module_type"`
-			}
-		}
-		b, err := os.ReadFile(j)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var raw struct {
-			Commands []map[string]any `json:"commands"`
-		}
-		if err := json.Unmarshal(b, &raw); err != nil {
-			t.Fatal(err)
-		}
-		_ = f
-		for _, c := range raw.Commands {
-			fn, _ := c["filename"].(string)
-			if fn == "" || !strings.HasSuffix(fn, ".wasm") {
-				continue
-			}
-			mods = append(mods, specModule{Kind: c["type"].(string), Path: filepath.Join(filepath.Dir(j), fn)})
-		}
-	}
-	return mods
-}
-
 func TestSpecRoundTrip(t *testing.T) {
-	mods := specModules(t)
+	mods := testprogs.SpecModules(t)
 	if len(mods) < 1000 {
 		t.Fatalf("found only %d spec modules", len(mods))
 	}
@@ -169,4 +128,40 @@ func sameModule(a, b *Module) string {
 		}
 	}
 	return ""
+}
+
+// realPrograms lists the Go and C programs the codec must round-trip:
+// gofmt, standard-library test binaries and the committed C programs.
+func realPrograms(t *testing.T) []string {
+	paths := []string{testprogs.Gofmt(t), testprogs.GoHello(t)}
+	for _, pkg := range []string{"regexp", "sort", "strconv", "compress/flate", "encoding/json"} {
+		paths = append(paths, testprogs.GoStdTest(t, pkg))
+	}
+	for _, p := range testprogs.CPrograms(t) {
+		paths = append(paths, p.Wasm)
+	}
+	return paths
+}
+
+func TestRealProgramsRoundTrip(t *testing.T) {
+	for _, path := range realPrograms(t) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Decode(b)
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			continue
+		}
+		enc, err := m.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(enc, b) {
+			t.Errorf("%s: round trip differs", path)
+		}
+		checkCanonical(t, path, b)
+		t.Logf("%s: %d bytes, %d functions", filepath.Base(path), len(b), len(m.Code))
+	}
 }

@@ -1,0 +1,439 @@
+// Package runner runs WASI command modules in wazero so that the same module
+// with the same inputs always behaves the same way.
+//
+// Path profiles of two runs are only comparable if the runs took the same
+// paths, so everything a program could observe about the host is pinned:
+// clocks and the random source are wazero's deterministic fakes, the
+// environment holds only what the caller lists, and the file system holds
+// only the directories the caller mounts.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// DefaultFeatures is used when Config.Features is zero: WebAssembly 2.0 plus
+// every proposal wazero v1.12 implements, so that the runner accepts anything
+// the wasm codec can decode.
+const DefaultFeatures = api.CoreFeaturesV2 |
+	experimental.CoreFeaturesThreads |
+	experimental.CoreFeaturesTailCall |
+	experimental.CoreFeaturesExtendedConst |
+	experimental.CoreFeaturesExceptionHandling |
+	experimental.CoreFeaturesTypedFunctionReferences
+
+// DefaultProgramName is argv[0] when neither Config.ProgramName nor a file
+// name is given.
+const DefaultProgramName = "main.wasm"
+
+// Mount makes a host directory visible to the guest.
+type Mount struct {
+	HostDir   string
+	GuestPath string
+	ReadOnly  bool
+}
+
+// NamedModule is a module instantiated under Name before the program, so
+// that the program can import from it.
+type NamedModule struct {
+	Name string
+	Wasm []byte
+}
+
+// Config describes how to compile and run a program.
+//
+// Compile reads only the compile-time fields and Program.Run only the
+// run-time ones; Run and RunFile read both.
+type Config struct {
+	// Compile-time fields.
+
+	// Features defaults to DefaultFeatures.
+	Features api.CoreFeatures
+	// CacheDir holds wazero's compilation cache; "" disables it. Compiling
+	// a large module takes seconds, loading it from the cache milliseconds.
+	CacheDir string
+	// Modules are compiled with the program and instantiated afresh,
+	// in order, before each run.
+	Modules []NamedModule
+	// Progress, if set, receives a line before and after each compilation.
+	Progress io.Writer
+
+	// Run-time fields.
+
+	// ProgramName is argv[0]; it defaults to the file's base name in
+	// RunFile and to DefaultProgramName otherwise.
+	ProgramName string
+	// Args are argv[1:].
+	Args []string
+	// Env entries have the form "KEY=VALUE". The host environment is never
+	// passed through.
+	Env []string
+	// Stdin defaults to empty input; Stdout and Stderr default to discarding.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Dirs are mounted read-write unless marked read-only. Without mounts
+	// the guest sees no file system at all.
+	Dirs []Mount
+	// AfterRun, if set, is called when the program has finished, however
+	// it finished, with the instances of Modules keyed by name. It is the
+	// only point at which their state (such as counters the program
+	// updated) can be read; the instances are closed when it returns.
+	AfterRun func(ctx context.Context, modules map[string]api.Module) error
+}
+
+// Result describes how a run ended.
+type Result struct {
+	// ExitCode is the code the program exited with; it is 1 after a trap
+	// or an interrupted run.
+	ExitCode uint32
+	// Exited reports whether the program finished on its own, by
+	// returning from _start or by calling proc_exit.
+	Exited bool
+	// Trap is the trap that ended the program, if one did.
+	Trap error
+	// CompileTime is how long compiling the program and Modules took,
+	// including loading them from the cache.
+	CompileTime time.Duration
+	// RunTime is how long instantiating and running took.
+	RunTime time.Duration
+}
+
+// ImportError reports an import that no available module provides.
+type ImportError struct {
+	Importer  string // the importing module: a Modules name or the program name
+	Module    string // the module named in the import
+	Name      string // the field named in the import
+	Kind      string // "func" or "memory"
+	Available []string
+	// MissingModule is true when no module of that name exists at all,
+	// as opposed to the module existing without exporting Name.
+	MissingModule bool
+}
+
+func (e *ImportError) Error() string {
+	if e.MissingModule {
+		return fmt.Sprintf("%s imports %s %q from module %q, which is not available (available modules: %s)",
+			e.Importer, e.Kind, e.Name, e.Module, strings.Join(e.Available, ", "))
+	}
+	return fmt.Sprintf("%s imports %s %q from module %q, which does not export it",
+		e.Importer, e.Kind, e.Name, e.Module)
+}
+
+// Program is a compiled program that can be run any number of times. Runs
+// of one Program are serialised, since each run instantiates Modules under
+// their fixed names.
+type Program struct {
+	rt          wazero.Runtime
+	cache       wazero.CompilationCache
+	main        wazero.CompiledModule
+	modules     []compiledNamed
+	compileTime time.Duration
+
+	mu sync.Mutex
+}
+
+type compiledNamed struct {
+	name     string
+	compiled wazero.CompiledModule
+}
+
+// Run compiles wasm and runs it once.
+func Run(ctx context.Context, wasm []byte, cfg Config) (Result, error) {
+	p, err := Compile(ctx, wasm, cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	defer p.Close(context.WithoutCancel(ctx))
+	return p.Run(ctx, cfg)
+}
+
+// RunFile is Run for the module in the file at path, whose base name is
+// argv[0] unless cfg.ProgramName is set.
+func RunFile(ctx context.Context, path string, cfg Config) (Result, error) {
+	wasm, err := os.ReadFile(path)
+	if err != nil {
+		return Result{}, err
+	}
+	if cfg.ProgramName == "" {
+		cfg.ProgramName = filepath.Base(path)
+	}
+	return Run(ctx, wasm, cfg)
+}
+
+// Compile compiles wasm and cfg.Modules, and checks that every function and
+// memory they import is provided by WASI or by an earlier module; a missing
+// one is reported as an *ImportError.
+func Compile(ctx context.Context, wasm []byte, cfg Config) (_ *Program, err error) {
+	features := cfg.Features
+	if features == 0 {
+		features = DefaultFeatures
+	}
+	rc := wazero.NewRuntimeConfig().
+		WithCoreFeatures(features).
+		// Lets a context deadline stop a program stuck in a loop, at the
+		// price of a check on each loop back-edge and function entry.
+		WithCloseOnContextDone(true)
+
+	p := &Program{}
+	if cfg.CacheDir != "" {
+		p.cache, err = wazero.NewCompilationCacheWithDir(cfg.CacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("compilation cache: %w", err)
+		}
+		rc = rc.WithCompilationCache(p.cache)
+	}
+	p.rt = wazero.NewRuntimeWithConfig(ctx, rc)
+	defer func() {
+		if err != nil {
+			p.Close(context.WithoutCancel(ctx))
+		}
+	}()
+
+	wasi, err := wasi_snapshot_preview1.NewBuilder(p.rt).Compile(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("compile WASI host module: %w", err)
+	}
+	exports := map[string]wazero.CompiledModule{wasi_snapshot_preview1.ModuleName: wasi}
+	if _, err := p.rt.InstantiateModule(ctx, wasi, wazero.NewModuleConfig()); err != nil {
+		return nil, fmt.Errorf("instantiate WASI host module: %w", err)
+	}
+
+	if experimental.GetCompilationWorkers(ctx) <= 1 {
+		ctx = experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0))
+	}
+	start := time.Now()
+	for _, m := range cfg.Modules {
+		if m.Name == "" || exports[m.Name] != nil {
+			return nil, fmt.Errorf("module name %q is empty or used twice", m.Name)
+		}
+		c, err := p.compile(ctx, m.Name, m.Wasm, cfg.Progress)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkImports(m.Name, c, exports); err != nil {
+			return nil, err
+		}
+		exports[m.Name] = c
+		p.modules = append(p.modules, compiledNamed{m.Name, c})
+	}
+	name := cfg.ProgramName
+	if name == "" {
+		name = DefaultProgramName
+	}
+	if p.main, err = p.compile(ctx, name, wasm, cfg.Progress); err != nil {
+		return nil, err
+	}
+	if err := checkImports(name, p.main, exports); err != nil {
+		return nil, err
+	}
+	if _, ok := p.main.ExportedFunctions()["_start"]; !ok {
+		return nil, fmt.Errorf("%s exports no _start function: not a WASI command", name)
+	}
+	p.compileTime = time.Since(start)
+	return p, nil
+}
+
+func (p *Program) compile(ctx context.Context, name string, wasm []byte, progress io.Writer) (wazero.CompiledModule, error) {
+	start := time.Now()
+	if progress != nil {
+		fmt.Fprintf(progress, "compiling %s (%.1f MB)\n", name, float64(len(wasm))/1e6)
+	}
+	c, err := p.rt.CompileModule(ctx, wasm)
+	if err != nil {
+		return nil, fmt.Errorf("compile %s: %w", name, err)
+	}
+	if progress != nil {
+		fmt.Fprintf(progress, "compiled %s in %v\n", name, time.Since(start).Round(time.Millisecond))
+	}
+	return c, nil
+}
+
+// checkImports checks the imports wazero exposes before instantiation;
+// wazero itself reports the rest (globals, tables, tags, signature
+// mismatches), with less context.
+func checkImports(importer string, c wazero.CompiledModule, exports map[string]wazero.CompiledModule) error {
+	available := make([]string, 0, len(exports))
+	for name := range exports {
+		available = append(available, name)
+	}
+	slices.Sort(available)
+
+	check := func(kind string, def api.ExportDefinition, exported func(wazero.CompiledModule, string) bool) error {
+		module, name, _ := def.Import()
+		provider, ok := exports[module]
+		if ok && exported(provider, name) {
+			return nil
+		}
+		return &ImportError{Importer: importer, Module: module, Name: name, Kind: kind,
+			Available: available, MissingModule: !ok}
+	}
+	for _, f := range c.ImportedFunctions() {
+		err := check("func", f, func(m wazero.CompiledModule, name string) bool {
+			_, ok := m.ExportedFunctions()[name]
+			return ok
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for _, mem := range c.ImportedMemories() {
+		err := check("memory", mem, func(m wazero.CompiledModule, name string) bool {
+			_, ok := m.ExportedMemories()[name]
+			return ok
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CompileTime is how long Compile spent compiling the program and Modules.
+func (p *Program) CompileTime() time.Duration { return p.compileTime }
+
+// Close releases the compiled code; the Program must not be used after.
+func (p *Program) Close(ctx context.Context) error {
+	var errs []error
+	if p.rt != nil {
+		errs = append(errs, p.rt.Close(ctx))
+	}
+	if p.cache != nil {
+		errs = append(errs, p.cache.Close(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// Run runs the program once with the run-time fields of cfg.
+//
+// A program that exits, with any code, is not an error. A trap is returned
+// as an error and also recorded in Result.Trap. If ctx is done before the
+// program finishes, the program is stopped and the error wraps ctx.Err().
+func (p *Program) Run(ctx context.Context, cfg Config) (res Result, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	res.CompileTime = p.compileTime
+
+	mc, err := moduleConfig(cfg)
+	if err != nil {
+		return res, err
+	}
+	start := time.Now()
+	defer func() { res.RunTime = time.Since(start) }()
+
+	// Closing in reverse order mirrors instantiation and ensures no
+	// instance outlives a module it imports from.
+	var instances []api.Module
+	defer func() {
+		for _, m := range slices.Backward(instances) {
+			m.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	byName := make(map[string]api.Module, len(p.modules))
+	for _, m := range p.modules {
+		inst, err := p.rt.InstantiateModule(ctx, m.compiled, wazero.NewModuleConfig().WithName(m.name))
+		if err != nil {
+			return res, fmt.Errorf("instantiate %s: %w", m.name, err)
+		}
+		instances = append(instances, inst)
+		byName[m.name] = inst
+	}
+
+	name := programName(cfg)
+	// _start is called explicitly rather than as a start function so
+	// that instantiation failures and traps during the run stay apart.
+	mod, err := p.rt.InstantiateModule(ctx, p.main, mc.WithName("").WithStartFunctions())
+	if err != nil {
+		return res, fmt.Errorf("instantiate %s: %w", name, err)
+	}
+	instances = append(instances, mod)
+
+	_, callErr := mod.ExportedFunction("_start").Call(ctx)
+	res.ExitCode, res.Exited = 0, true
+	var exit *sys.ExitError
+	switch {
+	case callErr == nil:
+	case errors.As(callErr, &exit) && !interrupted(ctx, exit):
+		res.ExitCode = exit.ExitCode()
+	case ctx.Err() != nil:
+		res.ExitCode, res.Exited = 1, false
+		err = fmt.Errorf("%s interrupted: %w", name, ctx.Err())
+	default:
+		res.ExitCode, res.Exited, res.Trap = 1, false, callErr
+		err = fmt.Errorf("%s trapped: %w", name, callErr)
+	}
+
+	if cfg.AfterRun != nil {
+		if aerr := cfg.AfterRun(ctx, byName); aerr != nil {
+			err = errors.Join(err, aerr)
+		}
+	}
+	return res, err
+}
+
+// interrupted tells wazero's exit for a done context apart from a program
+// that happens to exit with one of the two codes wazero reserves for it.
+func interrupted(ctx context.Context, exit *sys.ExitError) bool {
+	code := exit.ExitCode()
+	return ctx.Err() != nil && (code == sys.ExitCodeContextCanceled || code == sys.ExitCodeDeadlineExceeded)
+}
+
+func programName(cfg Config) string {
+	if cfg.ProgramName != "" {
+		return cfg.ProgramName
+	}
+	return DefaultProgramName
+}
+
+func moduleConfig(cfg Config) (wazero.ModuleConfig, error) {
+	// NewModuleConfig's clocks and random source are already the
+	// deterministic fakes; WithSysWalltime and friends must never be used.
+	mc := wazero.NewModuleConfig().
+		WithArgs(append([]string{programName(cfg)}, cfg.Args...)...)
+	for _, kv := range cfg.Env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("environment entry %q is not of the form KEY=VALUE", kv)
+		}
+		mc = mc.WithEnv(k, v)
+	}
+	if cfg.Stdin != nil {
+		mc = mc.WithStdin(cfg.Stdin)
+	}
+	if cfg.Stdout != nil {
+		mc = mc.WithStdout(cfg.Stdout)
+	}
+	if cfg.Stderr != nil {
+		mc = mc.WithStderr(cfg.Stderr)
+	}
+	if len(cfg.Dirs) > 0 {
+		fs := wazero.NewFSConfig()
+		for _, d := range cfg.Dirs {
+			if d.HostDir == "" || d.GuestPath == "" {
+				return nil, fmt.Errorf("mount %+v needs both a host directory and a guest path", d)
+			}
+			if d.ReadOnly {
+				fs = fs.WithReadOnlyDirMount(d.HostDir, d.GuestPath)
+			} else {
+				fs = fs.WithDirMount(d.HostDir, d.GuestPath)
+			}
+		}
+		mc = mc.WithFSConfig(fs)
+	}
+	return mc, nil
+}
