@@ -1,0 +1,349 @@
+// Package counters generates the counter module that instrumented programs
+// import, and reads the path counts back from its memory.
+//
+// Counters live in a module of their own, not in the program's linear
+// memory: wasi-libc's malloc and the Go runtime both take every page of
+// their memory beyond the heap base as heap, so reserving pages there would
+// change the program. A call into a second wasm module costs about 2 ns in
+// wazero (a Go host function about 37 ns).
+//
+// The module exports memory "memory" and "count" (func (param i32 i64)):
+// count(f, p) adds one to path p of function f. Functions with few paths get
+// a dense array; the rest share an open-addressing hash table that grows
+// itself (memory.grow and rehash) when half full. A count for a function
+// that has no counters, or a path id beyond a dense array, traps: it can
+// only come from an instrumentation bug, and exactness is the product.
+//
+// Memory layout (little endian):
+//
+//	0   magic "PPCT", version 1, number of functions N, offset H of the hash header
+//	16  N descriptors of 16 bytes: kind u32 (0 none, 1 dense, 2 hash), dense base u32, paths u64
+//	    dense arrays: one i64 per path
+//	H   hash header: capacity u32 (a power of two), used u32, table base u32, 0
+//	    table: entries of 24 bytes: function+1 u32 (0: empty), 0 u32, path u64, count u64
+package counters
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"pathprof/wasm"
+)
+
+// ModuleName and CountName are what instrumented modules import.
+const (
+	ModuleName = "pathprof"
+	CountName  = "count"
+)
+
+// Kinds of counter storage per function.
+const (
+	KindNone  = 0
+	KindDense = 1
+	KindHash  = 2
+)
+
+const (
+	magic        = 0x54435050 // "PPCT"
+	version      = 1
+	initialSlots = 1024
+	hashK1       = -7046029254386353131 // 0x9E3779B97F4A7C15
+	hashK2       = -4417276706812531889 // 0xC2B2AE3D27D4EB4F
+	entrySize    = 24
+)
+
+// Layout says where each function's counters are.
+type Layout struct {
+	Funcs   []FuncLayout // indexed by function index
+	HashOff uint32
+	Size    uint32 // bytes of initialised memory
+}
+
+// FuncLayout is one function's counter storage.
+type FuncLayout struct {
+	Kind  uint32
+	Base  uint32 // dense arrays: byte offset of path 0
+	Paths uint64
+}
+
+// Options tune the layout.
+type Options struct {
+	// DenseMax is the largest number of paths a function may have to get a
+	// dense array (default 4096).
+	DenseMax uint64
+	// DenseBudget caps the bytes of all dense arrays together (default 64 MiB).
+	DenseBudget uint64
+}
+
+// NewLayout assigns counter storage to functions. paths[f] is the number of
+// path ids of function f, or 0 for a function that is not profiled.
+func NewLayout(paths []uint64, opt Options) (*Layout, error) {
+	if opt.DenseMax == 0 {
+		opt.DenseMax = 4096
+	}
+	if opt.DenseBudget == 0 {
+		opt.DenseBudget = 64 << 20
+	}
+	l := &Layout{Funcs: make([]FuncLayout, len(paths))}
+	off := uint64(16 + 16*len(paths))
+	for f, n := range paths {
+		switch {
+		case n == 0:
+		case n <= opt.DenseMax && off+8*n <= opt.DenseBudget:
+			l.Funcs[f] = FuncLayout{Kind: KindDense, Base: uint32(off), Paths: n}
+			off += 8 * n
+		default:
+			l.Funcs[f] = FuncLayout{Kind: KindHash, Paths: n}
+		}
+	}
+	off = (off + 15) &^ 15
+	if off+16+initialSlots*entrySize > 1<<31 {
+		return nil, fmt.Errorf("counter layout needs %d bytes", off)
+	}
+	l.HashOff = uint32(off)
+	l.Size = uint32(off + 16 + initialSlots*entrySize)
+	return l, nil
+}
+
+// header returns the initialised bytes: header, descriptors and hash header.
+func (l *Layout) header() []byte {
+	b := make([]byte, 16+16*len(l.Funcs))
+	binary.LittleEndian.PutUint32(b[0:], magic)
+	binary.LittleEndian.PutUint32(b[4:], version)
+	binary.LittleEndian.PutUint32(b[8:], uint32(len(l.Funcs)))
+	binary.LittleEndian.PutUint32(b[12:], l.HashOff)
+	for i, f := range l.Funcs {
+		d := b[16+16*i:]
+		binary.LittleEndian.PutUint32(d[0:], f.Kind)
+		binary.LittleEndian.PutUint32(d[4:], f.Base)
+		binary.LittleEndian.PutUint64(d[8:], f.Paths)
+	}
+	return b
+}
+
+// Module returns the counter module for the layout.
+func (l *Layout) Module() ([]byte, error) {
+	m := &wasm.Module{Version: 1}
+	m.Types = []wasm.FuncType{
+		{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}}, // count, hinc
+		{}, // grow
+	}
+	m.Funcs = []uint32{0, 0, 1}
+	pages := (uint64(l.Size) + 65535) / 65536
+	m.Memories = []wasm.Limits{{Min: pages}}
+	m.Exports = []wasm.Export{{Name: "memory", Kind: wasm.KindMemory}, {Name: CountName, Kind: wasm.KindFunc, Index: 0}}
+	hdr := l.header()
+	hash := make([]byte, 16)
+	binary.LittleEndian.PutUint32(hash[0:], initialSlots)
+	binary.LittleEndian.PutUint32(hash[8:], l.HashOff+16)
+	m.Data = []wasm.Data{
+		{Flags: 0, Offset: constI32(0), Init: hdr},
+		{Flags: 0, Offset: constI32(int32(l.HashOff)), Init: hash},
+	}
+	m.Code = []wasm.Code{
+		body([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, countCode(uint32(len(l.Funcs)))),
+		body([]wasm.LocalDecl{{Count: 5, Type: wasm.ValI32}}, hincCode(l.HashOff)),
+		body([]wasm.LocalDecl{{Count: 8, Type: wasm.ValI32}}, growCode(l.HashOff)),
+	}
+	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecMemory, wasm.SecExport, wasm.SecCode, wasm.SecData} {
+		m.Touch(id)
+	}
+	return m.Encode()
+}
+
+func constI32(v int32) []byte {
+	var a wasm.Asm
+	a.I32(v).Op(wasm.OpEnd)
+	return a.B
+}
+
+func body(locals []wasm.LocalDecl, code []byte) wasm.Code {
+	var a wasm.Asm
+	a.B = append(a.B, byte(len(locals)))
+	for _, l := range locals {
+		a.B = append(a.B, byte(l.Count), l.Type.Code)
+	}
+	n := len(a.B)
+	a.B = append(a.B, code...)
+	return wasm.Code{Body: a.B, ExprOff: uint32(n), Locals: locals}
+}
+
+// countCode: count(f i32, p i64); local 2: descriptor address.
+func countCode(nfuncs uint32) []byte {
+	const f, p, d = 0, 1, 2
+	var a wasm.Asm
+	// Out-of-range function: trap.
+	a.Idx(wasm.OpLocalGet, f).I32(int32(nfuncs)).Op(wasm.OpI32GeU).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
+	a.Idx(wasm.OpLocalGet, f).I32(4).Op(wasm.OpI32Shl).I32(16).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, d)
+	a.Idx(wasm.OpLocalGet, d).Mem(wasm.OpI32Load, 2, 0).I32(KindDense).Op(wasm.OpI32Eq).Block(wasm.OpIf)
+	{
+		// p must be below the function's path count.
+		a.Idx(wasm.OpLocalGet, p).Idx(wasm.OpLocalGet, d).Mem(wasm.OpI64Load, 3, 8).Op(wasm.OpI64GeU).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
+		// d = base + p*8; mem[d]++
+		a.Idx(wasm.OpLocalGet, d).Mem(wasm.OpI32Load, 2, 4).Idx(wasm.OpLocalGet, p).Op(wasm.OpI32Wrap).I32(3).Op(wasm.OpI32Shl).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, d)
+		a.Idx(wasm.OpLocalGet, d).Mem(wasm.OpI64Load, 3, 0).I64(1).Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, 0)
+		a.Op(wasm.OpReturn)
+	}
+	a.Op(wasm.OpEnd)
+	a.Idx(wasm.OpLocalGet, d).Mem(wasm.OpI32Load, 2, 0).Op(wasm.OpI32Eqz).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
+	a.Idx(wasm.OpLocalGet, f).Idx(wasm.OpLocalGet, p).Idx(wasm.OpCall, 1)
+	a.Op(wasm.OpEnd)
+	return a.B
+}
+
+// hashOf appends the slot of (f, p) in a table of cap slots: f and p are
+// produced by the two emitters, cap by the third.
+func hashOf(a *wasm.Asm, pushP, pushF, pushCap func()) {
+	pushP()
+	a.I64(hashK1).Op(wasm.OpI64Mul)
+	pushF()
+	a.Op(wasm.OpI64ExtU).I64(hashK2).Op(wasm.OpI64Mul).Op(wasm.OpI64Add)
+	a.I64(32).Op(wasm.OpI64ShrU).Op(wasm.OpI32Wrap)
+	pushCap()
+	a.I32(1).Op(wasm.OpI32Sub).Op(wasm.OpI32And)
+}
+
+// hincCode: hinc(f i32, p i64); locals key, idx, e, cap, base.
+func hincCode(h uint32) []byte {
+	const f, p, key, idx, e, capL, base = 0, 1, 2, 3, 4, 5, 6
+	var a wasm.Asm
+	get := func(l uint32) func() { return func() { a.Idx(wasm.OpLocalGet, l) } }
+	a.Idx(wasm.OpLocalGet, f).I32(1).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, key)
+	a.I32(int32(h)).Mem(wasm.OpI32Load, 2, 0).Idx(wasm.OpLocalSet, capL)
+	a.I32(int32(h)).Mem(wasm.OpI32Load, 2, 8).Idx(wasm.OpLocalSet, base)
+	hashOf(&a, get(p), get(f), get(capL))
+	a.Idx(wasm.OpLocalSet, idx)
+	a.Block(wasm.OpLoop)
+	{
+		a.Idx(wasm.OpLocalGet, base).Idx(wasm.OpLocalGet, idx).I32(entrySize).Op(wasm.OpI32Mul).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, e)
+		a.Idx(wasm.OpLocalGet, e).Mem(wasm.OpI32Load, 2, 0).Op(wasm.OpI32Eqz).Block(wasm.OpIf)
+		{
+			a.Idx(wasm.OpLocalGet, e).Idx(wasm.OpLocalGet, key).Mem(wasm.OpI32Store, 2, 0)
+			a.Idx(wasm.OpLocalGet, e).Idx(wasm.OpLocalGet, p).Mem(wasm.OpI64Store, 3, 8)
+			a.Idx(wasm.OpLocalGet, e).I64(1).Mem(wasm.OpI64Store, 3, 16)
+			a.I32(int32(h)).I32(int32(h)).Mem(wasm.OpI32Load, 2, 4).I32(1).Op(wasm.OpI32Add).Mem(wasm.OpI32Store, 2, 4)
+			a.I32(int32(h)).Mem(wasm.OpI32Load, 2, 4).I32(1).Op(wasm.OpI32Shl).Idx(wasm.OpLocalGet, capL).Op(wasm.OpI32GtU)
+			a.Block(wasm.OpIf).Idx(wasm.OpCall, 2).Op(wasm.OpEnd)
+			a.Op(wasm.OpReturn)
+		}
+		a.Op(wasm.OpEnd)
+		a.Idx(wasm.OpLocalGet, e).Mem(wasm.OpI32Load, 2, 0).Idx(wasm.OpLocalGet, key).Op(wasm.OpI32Eq).Block(wasm.OpIf)
+		{
+			a.Idx(wasm.OpLocalGet, e).Mem(wasm.OpI64Load, 3, 8).Idx(wasm.OpLocalGet, p).Op(wasm.OpI64Eq).Block(wasm.OpIf)
+			a.Idx(wasm.OpLocalGet, e).Idx(wasm.OpLocalGet, e).Mem(wasm.OpI64Load, 3, 16).I64(1).Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, 16)
+			a.Op(wasm.OpReturn)
+			a.Op(wasm.OpEnd)
+		}
+		a.Op(wasm.OpEnd)
+		a.Idx(wasm.OpLocalGet, idx).I32(1).Op(wasm.OpI32Add).Idx(wasm.OpLocalGet, capL).I32(1).Op(wasm.OpI32Sub).Op(wasm.OpI32And).Idx(wasm.OpLocalSet, idx)
+		a.Idx(wasm.OpBr, 0)
+	}
+	a.Op(wasm.OpEnd)
+	a.Op(wasm.OpEnd)
+	return a.B
+}
+
+// growCode doubles the hash table into fresh pages and rehashes it.
+func growCode(h uint32) []byte {
+	const oldcap, oldbase, newcap, newbase, i, e, idx, ne = 0, 1, 2, 3, 4, 5, 6, 7
+	var a wasm.Asm
+	a.I32(int32(h)).Mem(wasm.OpI32Load, 2, 0).Idx(wasm.OpLocalSet, oldcap)
+	a.I32(int32(h)).Mem(wasm.OpI32Load, 2, 8).Idx(wasm.OpLocalSet, oldbase)
+	a.Idx(wasm.OpLocalGet, oldcap).I32(1).Op(wasm.OpI32Shl).Idx(wasm.OpLocalSet, newcap)
+	a.Idx(wasm.OpMemSize, 0).I32(16).Op(wasm.OpI32Shl).Idx(wasm.OpLocalSet, newbase)
+	a.Idx(wasm.OpLocalGet, newcap).I32(entrySize).Op(wasm.OpI32Mul).I32(65535).Op(wasm.OpI32Add).I32(16).Op(wasm.OpI32ShrU)
+	a.Idx(wasm.OpMemGrow, 0).I32(-1).Op(wasm.OpI32Eq).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
+	a.I32(0).Idx(wasm.OpLocalSet, i)
+	a.Block(wasm.OpBlock).Block(wasm.OpLoop)
+	{
+		a.Idx(wasm.OpLocalGet, i).Idx(wasm.OpLocalGet, oldcap).Op(wasm.OpI32GeU).Idx(wasm.OpBrIf, 1)
+		a.Idx(wasm.OpLocalGet, oldbase).Idx(wasm.OpLocalGet, i).I32(entrySize).Op(wasm.OpI32Mul).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, e)
+		a.Idx(wasm.OpLocalGet, e).Mem(wasm.OpI32Load, 2, 0).Block(wasm.OpIf)
+		{
+			hashOf(&a,
+				func() { a.Idx(wasm.OpLocalGet, e).Mem(wasm.OpI64Load, 3, 8) },
+				func() { a.Idx(wasm.OpLocalGet, e).Mem(wasm.OpI32Load, 2, 0).I32(1).Op(wasm.OpI32Sub) },
+				func() { a.Idx(wasm.OpLocalGet, newcap) })
+			a.Idx(wasm.OpLocalSet, idx)
+			a.Block(wasm.OpLoop)
+			a.Idx(wasm.OpLocalGet, newbase).Idx(wasm.OpLocalGet, idx).I32(entrySize).Op(wasm.OpI32Mul).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, ne)
+			a.Mem(wasm.OpI32Load, 2, 0).Block(wasm.OpIf)
+			a.Idx(wasm.OpLocalGet, idx).I32(1).Op(wasm.OpI32Add).Idx(wasm.OpLocalGet, newcap).I32(1).Op(wasm.OpI32Sub).Op(wasm.OpI32And).Idx(wasm.OpLocalSet, idx)
+			a.Idx(wasm.OpBr, 1)
+			a.Op(wasm.OpEnd)
+			a.Op(wasm.OpEnd)
+			a.Idx(wasm.OpLocalGet, ne).Idx(wasm.OpLocalGet, e).Mem(wasm.OpI32Load, 2, 0).Mem(wasm.OpI32Store, 2, 0)
+			a.Idx(wasm.OpLocalGet, ne).Idx(wasm.OpLocalGet, e).Mem(wasm.OpI64Load, 3, 8).Mem(wasm.OpI64Store, 3, 8)
+			a.Idx(wasm.OpLocalGet, ne).Idx(wasm.OpLocalGet, e).Mem(wasm.OpI64Load, 3, 16).Mem(wasm.OpI64Store, 3, 16)
+		}
+		a.Op(wasm.OpEnd)
+		a.Idx(wasm.OpLocalGet, i).I32(1).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, i)
+		a.Idx(wasm.OpBr, 0)
+	}
+	a.Op(wasm.OpEnd).Op(wasm.OpEnd)
+	a.I32(int32(h)).Idx(wasm.OpLocalGet, newcap).Mem(wasm.OpI32Store, 2, 0)
+	a.I32(int32(h)).Idx(wasm.OpLocalGet, newbase).Mem(wasm.OpI32Store, 2, 8)
+	a.Op(wasm.OpEnd)
+	return a.B
+}
+
+// Counts maps function index to path id to count.
+type Counts map[uint32]map[uint64]uint64
+
+// Read extracts the counts from the counter module's memory.
+func Read(mem []byte) (Counts, error) {
+	if len(mem) < 16 || binary.LittleEndian.Uint32(mem) != magic {
+		return nil, fmt.Errorf("counter memory: bad header")
+	}
+	if v := binary.LittleEndian.Uint32(mem[4:]); v != version {
+		return nil, fmt.Errorf("counter memory: version %d, want %d", v, version)
+	}
+	n := uint64(binary.LittleEndian.Uint32(mem[8:]))
+	h := uint64(binary.LittleEndian.Uint32(mem[12:]))
+	if 16+16*n > uint64(len(mem)) || h+16 > uint64(len(mem)) {
+		return nil, fmt.Errorf("counter memory: truncated")
+	}
+	out := Counts{}
+	add := func(f uint32, p, c uint64) {
+		if c == 0 {
+			return
+		}
+		m := out[f]
+		if m == nil {
+			m = map[uint64]uint64{}
+			out[f] = m
+		}
+		m[p] += c
+	}
+	for f := uint64(0); f < n; f++ {
+		d := mem[16+16*f:]
+		if binary.LittleEndian.Uint32(d) != KindDense {
+			continue
+		}
+		base := uint64(binary.LittleEndian.Uint32(d[4:]))
+		paths := binary.LittleEndian.Uint64(d[8:])
+		if base+8*paths > uint64(len(mem)) {
+			return nil, fmt.Errorf("counter memory: dense array of function %d out of bounds", f)
+		}
+		for p := uint64(0); p < paths; p++ {
+			add(uint32(f), p, binary.LittleEndian.Uint64(mem[base+8*p:]))
+		}
+	}
+	capSlots := uint64(binary.LittleEndian.Uint32(mem[h:]))
+	tbase := uint64(binary.LittleEndian.Uint32(mem[h+8:]))
+	if tbase+capSlots*entrySize > uint64(len(mem)) {
+		return nil, fmt.Errorf("counter memory: hash table out of bounds")
+	}
+	for i := uint64(0); i < capSlots; i++ {
+		e := mem[tbase+i*entrySize:]
+		key := binary.LittleEndian.Uint32(e)
+		if key == 0 {
+			continue
+		}
+		if uint64(key-1) >= n {
+			return nil, fmt.Errorf("counter memory: hash entry for unknown function %d", key-1)
+		}
+		add(key-1, binary.LittleEndian.Uint64(e[8:]), binary.LittleEndian.Uint64(e[16:]))
+	}
+	return out, nil
+}

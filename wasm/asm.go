@@ -1,0 +1,81 @@
+package wasm
+
+// Asm appends instructions to a byte slice: the instrumenter and the
+// generated counter module write code with it.
+type Asm struct {
+	B []byte
+}
+
+// Op appends an instruction without immediates.
+func (a *Asm) Op(op Op) *Asm {
+	a.B = AppendInstr(a.B, &Instr{Op: op})
+	return a
+}
+
+// Idx appends an instruction with one index immediate (local.get, call, br, ...).
+func (a *Asm) Idx(op Op, idx uint32) *Asm {
+	a.B = AppendInstr(a.B, &Instr{Op: op, A: idx})
+	return a
+}
+
+// I32 appends i32.const v.
+func (a *Asm) I32(v int32) *Asm {
+	a.B = AppendInstr(a.B, &Instr{Op: OpI32Const, Const: uint64(v)})
+	return a
+}
+
+// I64 appends i64.const v.
+func (a *Asm) I64(v int64) *Asm {
+	a.B = AppendInstr(a.B, &Instr{Op: OpI64Const, Const: uint64(v)})
+	return a
+}
+
+// Mem appends a load or store with the given alignment exponent and offset.
+func (a *Asm) Mem(op Op, align uint32, offset uint64) *Asm {
+	a.B = AppendInstr(a.B, &Instr{Op: op, A: align, Offset: offset})
+	return a
+}
+
+// Block appends block, loop or if with an empty block type.
+func (a *Asm) Block(op Op) *Asm {
+	a.B = AppendInstr(a.B, &Instr{Op: op})
+	return a
+}
+
+// BlockT appends block, loop or if with a type-index block type.
+func (a *Asm) BlockT(op Op, typeIdx uint32) *Asm {
+	a.B = AppendInstr(a.B, &Instr{Op: op, Block: BlockType{Kind: BlockTypeIndex, Type: typeIdx}})
+	return a
+}
+
+// BrTable appends br_table with the labels, the default last.
+func (a *Asm) BrTable(labels []uint32) *Asm {
+	a.B = AppendInstr(a.B, &Instr{Op: OpBrTable, Labels: labels})
+	return a
+}
+
+// Opcodes used by generated code, beyond those named in instr.go.
+const (
+	OpI32Load   Op = 0x28
+	OpI64Load   Op = 0x29
+	OpI32Store  Op = 0x36
+	OpI64Store  Op = 0x37
+	OpMemSize   Op = 0x3F
+	OpMemGrow   Op = 0x40
+	OpI32Eqz    Op = 0x45
+	OpI32Eq     Op = 0x46
+	OpI32Ne     Op = 0x47
+	OpI32LtU    Op = 0x49
+	OpI32GtU    Op = 0x4B
+	OpI32GeU    Op = 0x4F
+	OpI64Eq     Op = 0x51
+	OpI64GeU    Op = 0x5A
+	OpI32And    Op = 0x71
+	OpI32Shl    Op = 0x74
+	OpI32ShrU   Op = 0x76
+	OpI64Xor    Op = 0x85
+	OpI64ShrU   Op = 0x88
+	OpI32Wrap   Op = 0xA7
+	OpI64ExtU   Op = 0xAD
+	OpRefIsNull Op = 0xD1
+)
