@@ -1,0 +1,83 @@
+// Package profile holds the path profile file format: what a run of an
+// instrumented module counted, per function and path, with enough facts
+// about the module and the run to check and report it.
+package profile
+
+// Format and Version identify the file format (docs/profile-format.md).
+const (
+	Format  = "pathprof-profile"
+	Version = 1
+)
+
+// Path kinds: where an acyclic path starts and ends.
+const (
+	KindEntryExit = "entry-exit" // function entry to function exit
+	KindEntryBack = "entry-back" // function entry to a back edge (loop iteration ends)
+	KindBackBack  = "back-back"  // loop header (after a back edge) to a back edge
+	KindBackExit  = "back-exit"  // loop header (after a back edge) to function exit
+)
+
+// Profile is one profile file.
+type Profile struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	Module  Module `json:"module"`
+	// Strategy is "sbl", "pbl" or "p3"; Copies is k.
+	Strategy string `json:"strategy"`
+	Copies   int    `json:"copies"`
+	// Complete is false when the run did not finish normally (a trap, a
+	// missing import, an interrupted run) or a copy's counts were lost;
+	// Incomplete says why. The counts present are still exact for the
+	// paths that completed.
+	Complete   bool   `json:"complete"`
+	Incomplete string `json:"incomplete,omitempty"`
+	// ExitCode is the program's exit code.
+	ExitCode  uint32     `json:"exit_code"`
+	Runs      []Run      `json:"runs"`
+	Functions []Function `json:"functions"`
+}
+
+// Module identifies the profiled (original, uninstrumented) module.
+type Module struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Size   int    `json:"size"`
+	// CodeOffset is the file offset of the code section's payload: block
+	// offsets minus CodeOffset are the addresses DWARF uses.
+	CodeOffset int `json:"code_offset"`
+}
+
+// Run is one copy's run.
+type Run struct {
+	Copy      int     `json:"copy"`
+	ProbeHits uint64  `json:"probe_hits"`
+	Seconds   float64 `json:"seconds"`
+	ExitCode  uint32  `json:"exit_code"`
+	Error     string  `json:"error,omitempty"`
+}
+
+// Function is one defined function's paths.
+type Function struct {
+	Index uint32 `json:"index"` // in the original module's function index space
+	Name  string `json:"name,omitempty"`
+	// Status is "profiled", or "skipped: REASON" for a function pathprof
+	// does not instrument.
+	Status string `json:"status"`
+	// PossiblePaths is the number of acyclic paths of the function's DAG
+	// (after cuts), in decimal.
+	PossiblePaths string `json:"possible_paths"`
+	// Cuts lists the blocks (by offset) at which the DAG was cut because
+	// the function has more paths than a 64-bit register can number.
+	Cuts  []int  `json:"cuts,omitempty"`
+	Paths []Path `json:"paths"`
+}
+
+// Path is one executed acyclic path.
+type Path struct {
+	ID    uint64 `json:"id"`
+	Count uint64 `json:"count"`
+	Kind  string `json:"kind"`
+	// Blocks are the file offsets, in the original module, of the first
+	// instruction of each basic block on the path, in order.
+	Blocks []int `json:"blocks"`
+}
