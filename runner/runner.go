@@ -15,7 +15,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -29,8 +28,9 @@ import (
 )
 
 // DefaultFeatures is used when Config.Features is zero: WebAssembly 2.0 plus
-// every proposal wazero v1.12 implements, so that the runner accepts anything
-// the wasm codec can decode.
+// every proposal wazero v1.12 implements (threads, tail calls, extended
+// constant expressions, exception handling, typed function references), so
+// that no valid module is refused for using one of them.
 const DefaultFeatures = api.CoreFeaturesV2 |
 	experimental.CoreFeaturesThreads |
 	experimental.CoreFeaturesTailCall |
@@ -73,6 +73,12 @@ type Config struct {
 	Modules []NamedModule
 	// Progress, if set, receives a line before and after each compilation.
 	Progress io.Writer
+	// Interruptible lets a done context stop a running program; without
+	// it a running program ignores the context. It is off by default
+	// because wazero implements it with a call out of the compiled code at
+	// every loop iteration, which made loop-heavy test programs five to
+	// ten times slower.
+	Interruptible bool
 
 	// Run-time fields.
 
@@ -116,10 +122,11 @@ type Result struct {
 
 // ImportError reports an import that no available module provides.
 type ImportError struct {
-	Importer  string // the importing module: a Modules name or the program name
-	Module    string // the module named in the import
-	Name      string // the field named in the import
-	Kind      string // "func" or "memory"
+	Importer string // the importing module: a Modules name or the program name
+	Module   string // the module named in the import
+	Name     string // the field named in the import
+	Kind     string // "func" or "memory"
+	// Available lists the modules the importer could import from.
 	Available []string
 	// MissingModule is true when no module of that name exists at all,
 	// as opposed to the module existing without exporting Name.
@@ -179,6 +186,10 @@ func RunFile(ctx context.Context, path string, cfg Config) (Result, error) {
 // Compile compiles wasm and cfg.Modules, and checks that every function and
 // memory they import is provided by WASI or by an earlier module; a missing
 // one is reported as an *ImportError.
+//
+// Compilation is single-threaded unless ctx says otherwise through
+// experimental.WithCompilationWorkers; on two cores a second worker did not
+// make the largest test module compile any faster.
 func Compile(ctx context.Context, wasm []byte, cfg Config) (_ *Program, err error) {
 	features := cfg.Features
 	if features == 0 {
@@ -186,9 +197,7 @@ func Compile(ctx context.Context, wasm []byte, cfg Config) (_ *Program, err erro
 	}
 	rc := wazero.NewRuntimeConfig().
 		WithCoreFeatures(features).
-		// Lets a context deadline stop a program stuck in a loop, at the
-		// price of a check on each loop back-edge and function entry.
-		WithCloseOnContextDone(true)
+		WithCloseOnContextDone(cfg.Interruptible)
 
 	p := &Program{}
 	if cfg.CacheDir != "" {
@@ -214,9 +223,6 @@ func Compile(ctx context.Context, wasm []byte, cfg Config) (_ *Program, err erro
 		return nil, fmt.Errorf("instantiate WASI host module: %w", err)
 	}
 
-	if experimental.GetCompilationWorkers(ctx) <= 1 {
-		ctx = experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0))
-	}
 	start := time.Now()
 	for _, m := range cfg.Modules {
 		if m.Name == "" || exports[m.Name] != nil {
@@ -322,8 +328,9 @@ func (p *Program) Close(ctx context.Context) error {
 // Run runs the program once with the run-time fields of cfg.
 //
 // A program that exits, with any code, is not an error. A trap is returned
-// as an error and also recorded in Result.Trap. If ctx is done before the
-// program finishes, the program is stopped and the error wraps ctx.Err().
+// as an error and also recorded in Result.Trap. If the Program was compiled
+// with Interruptible and ctx is done before the program finishes, the
+// program is stopped and the error wraps ctx.Err().
 func (p *Program) Run(ctx context.Context, cfg Config) (res Result, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

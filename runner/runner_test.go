@@ -267,7 +267,7 @@ func TestInterrupt(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	loop := []byte{opLoop, blockVoid, opBr, 0, opEnd}
-	res, err := runner.Run(ctx, command(nil, loop...), runner.Config{})
+	res, err := runner.Run(ctx, command(nil, loop...), runner.Config{Interruptible: true})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("error %v, want a deadline error", err)
 	}

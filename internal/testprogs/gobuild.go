@@ -62,8 +62,9 @@ func BuildGo(t testing.TB, pkg string, opts BuildOptions) string {
 }
 
 // GoStdTest returns the test binary of the standard-library package pkg.
-// It expects to run in the package's source directory, StdPackageDir, with
-// PWD set to it and the directory mounted at the same path.
+// Its tests look for testdata relative to the package's source directory,
+// so run it with that directory (StdPackageDir) mounted at its host path,
+// PWD set to it, and a writable /tmp for tests that create files.
 func GoStdTest(t testing.TB, pkg string) string {
 	t.Helper()
 	return BuildGo(t, pkg, BuildOptions{Test: true})
