@@ -1,0 +1,449 @@
+// Package instrument turns a module into its Ball-Larus instrumented copy:
+// a path register per function, probes on the edges the numbering chose,
+// and calls to the generated counter module where paths end. It also turns
+// the counts read back after a run into a profile, regenerating each path.
+//
+// The program's own memory, data and heap layout are untouched: counters
+// live in the counter module (package counters), which the instrumented
+// module imports as pathprof.count(func i32, path i64).
+package instrument
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"pathprof/cfg"
+	"pathprof/counters"
+	"pathprof/numbering"
+	"pathprof/wasm"
+)
+
+// Options tune instrumentation.
+type Options struct {
+	// NoReturn lists imports (module, name) whose call never returns; a
+	// path ends before such a call. Default: WASI's proc_exit.
+	NoReturn [][2]string
+	// Counters tunes the counter storage.
+	Counters counters.Options
+}
+
+// Func is what instrumentation decided for one defined function.
+type Func struct {
+	Index  uint32 // in the original module's function index space
+	Name   string
+	Status string // "profiled" or "skipped: REASON"
+	Graph  *cfg.Graph
+	DAG    *cfg.DAG
+	Num    *numbering.Numbering
+	Plan   *numbering.Plan
+	// Cuts are the blocks at which the DAG was cut to fit 63 bits.
+	Cuts []int32
+	// origOff is the original body's file offset and bodyMap the edited
+	// body's offset map (before probes were added: the graph's offsets).
+	origOff int
+	bodyMap *wasm.OffsetMap
+	// seqs holds, per Graph edge, how many instrumentation sequences run
+	// when the edge is taken: the probe hits of the edge.
+	seqs []uint8
+}
+
+// BlockOffset returns the original file offset of block b's first instruction.
+func (f *Func) BlockOffset(b int32) int {
+	return f.origOff + int(f.bodyMap.Orig(f.Graph.Blocks[b].Start))
+}
+
+// Result is an instrumented module with what is needed to read its counts.
+type Result struct {
+	Module   []byte // the instrumented module
+	Counters []byte // the counter module it imports
+	Layout   *counters.Layout
+	Funcs    []*Func // one per defined function, in order
+	// CodeOffset is the original module's code section payload offset.
+	CodeOffset int
+}
+
+// Instrument instruments every defined function of the module.
+func Instrument(orig []byte, opt Options) (*Result, error) {
+	if opt.NoReturn == nil {
+		opt.NoReturn = [][2]string{{"wasi_snapshot_preview1", "proc_exit"}}
+	}
+	m, err := wasm.Decode(orig)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{CodeOffset: m.CodePayloadOff}
+	numImported := m.NumImportedFuncs
+	countType := m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}})
+	countFn, err := m.AddFuncImport(counters.ModuleName, counters.CountName, countType)
+	if err != nil {
+		return nil, err
+	}
+	cfgOpt := cfg.Options{NoReturn: cfg.NoReturnImports(m, opt.NoReturn...)}
+	paths := make([]uint64, numImported+uint32(len(m.Code)))
+	for i := range m.Code {
+		orig := numImported + uint32(i)
+		f := &Func{Index: orig, Name: m.FuncName(orig + 1), origOff: m.Code[i].OrigOff}
+		res.Funcs = append(res.Funcs, f)
+		if err := instrumentFunc(m, i, f, countFn, cfgOpt); err != nil {
+			var skip skipError
+			if errors.As(err, &skip) {
+				f.Status = "skipped: " + string(skip)
+				continue
+			}
+			return nil, fmt.Errorf("function %d (%s): %w", orig, f.Name, err)
+		}
+		f.Status = "profiled"
+		paths[orig] = uint64(f.Plan.NumPaths)
+	}
+	m.Touch(wasm.SecCode)
+	if res.Module, err = m.Encode(); err != nil {
+		return nil, err
+	}
+	if res.Layout, err = counters.NewLayout(paths, opt.Counters); err != nil {
+		return nil, err
+	}
+	if res.Counters, err = res.Layout.Module(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+type skipError string
+
+func (e skipError) Error() string { return string(e) }
+
+// scan holds what one pass over a body learns about its structure.
+type scan struct {
+	ifElse   map[uint32]int64 // if offset -> else offset (-1: none)
+	ifEnd    map[uint32]uint32
+	instrLen map[uint32]uint32 // of if, else and br_table instructions
+	brTypes  map[uint32][]wasm.ValType
+	brTable  map[uint32][]uint32 // br_table offset -> labels (default last)
+}
+
+func scanBody(m *wasm.Module, c *wasm.Code, results []wasm.ValType) (*scan, error) {
+	s := &scan{ifElse: map[uint32]int64{}, ifEnd: map[uint32]uint32{}, instrLen: map[uint32]uint32{},
+		brTypes: map[uint32][]wasm.ValType{}, brTable: map[uint32][]uint32{}}
+	type frame struct {
+		op    wasm.Op
+		off   uint32
+		label []wasm.ValType
+	}
+	stack := []frame{{op: wasm.OpBlock, label: results}}
+	blockTypes := func(bt wasm.BlockType) (params, res []wasm.ValType, err error) {
+		switch bt.Kind {
+		case wasm.BlockValue:
+			return nil, []wasm.ValType{bt.Val}, nil
+		case wasm.BlockTypeIndex:
+			if int(bt.Type) >= len(m.Types) {
+				return nil, nil, fmt.Errorf("block type %d out of range", bt.Type)
+			}
+			t := m.Types[bt.Type]
+			return t.Params, t.Results, nil
+		}
+		return nil, nil, nil
+	}
+	r := wasm.NewReader(c.Body, c.OrigOff, "code")
+	r.Seek(int(c.ExprOff))
+	var in wasm.Instr
+	for !r.Done() {
+		if err := r.Next(&in); err != nil {
+			return nil, err
+		}
+		switch in.Op {
+		case wasm.OpTry, wasm.OpTryTable, wasm.OpCatch, wasm.OpCatchAll, wasm.OpDelegate, wasm.OpRethrow, wasm.OpThrowRef:
+			return nil, skipError("exception handling")
+		case wasm.OpBrOnNull, wasm.OpBrOnNonNull:
+			return nil, skipError("br_on_null")
+		case wasm.OpBlock, wasm.OpLoop, wasm.OpIf:
+			p, res, err := blockTypes(in.Block)
+			if err != nil {
+				return nil, err
+			}
+			label := res
+			if in.Op == wasm.OpLoop {
+				label = p
+			}
+			stack = append(stack, frame{op: in.Op, off: in.Off, label: label})
+			if in.Op == wasm.OpIf {
+				s.ifElse[in.Off] = -1
+				s.instrLen[in.Off] = in.Len
+			}
+		case wasm.OpElse:
+			top := stack[len(stack)-1]
+			s.ifElse[top.off] = int64(in.Off)
+			s.instrLen[in.Off] = in.Len
+		case wasm.OpEnd:
+			top := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if top.op == wasm.OpIf {
+				s.ifEnd[top.off] = in.Off
+			}
+			if len(stack) == 0 {
+				return s, nil
+			}
+		case wasm.OpBrTable:
+			l := in.Labels[0]
+			if int(l) >= len(stack) {
+				return nil, fmt.Errorf("br_table label %d out of range", l)
+			}
+			s.brTypes[in.Off] = stack[len(stack)-1-int(l)].label
+			s.brTable[in.Off] = append([]uint32(nil), in.Labels...)
+			s.instrLen[in.Off] = in.Len
+		}
+	}
+	return s, nil
+}
+
+// edit is a splice with an order among edits at the same offset: code
+// entering an arm (0) runs before code placed before the instruction there
+// (1), which runs before an added else arm (2).
+type edit struct {
+	wasm.Edit
+	prio int
+}
+
+func instrumentFunc(m *wasm.Module, def int, f *Func, countFn uint32, cfgOpt cfg.Options) error {
+	c := &m.Code[def]
+	ft, ok := m.FuncType(m.NumImportedFuncs + uint32(def))
+	if !ok {
+		return fmt.Errorf("no type")
+	}
+	s, err := scanBody(m, c, ft.Results)
+	if err != nil {
+		return err
+	}
+	// Scratch locals: the path register, a saved branch condition and a
+	// saved br_table index.
+	base := uint32(uint64(len(ft.Params)) + c.NumLocals())
+	locals := append(append([]wasm.LocalDecl(nil), c.Locals...),
+		wasm.LocalDecl{Count: 1, Type: wasm.ValI64}, wasm.LocalDecl{Count: 2, Type: wasm.ValI32})
+	if err := c.SetLocals(locals); err != nil {
+		return err
+	}
+	reg, cond, idx := base, base+1, base+2
+	// Offsets moved with the locals: scan again on the final layout.
+	if s, err = scanBody(m, c, ft.Results); err != nil {
+		return err
+	}
+	g, err := cfg.BuildBody(c, cfgOpt)
+	if err != nil {
+		return err
+	}
+	f.Graph, f.bodyMap = g, c.Map
+	d := g.DAG()
+	n, err := numbering.Number(d)
+	var over *numbering.OverflowError
+	if errors.As(err, &over) {
+		cr, cerr := numbering.Cut(d)
+		if cerr != nil {
+			return cerr
+		}
+		d, f.Cuts = cr.DAG, cr.Vertices
+		n, err = numbering.Number(d)
+	}
+	if err != nil {
+		return err
+	}
+	w, err := numbering.StaticWeights(d)
+	if err != nil {
+		return err
+	}
+	inc, err := numbering.Chords(d, n, w)
+	if err != nil {
+		return err
+	}
+	// Counts stay where paths end, so a path cut short by a trap is not
+	// counted.
+	plan, err := numbering.Place(d, n, inc, numbering.PlaceOptions{NoCountFolding: true})
+	if err != nil {
+		return err
+	}
+	f.DAG, f.Num, f.Plan = d, n, plan
+	ops := make([][]numbering.Op, len(g.Edges))
+	for _, p := range plan.Probes {
+		ops[p.Edge] = append(ops[p.Edge], p.Op)
+	}
+	f.seqs = make([]uint8, len(g.Edges))
+	emit := func(a *wasm.Asm, list []numbering.Op) {
+		for _, o := range list {
+			switch o.Kind {
+			case numbering.Init:
+				a.I64(o.Value).Idx(wasm.OpLocalSet, reg)
+			case numbering.Add:
+				a.Idx(wasm.OpLocalGet, reg).I64(o.Value).Op(wasm.OpI64Add).Idx(wasm.OpLocalSet, reg)
+			case numbering.Count:
+				a.I32(int32(f.Index)).Idx(wasm.OpLocalGet, reg)
+				if o.Value != 0 {
+					a.I64(o.Value).Op(wasm.OpI64Add)
+				}
+				a.Idx(wasm.OpCall, countFn)
+			case numbering.CountConst:
+				a.I32(int32(f.Index)).I64(o.Value).Idx(wasm.OpCall, countFn)
+			}
+		}
+	}
+	var edits []edit
+	put := func(off uint32, del uint32, prio int, code []byte) {
+		edits = append(edits, edit{wasm.Edit{Off: off, Del: del, Ins: code}, prio})
+	}
+	// Group the edges by the instruction that makes them.
+	bySite := map[uint32][]int32{}
+	for i, e := range g.Edges {
+		if len(ops[i]) == 0 && e.Kind != cfg.EdgeBrIfTaken && e.Kind != cfg.EdgeBrIfNot && e.Kind != cfg.EdgeBrTable {
+			continue
+		}
+		switch e.Kind {
+		case cfg.EdgeEntry:
+			var a wasm.Asm
+			emit(&a, ops[i])
+			put(c.ExprOff, 0, 0, a.B)
+			f.seqs[i] = 1
+		case cfg.EdgeFallthrough, cfg.EdgeBr, cfg.EdgeReturn, cfg.EdgeTailCall, cfg.EdgeThrow, cfg.EdgeNoReturn:
+			var a wasm.Asm
+			emit(&a, ops[i])
+			put(e.Instr, 0, 1, a.B)
+			f.seqs[i] = 1
+		case cfg.EdgeIfThen:
+			var a wasm.Asm
+			emit(&a, ops[i])
+			put(e.Instr+s.instrLen[e.Instr], 0, 0, a.B)
+			f.seqs[i] = 1
+		case cfg.EdgeIfElse:
+			var a wasm.Asm
+			if els := s.ifElse[e.Instr]; els >= 0 {
+				emit(&a, ops[i])
+				put(uint32(els)+s.instrLen[uint32(els)], 0, 0, a.B)
+			} else {
+				a.Op(wasm.OpElse)
+				emit(&a, ops[i])
+				put(s.ifEnd[e.Instr], 0, 2, a.B)
+			}
+			f.seqs[i] = 1
+		case cfg.EdgeBrIfTaken, cfg.EdgeBrIfNot, cfg.EdgeBrTable:
+			bySite[e.Instr] = append(bySite[e.Instr], int32(i))
+		default:
+			return fmt.Errorf("no placement for probes on %s edges", e.Kind)
+		}
+	}
+	for site, es := range bySite {
+		if g.Edges[es[0]].Kind == cfg.EdgeBrTable {
+			code, err := brTableCode(m, s, site, g, es, ops, emit, idx, f.seqs)
+			if err != nil {
+				return err
+			}
+			if code != nil {
+				put(site, s.instrLen[site], 1, code)
+			}
+			continue
+		}
+		var taken, not []numbering.Op
+		var ti, ni int32 = -1, -1
+		for _, e := range es {
+			if g.Edges[e].Kind == cfg.EdgeBrIfTaken {
+				taken, ti = ops[e], e
+			} else {
+				not, ni = ops[e], e
+			}
+		}
+		if len(taken) == 0 && len(not) == 0 {
+			continue
+		}
+		var a wasm.Asm
+		if isAdds(taken) && isAdds(not) {
+			// Branch-free: r += select(k_taken, k_not, cond).
+			a.Idx(wasm.OpLocalSet, cond).Idx(wasm.OpLocalGet, reg).I64(addValue(taken)).I64(addValue(not)).Idx(wasm.OpLocalGet, cond).Op(wasm.OpSelect).Op(wasm.OpI64Add).Idx(wasm.OpLocalSet, reg).Idx(wasm.OpLocalGet, cond)
+			f.seqs[ti], f.seqs[ni] = 1, 1
+		} else {
+			a.Idx(wasm.OpLocalTee, cond).Block(wasm.OpIf)
+			emit(&a, taken)
+			if len(not) > 0 {
+				a.Op(wasm.OpElse)
+				emit(&a, not)
+			}
+			a.Op(wasm.OpEnd).Idx(wasm.OpLocalGet, cond)
+			if len(taken) > 0 {
+				f.seqs[ti] = 1
+			}
+			if len(not) > 0 {
+				f.seqs[ni] = 1
+			}
+		}
+		put(site, 0, 1, a.B)
+	}
+	sort.SliceStable(edits, func(i, j int) bool {
+		if edits[i].Off != edits[j].Off {
+			return edits[i].Off < edits[j].Off
+		}
+		return edits[i].prio < edits[j].prio
+	})
+	list := make([]wasm.Edit, len(edits))
+	for i, e := range edits {
+		list[i] = e.Edit
+	}
+	return c.Splice(list)
+}
+
+func isAdds(ops []numbering.Op) bool {
+	return len(ops) == 0 || len(ops) == 1 && ops[0].Kind == numbering.Add
+}
+
+func addValue(ops []numbering.Op) int64 {
+	if len(ops) == 0 {
+		return 0
+	}
+	return ops[0].Value
+}
+
+// brTableCode replaces a br_table whose edges carry probes by a nest of
+// blocks: the new table branches to a trampoline per instrumented target,
+// which runs the target's probes and branches on; arms to targets without
+// probes branch straight out of the nest. It returns nil when no edge of
+// the br_table has probes.
+func brTableCode(m *wasm.Module, s *scan, site uint32, g *cfg.Graph, es []int32, ops [][]numbering.Op,
+	emit func(*wasm.Asm, []numbering.Op), idx uint32, seqs []uint8) ([]byte, error) {
+	labels := s.brTable[site]
+	armTramp := make([]int, len(labels)) // trampoline number (1-based) per arm, 0 for none
+	var tramps []int32                   // edges with probes, innermost first
+	for _, e := range es {
+		if len(ops[e]) == 0 {
+			continue
+		}
+		tramps = append(tramps, e)
+		for _, arm := range g.Edges[e].Arms {
+			armTramp[arm] = len(tramps)
+		}
+		seqs[e] = 1
+	}
+	if len(tramps) == 0 {
+		return nil, nil
+	}
+	nt := uint32(len(tramps))
+	var a wasm.Asm
+	a.Idx(wasm.OpLocalSet, idx)
+	types := s.brTypes[site]
+	for range tramps {
+		if len(types) == 0 {
+			a.Block(wasm.OpBlock)
+		} else {
+			a.BlockT(wasm.OpBlock, m.AddType(wasm.FuncType{Params: types, Results: types}))
+		}
+	}
+	a.Idx(wasm.OpLocalGet, idx)
+	nl := make([]uint32, len(labels))
+	for arm, l := range labels {
+		if j := armTramp[arm]; j > 0 {
+			nl[arm] = uint32(j - 1)
+		} else {
+			nl[arm] = l + nt
+		}
+	}
+	a.BrTable(nl)
+	for j, e := range tramps {
+		a.Op(wasm.OpEnd)
+		emit(&a, ops[e])
+		a.Idx(wasm.OpBr, labels[g.Edges[e].Arms[0]]+nt-uint32(j+1))
+	}
+	return a.B, nil
+}
