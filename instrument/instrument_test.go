@@ -3,6 +3,7 @@ package instrument
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"pathprof/counters"
 	"pathprof/internal/testprogs"
+	"pathprof/noderun"
 	"pathprof/profile"
 	"pathprof/runner"
 )
@@ -140,6 +142,52 @@ func TestGoPrograms(t *testing.T) {
 				paths += len(f.Paths)
 			}
 			t.Logf("%d functions (%d skipped, %d cut), %d distinct paths", len(fs), skipped, cut, paths)
+		})
+	}
+}
+
+// TestNode runs instrumented C programs under node's WASI with the
+// generated counter module: same output and exit code, same counts as
+// under wazero.
+func TestNode(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	for _, p := range testprogs.CPrograms(t) {
+		t.Run(p.Name, func(t *testing.T) {
+			orig, err := os.ReadFile(p.Wasm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdin := func() io.Reader {
+				if p.Stdin == "" {
+					return strings.NewReader("")
+				}
+				b, _ := os.ReadFile(p.Stdin)
+				return bytes.NewReader(b)
+			}
+			cfg := runner.Config{Args: p.Args, ProgramName: filepath.Base(p.Wasm), Stdin: stdin()}
+			_, _, want, res := runProfiled(t, orig, cfg)
+			nr, err := noderun.Run(context.Background(), res.Module, res.Counters, p.Args, stdin())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(nr.Stdout) != p.WantStdout || uint32(nr.ExitCode) != p.WantExitCode {
+				t.Fatalf("under node: exit %d, want %d; output differs: %v\n%s", nr.ExitCode, p.WantExitCode, string(nr.Stdout) != p.WantStdout, nr.Stderr)
+			}
+			counts, err := counters.Read(nr.Counters)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _, err := res.Functions(counts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := &profile.Profile{Functions: want}
+			b := &profile.Profile{Functions: got}
+			if ok, diff := a.Equal(b); !ok {
+				t.Fatalf("node's counts differ from wazero's: %s", diff)
+			}
 		})
 	}
 }

@@ -3,6 +3,8 @@
 // Usage:
 //
 //	pathprof inspect [--json] [--func NAME] [--dot FILE] MODULE
+//	pathprof profile [--strategy sbl] [-o FILE] [runner flags] MODULE [-- ARGS...]
+//	pathprof report [--top N] [--json] PROFILE
 package main
 
 import (
@@ -22,6 +24,11 @@ const usage = `pathprof gives exact path profiles of WebAssembly programs.
 Usage:
   pathprof inspect [--json] [--func NAME] [--dot FILE] MODULE
       Per function: index, name, blocks, edges, loops and acyclic paths.
+  pathprof profile [--strategy sbl] [-o FILE] [--env K=V] [--dir HOST[:GUEST]]
+                   [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]
+      Run a WASI program deterministically and write its exact path profile.
+  pathprof report [--top N] [--json] [--module FILE] PROFILE
+      Hottest paths, path coverage per function, source lines.
 
 Run "pathprof COMMAND -h" for a command's flags.
 `
@@ -41,6 +48,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "inspect":
 		return cmdInspect(args[1:], stdout, stderr)
+	case "profile":
+		return cmdProfile(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "pathprof: unknown command %q\n\n%s", args[0], usage)
 	return 2

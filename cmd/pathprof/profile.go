@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+
+	"pathprof/profile"
+	"pathprof/profiler"
+	"pathprof/runner"
+)
+
+// multiFlag collects a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// runFlags are the flags that describe a program's run.
+type runFlags struct {
+	env   multiFlag
+	dirs  multiFlag
+	stdin string
+	cache string
+}
+
+func (r *runFlags) register(fs *flag.FlagSet) {
+	fs.Var(&r.env, "env", "set an environment variable `K=V` for the program (repeatable; the host's environment is never passed)")
+	fs.Var(&r.dirs, "dir", "mount host directory `HOST[:GUEST]` read-write (repeatable)")
+	fs.StringVar(&r.stdin, "stdin", "", "feed `FILE` to the program's standard input")
+	fs.StringVar(&r.cache, "cache", defaultCache(), "compilation cache `DIR` (\"\" for none)")
+}
+
+func defaultCache() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "pathprof", "wazero")
+	}
+	return ""
+}
+
+// config turns the flags into a runner configuration.
+func (r *runFlags) config(module string, args []string, stdout, stderr io.Writer) (runner.Config, error) {
+	cfg := runner.Config{
+		ProgramName: filepath.Base(module),
+		Args:        args,
+		Stdout:      stdout,
+		Stderr:      stderr,
+		CacheDir:    r.cache,
+	}
+	for _, e := range r.env {
+		if !strings.Contains(e, "=") {
+			return cfg, fmt.Errorf("--env %q: want K=V", e)
+		}
+		cfg.Env = append(cfg.Env, e)
+	}
+	for _, d := range r.dirs {
+		host, guest, ok := strings.Cut(d, ":")
+		if !ok {
+			guest = host
+		}
+		if fi, err := os.Stat(host); err != nil || !fi.IsDir() {
+			return cfg, fmt.Errorf("--dir %s: not a directory", host)
+		}
+		cfg.Dirs = append(cfg.Dirs, runner.Mount{HostDir: host, GuestPath: guest})
+	}
+	if r.stdin != "" {
+		b, err := os.ReadFile(r.stdin)
+		if err != nil {
+			return cfg, fmt.Errorf("--stdin: %w", err)
+		}
+		cfg.Stdin = bytes.NewReader(b)
+	}
+	return cfg, nil
+}
+
+// splitArgs separates the program's arguments (after "--") from pathprof's.
+func splitArgs(args []string) (own, prog []string) {
+	for i, a := range args {
+		if a == "--" {
+			return args[:i], args[i+1:]
+		}
+	}
+	return args, nil
+}
+
+func cmdProfile(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("profile", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	strategy := fs.String("strategy", "sbl", "profiling strategy: sbl")
+	out := fs.String("o", "pathprof.json", "write the profile to `FILE`")
+	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	var rf runFlags
+	rf.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: pathprof profile [--strategy sbl] [-o FILE] [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]")
+		fs.PrintDefaults()
+	}
+	own, progArgs := splitArgs(args)
+	if err := fs.Parse(interleaved(fs, own)); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return 2
+	}
+	path := fs.Arg(0)
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	cfg, err := rf.config(path, progArgs, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 2
+	}
+	var progress io.Writer = stderr
+	if *quiet {
+		progress = nil
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	p, runErr := profiler.Profile(ctx, orig, profiler.Options{
+		Strategy:   *strategy,
+		ModulePath: path,
+		Run:        cfg,
+		Progress:   progress,
+	})
+	if p == nil {
+		fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, runErr)
+		return 1
+	}
+	if err := profile.WriteFile(*out, p); err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	if runErr != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\npathprof: wrote %s (marked incomplete)\n", runErr, *out)
+		var ie *runner.ImportError
+		if errors.As(runErr, &ie) || p.ExitCode == 0 {
+			return 1
+		}
+		return int(p.ExitCode)
+	}
+	if progress != nil {
+		fmt.Fprintf(progress, "pathprof: wrote %s: %d paths executed in %d functions, %d probe hits\n", *out, countPaths(p), countFuncs(p), p.Runs[0].ProbeHits)
+	}
+	return int(p.ExitCode)
+}
+
+func countPaths(p *profile.Profile) int {
+	n := 0
+	for _, f := range p.Functions {
+		n += len(f.Paths)
+	}
+	return n
+}
+
+func countFuncs(p *profile.Profile) int {
+	n := 0
+	for _, f := range p.Functions {
+		if len(f.Paths) > 0 {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,65 @@
+// Package noderun holds the script that runs an instrumented program under
+// node's WASI with the generated counter module, so that copies can run
+// on machines without pathprof, and a helper that runs it.
+package noderun
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+// Script is run.cjs: node run.cjs PROGRAM.wasm COUNTERS.wasm COUNTS.out [ARGS...].
+//
+//go:embed run.cjs
+var Script []byte
+
+// Result is what a run under node produced.
+type Result struct {
+	Stdout, Stderr []byte
+	ExitCode       int
+	// Counters is the counter module's memory after the run.
+	Counters []byte
+}
+
+// Run runs program with the counter module under node, which must be on
+// PATH (exec.ErrNotFound otherwise).
+func Run(ctx context.Context, program, countersMod []byte, args []string, stdin io.Reader) (*Result, error) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "pathprof-node-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	files := map[string][]byte{"run.cjs": Script, "program.wasm": program, "counters.wasm": countersMod}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	out := filepath.Join(dir, "counts.out")
+	cmd := exec.CommandContext(ctx, node, append([]string{"--no-warnings", filepath.Join(dir, "run.cjs"), filepath.Join(dir, "program.wasm"), filepath.Join(dir, "counters.wasm"), out}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &stdout, &stderr
+	err = cmd.Run()
+	res := &Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		res.ExitCode = ee.ExitCode()
+	} else if err != nil {
+		return nil, err
+	}
+	if res.Counters, err = os.ReadFile(out); err != nil {
+		return res, fmt.Errorf("node run wrote no counters: %v\n%s", err, stderr.Bytes())
+	}
+	return res, nil
+}

@@ -1,0 +1,61 @@
+// Runs an instrumented WASI program under node with pathprof's counter
+// module, deterministically, and saves the counter memory.
+//
+//   node run.cjs PROGRAM.wasm COUNTERS.wasm COUNTS.out [ARGS...]
+//
+// Standard input, output and error are the program's. The exit status is
+// the program's. COUNTS.out receives the counter module's memory, which
+// pathprof reads back ("pathprof merge" or counters.Read).
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+const { WASI } = require('node:wasi');
+
+const [program, countersPath, countsOut, ...args] = process.argv.slice(2);
+if (!program || !countersPath || !countsOut) {
+  process.stderr.write('usage: node run.cjs PROGRAM.wasm COUNTERS.wasm COUNTS.out [ARGS...]\n');
+  process.exit(2);
+}
+
+const wasi = new WASI({
+  version: 'preview1',
+  args: [path.basename(program), ...args],
+  env: {},
+  preopens: {},
+  returnOnExit: true,
+});
+const counters = new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(countersPath)), {});
+const imports = wasi.getImportObject();
+const preview1 = imports.wasi_snapshot_preview1;
+
+// node's WASI reads the host's clocks and random source; replace them with
+// the fixed ones wazero uses by default (a clock starting 2022-01-01 that
+// advances 1 ms per read, and a seeded byte stream), so that every copy of
+// a program follows the same paths.
+let memory;
+let now = 1640995200000000000n;
+preview1.clock_time_get = (id, precision, out) => {
+  now += 1000000n;
+  new DataView(memory.buffer).setBigUint64(out, now, true);
+  return 0;
+};
+let seed = 42n;
+preview1.random_get = (buf, len) => {
+  const bytes = new Uint8Array(memory.buffer, buf, len);
+  for (let i = 0; i < len; i++) {
+    seed = (seed * 6364136223846793005n + 1442695040888963407n) & 0xffffffffffffffffn;
+    bytes[i] = Number(seed >> 56n);
+  }
+  return 0;
+};
+imports.pathprof = { count: counters.exports.count };
+
+const instance = new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(program)), imports);
+memory = instance.exports.memory;
+let code = 0;
+try {
+  code = wasi.start(instance);
+} finally {
+  fs.writeFileSync(countsOut, new Uint8Array(counters.exports.memory.buffer));
+}
+process.exitCode = code;
