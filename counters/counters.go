@@ -7,12 +7,19 @@
 // change the program. A call into a second wasm module costs about 2 ns in
 // wazero (a Go host function about 37 ns).
 //
-// The module exports memory "memory" and "count" (func (param i32 i64)):
-// count(f, p) adds one to path p of function f. Functions with few paths get
-// a dense array; the rest share an open-addressing hash table that grows
-// itself (memory.grow and rehash) when half full. A count for a function
-// that has no counters, or a path id beyond a dense array, traps: it can
-// only come from an instrumentation bug, and exactness is the product.
+// Functions with few paths get a dense array of counters; the rest share an
+// open-addressing hash table that grows itself (memory.grow and rehash) when
+// half full. The module exports memory "memory" and two functions:
+//
+//	count(slot i64)            adds one to dense counter slot (the byte offset / 8)
+//	count_hash(f i32, p i64)   adds one to path p of hashed function f
+//
+// The instrumenter folds a function's first slot (Layout.Slot) into the
+// constant it adds to the path register at the count, so the common, dense
+// count is a call with one argument and a bounds check. A slot outside the
+// dense arrays, or a hashed count for a function that is not hashed, traps:
+// it can only come from an instrumentation bug, and exactness is the
+// product.
 //
 // Memory layout (little endian):
 //
@@ -30,10 +37,11 @@ import (
 	"pathprof/wasm"
 )
 
-// ModuleName and CountName are what instrumented modules import.
+// ModuleName, CountName and CountHashName are what instrumented modules import.
 const (
-	ModuleName = "pathprof"
-	CountName  = "count"
+	ModuleName    = "pathprof"
+	CountName     = "count"
+	CountHashName = "count_hash"
 )
 
 // Kinds of counter storage per function.
@@ -57,7 +65,13 @@ type Layout struct {
 	Funcs   []FuncLayout // indexed by function index
 	HashOff uint32
 	Size    uint32 // bytes of initialised memory
+	// DenseEnd is the first byte after the dense arrays.
+	DenseEnd uint32
 }
+
+// Slot returns the counter slot of path 0 of a dense function: the
+// instrumenter adds it to the path id it passes to count.
+func (l *Layout) Slot(f uint32) int64 { return int64(l.Funcs[f].Base / 8) }
 
 // FuncLayout is one function's counter storage.
 type FuncLayout struct {
@@ -96,6 +110,7 @@ func NewLayout(paths []uint64, opt Options) (*Layout, error) {
 			l.Funcs[f] = FuncLayout{Kind: KindHash, Paths: n}
 		}
 	}
+	l.DenseEnd = uint32(off)
 	off = (off + 15) &^ 15
 	if off+16+initialSlots*entrySize > 1<<31 {
 		return nil, fmt.Errorf("counter layout needs %d bytes", off)
@@ -125,13 +140,15 @@ func (l *Layout) header() []byte {
 func (l *Layout) Module() ([]byte, error) {
 	m := &wasm.Module{Version: 1}
 	m.Types = []wasm.FuncType{
-		{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}}, // count, hinc
+		{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}}, // count_hash, hinc
 		{}, // grow
+		{Params: []wasm.ValType{wasm.ValI64}}, // count
 	}
-	m.Funcs = []uint32{0, 0, 1}
+	m.Funcs = []uint32{2, 0, 0, 1}
 	pages := (uint64(l.Size) + 65535) / 65536
 	m.Memories = []wasm.Limits{{Min: pages}}
-	m.Exports = []wasm.Export{{Name: "memory", Kind: wasm.KindMemory}, {Name: CountName, Kind: wasm.KindFunc, Index: 0}}
+	m.Exports = []wasm.Export{{Name: "memory", Kind: wasm.KindMemory},
+		{Name: CountName, Kind: wasm.KindFunc, Index: 0}, {Name: CountHashName, Kind: wasm.KindFunc, Index: 1}}
 	hdr := l.header()
 	hash := make([]byte, 16)
 	binary.LittleEndian.PutUint32(hash[0:], initialSlots)
@@ -141,6 +158,7 @@ func (l *Layout) Module() ([]byte, error) {
 		{Flags: 0, Offset: constI32(int32(l.HashOff)), Init: hash},
 	}
 	m.Code = []wasm.Code{
+		body([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, countDenseCode(l.DenseEnd/8)),
 		body([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, countCode(uint32(len(l.Funcs)))),
 		body([]wasm.LocalDecl{{Count: 5, Type: wasm.ValI32}}, hincCode(l.HashOff)),
 		body([]wasm.LocalDecl{{Count: 8, Type: wasm.ValI32}}, growCode(l.HashOff)),
@@ -168,25 +186,26 @@ func body(locals []wasm.LocalDecl, code []byte) wasm.Code {
 	return wasm.Code{Body: a.B, ExprOff: uint32(n), Locals: locals}
 }
 
-// countCode: count(f i32, p i64); local 2: descriptor address.
+// countDenseCode: count(slot i64); local 1: the slot's address.
+func countDenseCode(limit uint32) []byte {
+	const slot, addr = 0, 1
+	var a wasm.Asm
+	a.Idx(wasm.OpLocalGet, slot).I64(int64(limit)).Op(wasm.OpI64GeU).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
+	a.Idx(wasm.OpLocalGet, slot).Op(wasm.OpI32Wrap).I32(3).Op(wasm.OpI32Shl).Idx(wasm.OpLocalTee, addr)
+	a.Idx(wasm.OpLocalGet, addr).Mem(wasm.OpI64Load, 3, 0).I64(1).Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, 0)
+	a.Op(wasm.OpEnd)
+	return a.B
+}
+
+// countCode: count_hash(f i32, p i64); local 2: descriptor address.
 func countCode(nfuncs uint32) []byte {
 	const f, p, d = 0, 1, 2
 	var a wasm.Asm
-	// Out-of-range function: trap.
+	// A function out of range, or not hashed: trap.
 	a.Idx(wasm.OpLocalGet, f).I32(int32(nfuncs)).Op(wasm.OpI32GeU).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
 	a.Idx(wasm.OpLocalGet, f).I32(4).Op(wasm.OpI32Shl).I32(16).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, d)
-	a.Idx(wasm.OpLocalGet, d).Mem(wasm.OpI32Load, 2, 0).I32(KindDense).Op(wasm.OpI32Eq).Block(wasm.OpIf)
-	{
-		// p must be below the function's path count.
-		a.Idx(wasm.OpLocalGet, p).Idx(wasm.OpLocalGet, d).Mem(wasm.OpI64Load, 3, 8).Op(wasm.OpI64GeU).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
-		// d = base + p*8; mem[d]++
-		a.Idx(wasm.OpLocalGet, d).Mem(wasm.OpI32Load, 2, 4).Idx(wasm.OpLocalGet, p).Op(wasm.OpI32Wrap).I32(3).Op(wasm.OpI32Shl).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, d)
-		a.Idx(wasm.OpLocalGet, d).Mem(wasm.OpI64Load, 3, 0).I64(1).Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, 0)
-		a.Op(wasm.OpReturn)
-	}
-	a.Op(wasm.OpEnd)
-	a.Idx(wasm.OpLocalGet, d).Mem(wasm.OpI32Load, 2, 0).Op(wasm.OpI32Eqz).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
-	a.Idx(wasm.OpLocalGet, f).Idx(wasm.OpLocalGet, p).Idx(wasm.OpCall, 1)
+	a.Idx(wasm.OpLocalGet, d).Mem(wasm.OpI32Load, 2, 0).I32(KindHash).Op(wasm.OpI32Ne).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
+	a.Idx(wasm.OpLocalGet, f).Idx(wasm.OpLocalGet, p).Idx(wasm.OpCall, 2)
 	a.Op(wasm.OpEnd)
 	return a.B
 }
@@ -223,7 +242,7 @@ func hincCode(h uint32) []byte {
 			a.Idx(wasm.OpLocalGet, e).I64(1).Mem(wasm.OpI64Store, 3, 16)
 			a.I32(int32(h)).I32(int32(h)).Mem(wasm.OpI32Load, 2, 4).I32(1).Op(wasm.OpI32Add).Mem(wasm.OpI32Store, 2, 4)
 			a.I32(int32(h)).Mem(wasm.OpI32Load, 2, 4).I32(1).Op(wasm.OpI32Shl).Idx(wasm.OpLocalGet, capL).Op(wasm.OpI32GtU)
-			a.Block(wasm.OpIf).Idx(wasm.OpCall, 2).Op(wasm.OpEnd)
+			a.Block(wasm.OpIf).Idx(wasm.OpCall, 3).Op(wasm.OpEnd)
 			a.Op(wasm.OpReturn)
 		}
 		a.Op(wasm.OpEnd)

@@ -33,13 +33,19 @@ func TestCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	count := inst.ExportedFunction(CountName)
+	dense, hashed := inst.ExportedFunction(CountName), inst.ExportedFunction(CountHashName)
 	want := Counts{}
 	r := rand.New(rand.NewPCG(3, 4))
 	for i := 0; i < 20000; i++ {
 		f := uint32(1 + r.IntN(len(paths)-1))
 		p := r.Uint64N(min(paths[f], 3000)) // repeats, and many distinct keys
-		if _, err := count.Call(ctx, uint64(f), p); err != nil {
+		var err error
+		if l.Funcs[f].Kind == KindDense {
+			_, err = dense.Call(ctx, uint64(l.Slot(f))+p)
+		} else {
+			_, err = hashed.Call(ctx, uint64(f), p)
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 		if want[f] == nil {
@@ -87,10 +93,18 @@ func TestTraps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	count := inst.ExportedFunction(CountName)
-	for _, c := range [][2]uint64{{0, 0}, {1, 10}, {2, 0}} {
-		if _, err := count.Call(ctx, c[0], c[1]); err == nil {
-			t.Errorf("count(%d, %d) did not trap", c[0], c[1])
+	// Function 0 has no counters, 1 is dense, 2 does not exist.
+	hashed := inst.ExportedFunction(CountHashName)
+	for _, c := range [][2]uint64{{0, 0}, {1, 3}, {2, 0}} {
+		if _, err := hashed.Call(ctx, c[0], c[1]); err == nil {
+			t.Errorf("count_hash(%d, %d) did not trap", c[0], c[1])
 		}
+	}
+	dense := inst.ExportedFunction(CountName)
+	if _, err := dense.Call(ctx, uint64(l.Slot(1))+10); err == nil {
+		t.Errorf("count past the dense arrays did not trap")
+	}
+	if _, err := dense.Call(ctx, uint64(l.Slot(1))+9); err != nil {
+		t.Errorf("count of the last dense slot: %v", err)
 	}
 }

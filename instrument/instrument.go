@@ -46,6 +46,12 @@ type Func struct {
 	// seqs holds, per Graph edge, how many instrumentation sequences run
 	// when the edge is taken: the probe hits of the edge.
 	seqs []uint8
+
+	// Between planning and emitting: the body's structure, the probes per
+	// Graph edge and the scratch locals.
+	scan           *scan
+	ops            [][]numbering.Op
+	reg, cond, idx uint32
 }
 
 // BlockOffset returns the original file offset of block b's first instruction.
@@ -74,18 +80,22 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 	}
 	res := &Result{CodeOffset: m.CodePayloadOff}
 	numImported := m.NumImportedFuncs
-	countType := m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}})
-	countFn, err := m.AddFuncImport(counters.ModuleName, counters.CountName, countType)
+	countFn, err := m.AddFuncImport(counters.ModuleName, counters.CountName, m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI64}}))
 	if err != nil {
 		return nil, err
 	}
+	hashFn, err := m.AddFuncImport(counters.ModuleName, counters.CountHashName, m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}}))
+	if err != nil {
+		return nil, err
+	}
+	shift := m.NumImportedFuncs - numImported
 	cfgOpt := cfg.Options{NoReturn: cfg.NoReturnImports(m, opt.NoReturn...)}
 	paths := make([]uint64, numImported+uint32(len(m.Code)))
 	for i := range m.Code {
 		orig := numImported + uint32(i)
-		f := &Func{Index: orig, Name: m.FuncName(orig + 1), origOff: m.Code[i].OrigOff}
+		f := &Func{Index: orig, Name: m.FuncName(orig + shift), origOff: m.Code[i].OrigOff}
 		res.Funcs = append(res.Funcs, f)
-		if err := instrumentFunc(m, i, f, countFn, cfgOpt); err != nil {
+		if err := planFunc(m, i, f, cfgOpt); err != nil {
 			var skip skipError
 			if errors.As(err, &skip) {
 				f.Status = "skipped: " + string(skip)
@@ -96,11 +106,21 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		f.Status = "profiled"
 		paths[orig] = uint64(f.Plan.NumPaths)
 	}
-	m.Touch(wasm.SecCode)
-	if res.Module, err = m.Encode(); err != nil {
+	// The counter layout needs every function's path count, and the
+	// probes need the layout: dense counts add the function's first slot.
+	if res.Layout, err = counters.NewLayout(paths, opt.Counters); err != nil {
 		return nil, err
 	}
-	if res.Layout, err = counters.NewLayout(paths, opt.Counters); err != nil {
+	for i, f := range res.Funcs {
+		if f.Plan == nil {
+			continue
+		}
+		if err := emitFunc(m, &m.Code[i], f, res.Layout, countFn, hashFn); err != nil {
+			return nil, fmt.Errorf("function %d (%s): %w", f.Index, f.Name, err)
+		}
+	}
+	m.Touch(wasm.SecCode)
+	if res.Module, err = m.Encode(); err != nil {
 		return nil, err
 	}
 	if res.Counters, err = res.Layout.Module(); err != nil {
@@ -204,7 +224,8 @@ type edit struct {
 	prio int
 }
 
-func instrumentFunc(m *wasm.Module, def int, f *Func, countFn uint32, cfgOpt cfg.Options) error {
+// planFunc adds the scratch locals, builds the graph and chooses the probes.
+func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options) error {
 	c := &m.Code[def]
 	ft, ok := m.FuncType(m.NumImportedFuncs + uint32(def))
 	if !ok {
@@ -261,11 +282,36 @@ func instrumentFunc(m *wasm.Module, def int, f *Func, countFn uint32, cfgOpt cfg
 		return err
 	}
 	f.DAG, f.Num, f.Plan = d, n, plan
-	ops := make([][]numbering.Op, len(g.Edges))
+	f.ops = make([][]numbering.Op, len(g.Edges))
 	for _, p := range plan.Probes {
-		ops[p.Edge] = append(ops[p.Edge], p.Op)
+		f.ops[p.Edge] = append(f.ops[p.Edge], p.Op)
 	}
+	f.scan, f.reg, f.cond, f.idx = s, reg, cond, idx
+	return nil
+}
+
+// emitFunc inserts the probes chosen by planFunc.
+func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, countFn, hashFn uint32) error {
+	g, s, ops := f.Graph, f.scan, f.ops
+	reg, cond, idx := f.reg, f.cond, f.idx
 	f.seqs = make([]uint8, len(g.Edges))
+	dense := layout.Funcs[f.Index].Kind == counters.KindDense
+	slot := layout.Slot(f.Index)
+	// count appends the call that counts path id (the i64 on the stack,
+	// plus v).
+	count := func(a *wasm.Asm, v int64) {
+		if dense {
+			v += slot
+		}
+		if v != 0 {
+			a.I64(v).Op(wasm.OpI64Add)
+		}
+		if dense {
+			a.Idx(wasm.OpCall, countFn)
+		} else {
+			a.Idx(wasm.OpCall, hashFn)
+		}
+	}
 	emit := func(a *wasm.Asm, list []numbering.Op) {
 		for _, o := range list {
 			switch o.Kind {
@@ -274,13 +320,17 @@ func instrumentFunc(m *wasm.Module, def int, f *Func, countFn uint32, cfgOpt cfg
 			case numbering.Add:
 				a.Idx(wasm.OpLocalGet, reg).I64(o.Value).Op(wasm.OpI64Add).Idx(wasm.OpLocalSet, reg)
 			case numbering.Count:
-				a.I32(int32(f.Index)).Idx(wasm.OpLocalGet, reg)
-				if o.Value != 0 {
-					a.I64(o.Value).Op(wasm.OpI64Add)
+				if !dense {
+					a.I32(int32(f.Index))
 				}
-				a.Idx(wasm.OpCall, countFn)
+				a.Idx(wasm.OpLocalGet, reg)
+				count(a, o.Value)
 			case numbering.CountConst:
-				a.I32(int32(f.Index)).I64(o.Value).Idx(wasm.OpCall, countFn)
+				if dense {
+					a.I64(o.Value+slot).Idx(wasm.OpCall, countFn)
+				} else {
+					a.I32(int32(f.Index)).I64(o.Value).Idx(wasm.OpCall, hashFn)
+				}
 			}
 		}
 	}

@@ -48,7 +48,7 @@ preview1.random_get = (buf, len) => {
   }
   return 0;
 };
-imports.pathprof = { count: counters.exports.count };
+imports.pathprof = counters.exports;
 
 const instance = new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(program)), imports);
 memory = instance.exports.memory;
