@@ -141,7 +141,7 @@ func (l *Layout) Module() ([]byte, error) {
 	m := &wasm.Module{Version: 1}
 	m.Types = []wasm.FuncType{
 		{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}}, // count_hash, hinc
-		{}, // grow
+		{},                                    // grow
 		{Params: []wasm.ValType{wasm.ValI64}}, // count
 	}
 	m.Funcs = []uint32{2, 0, 0, 1}

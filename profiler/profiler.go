@@ -30,7 +30,7 @@ type Options struct {
 	// mounts, output, compilation cache, progress).
 	Run runner.Config
 	// Progress receives a line per slow step; nil for none.
-	Progress io.Writer
+	Progress   io.Writer
 	Instrument instrument.Options
 }
 
