@@ -163,7 +163,10 @@ func Build(m *wasm.Module, def int, opt Options) (*Graph, error) {
 
 // BuildBody returns the control-flow graph of one function body.
 func BuildBody(c *wasm.Code, opt Options) (*Graph, error) {
-	g := &Graph{Blocks: make([]Block, 2, 16)}
+	// Real code has a block every dozen bytes or so; sizing the slices up
+	// front avoids regrowing them on large functions.
+	est := len(c.Body)/12 + 8
+	g := &Graph{Blocks: make([]Block, 2, est), Edges: make([]Edge, 0, est*3/2)}
 	b := &builder{g: g, noReturn: opt.NoReturn}
 	first := b.node()
 	b.edge(Entry, first, EdgeEntry, c.ExprOff)

@@ -80,14 +80,15 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 	}
 	res := &Result{CodeOffset: m.CodePayloadOff}
 	numImported := m.NumImportedFuncs
-	countFn, err := m.AddFuncImport(counters.ModuleName, counters.CountName, m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI64}}))
+	countFn, err := m.AddFuncImports(
+		wasm.Import{Module: counters.ModuleName, Name: counters.CountName, Kind: wasm.KindFunc,
+			Type: m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI64}})},
+		wasm.Import{Module: counters.ModuleName, Name: counters.CountHashName, Kind: wasm.KindFunc,
+			Type: m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}})})
 	if err != nil {
 		return nil, err
 	}
-	hashFn, err := m.AddFuncImport(counters.ModuleName, counters.CountHashName, m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}}))
-	if err != nil {
-		return nil, err
-	}
+	hashFn := countFn + 1
 	shift := m.NumImportedFuncs - numImported
 	cfgOpt := cfg.Options{NoReturn: cfg.NoReturnImports(m, opt.NoReturn...)}
 	paths := make([]uint64, numImported+uint32(len(m.Code)))
@@ -216,6 +217,39 @@ func scanBody(m *wasm.Module, c *wasm.Code, results []wasm.ValType) (*scan, erro
 	return s, nil
 }
 
+// shift moves every offset by d: the locals declarations before the
+// instructions changed size.
+func (s *scan) shift(d int64) {
+	if d == 0 {
+		return
+	}
+	mv := func(o uint32) uint32 { return uint32(int64(o) + d) }
+	ifElse := make(map[uint32]int64, len(s.ifElse))
+	for k, v := range s.ifElse {
+		if v >= 0 {
+			v += d
+		}
+		ifElse[mv(k)] = v
+	}
+	ifEnd := make(map[uint32]uint32, len(s.ifEnd))
+	for k, v := range s.ifEnd {
+		ifEnd[mv(k)] = mv(v)
+	}
+	instrLen := make(map[uint32]uint32, len(s.instrLen))
+	for k, v := range s.instrLen {
+		instrLen[mv(k)] = v
+	}
+	brTypes := make(map[uint32][]wasm.ValType, len(s.brTypes))
+	for k, v := range s.brTypes {
+		brTypes[mv(k)] = v
+	}
+	brTable := make(map[uint32][]uint32, len(s.brTable))
+	for k, v := range s.brTable {
+		brTable[mv(k)] = v
+	}
+	s.ifElse, s.ifEnd, s.instrLen, s.brTypes, s.brTable = ifElse, ifEnd, instrLen, brTypes, brTable
+}
+
 // edit is a splice with an order among edits at the same offset: code
 // entering an arm (0) runs before code placed before the instruction there
 // (1), which runs before an added else arm (2).
@@ -240,14 +274,12 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options) error {
 	base := uint32(uint64(len(ft.Params)) + c.NumLocals())
 	locals := append(append([]wasm.LocalDecl(nil), c.Locals...),
 		wasm.LocalDecl{Count: 1, Type: wasm.ValI64}, wasm.LocalDecl{Count: 2, Type: wasm.ValI32})
+	oldExpr := c.ExprOff
 	if err := c.SetLocals(locals); err != nil {
 		return err
 	}
 	reg, cond, idx := base, base+1, base+2
-	// Offsets moved with the locals: scan again on the final layout.
-	if s, err = scanBody(m, c, ft.Results); err != nil {
-		return err
-	}
+	s.shift(int64(c.ExprOff) - int64(oldExpr))
 	g, err := cfg.BuildBody(c, cfgOpt)
 	if err != nil {
 		return err

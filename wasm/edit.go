@@ -54,8 +54,12 @@ type Edit struct {
 // Locals are re-read from the new body, so an edit may rewrite them too.
 func (c *Code) Splice(edits []Edit) error {
 	sort.SliceStable(edits, func(i, j int) bool { return edits[i].Off < edits[j].Off })
-	var body []byte
-	var segs []mapSeg
+	size := len(c.Body)
+	for _, e := range edits {
+		size += len(e.Ins) - int(e.Del)
+	}
+	body := make([]byte, 0, max(size, 0))
+	segs := make([]mapSeg, 0, 2*len(edits)+1)
 	pos := uint32(0)
 	prev := c.Map
 	addCopy := func(from, to uint32) {
@@ -180,13 +184,25 @@ func (m *Module) AddType(t FuncType) uint32 {
 // segments, exports, the start function and the name section are all
 // remapped, and the function bodies that change get offset maps.
 func (m *Module) AddFuncImport(module, name string, typeIdx uint32) (uint32, error) {
-	if int(typeIdx) >= len(m.Types) {
-		return 0, fmt.Errorf("add import %s.%s: type index %d out of range", module, name, typeIdx)
+	return m.AddFuncImports(Import{Module: module, Name: name, Kind: KindFunc, Type: typeIdx})
+}
+
+// AddFuncImports adds several function imports at once (one renumbering
+// pass instead of one per import) and returns the index of the first.
+func (m *Module) AddFuncImports(imps ...Import) (uint32, error) {
+	for _, im := range imps {
+		if im.Kind != KindFunc {
+			return 0, fmt.Errorf("add import %s.%s: not a function import", im.Module, im.Name)
+		}
+		if int(im.Type) >= len(m.Types) {
+			return 0, fmt.Errorf("add import %s.%s: type index %d out of range", im.Module, im.Name, im.Type)
+		}
 	}
 	newIdx := m.NumImportedFuncs
+	n := uint32(len(imps))
 	remap := func(f uint32) uint32 {
 		if f >= newIdx {
-			return f + 1
+			return f + n
 		}
 		return f
 	}
@@ -194,20 +210,15 @@ func (m *Module) AddFuncImport(module, name string, typeIdx uint32) (uint32, err
 		return 0, err
 	}
 	// Keep imports of one kind in order: insert after the last function import.
-	at := len(m.Imports)
+	at := 0
 	for i := len(m.Imports) - 1; i >= 0; i-- {
 		if m.Imports[i].Kind == KindFunc {
 			at = i + 1
 			break
 		}
-		if i == 0 {
-			at = 0
-		}
 	}
-	m.Imports = append(m.Imports, Import{})
-	copy(m.Imports[at+1:], m.Imports[at:])
-	m.Imports[at] = Import{Module: module, Name: name, Kind: KindFunc, Type: typeIdx}
-	m.NumImportedFuncs++
+	m.Imports = append(m.Imports[:at], append(append([]Import(nil), imps...), m.Imports[at:]...)...)
+	m.NumImportedFuncs += n
 	m.Touch(SecImport)
 	return newIdx, nil
 }

@@ -5,25 +5,33 @@ import "fmt"
 // Encode writes the module. Sections that were not edited are copied from
 // the original bytes; edited ones are encoded from the decoded form.
 func (m *Module) Encode() ([]byte, error) {
+	// Encode edited sections first so that the output is allocated once:
+	// growing a buffer of tens of megabytes copies it many times.
+	payloads := make([][]byte, len(m.Sections))
 	size := 8
-	for _, s := range m.Sections {
-		size += len(s.raw) + 16
+	for i, s := range m.Sections {
+		if !s.dirty && s.raw != nil && !(s.ID == SecCode && m.codeEdited()) {
+			size += len(s.raw)
+			continue
+		}
+		p, err := m.encodeSection(s)
+		if err != nil {
+			return nil, err
+		}
+		payloads[i] = p
+		size += 1 + sizeU(uint64(len(p))) + len(p)
 	}
 	out := make([]byte, 0, size)
 	out = append(out, 0, 'a', 's', 'm')
 	out = append(out, byte(m.Version), byte(m.Version>>8), byte(m.Version>>16), byte(m.Version>>24))
-	for _, s := range m.Sections {
-		if !s.dirty && s.raw != nil && !(s.ID == SecCode && m.codeEdited()) {
+	for i, s := range m.Sections {
+		if payloads[i] == nil {
 			out = append(out, s.raw...)
 			continue
 		}
-		payload, err := m.encodeSection(s)
-		if err != nil {
-			return nil, err
-		}
 		out = append(out, s.ID)
-		out = appendU(out, uint64(len(payload)))
-		out = append(out, payload...)
+		out = appendU(out, uint64(len(payloads[i])))
+		out = append(out, payloads[i]...)
 	}
 	return out, nil
 }
@@ -171,6 +179,11 @@ func (m *Module) encodeSection(s *Section) ([]byte, error) {
 	case SecDataCount:
 		b = appendU(b, uint64(m.DataCount))
 	case SecCode:
+		size := 5
+		for i := range m.Code {
+			size += len(m.Code[i].Body) + 5
+		}
+		b = make([]byte, 0, size)
 		b = appendU(b, uint64(len(m.Code)))
 		for i := range m.Code {
 			body := m.Code[i].encodeBody()
