@@ -50,6 +50,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdInspect(args[1:], stdout, stderr)
 	case "profile":
 		return cmdProfile(args[1:], stdout, stderr)
+	case "report":
+		return cmdReport(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "pathprof: unknown command %q\n\n%s", args[0], usage)
 	return 2
