@@ -1,0 +1,101 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pathprof/internal/testprogs"
+	"pathprof/profile"
+)
+
+// startModule is a command module whose _start runs body (instructions,
+// without the final end).
+func startModule(imports []byte, body ...byte) []byte {
+	m := []byte{0, 'a', 's', 'm', 1, 0, 0, 0, 1, 4, 1, 0x60, 0, 0}
+	if imports != nil {
+		m = append(m, imports...)
+	}
+	m = append(m, 3, 2, 1, 0)                                 // function section
+	m = append(m, 7, 10, 1, 6, '_', 's', 't', 'a', 'r', 't', 0) // export section
+	if imports != nil {
+		m = append(m, 1)
+	} else {
+		m = append(m, 0)
+	}
+	code := append([]byte{0}, body...)
+	code = append(code, 0x0b)
+	m = append(m, 10, byte(len(code)+2), 1, byte(len(code)))
+	return append(m, code...)
+}
+
+func TestProfileCommand(t *testing.T) {
+	p := testprogs.CProgramByName(t, "calc")
+	out := filepath.Join(t.TempDir(), "calc.json")
+	code, stdout, stderr := runCmd("profile", "-q", "-o", out, "--stdin", p.Stdin, p.Wasm)
+	if code != int(p.WantExitCode) || stdout != p.WantStdout {
+		t.Fatalf("exit %d, stdout differs: %v\n%s", code, stdout != p.WantStdout, stderr)
+	}
+	prof, err := profile.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !prof.Complete || prof.Strategy != "sbl" || len(prof.Runs) != 1 || prof.Runs[0].ProbeHits == 0 {
+		t.Fatalf("unexpected profile facts: %+v", prof.Runs)
+	}
+	// The program's exit code passes through, and the profile is written.
+	r := testprogs.CProgramByName(t, "records")
+	out2 := filepath.Join(t.TempDir(), "records.json")
+	code, _, _ = runCmd("profile", "-q", "-o", out2, r.Wasm)
+	if code != int(r.WantExitCode) || r.WantExitCode == 0 {
+		t.Fatalf("exit %d, want %d", code, r.WantExitCode)
+	}
+	if _, err := profile.ReadFile(out2); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestProfileTrap(t *testing.T) {
+	dir := t.TempDir()
+	mod := filepath.Join(dir, "trap.wasm")
+	if err := os.WriteFile(mod, startModule(nil, 0x00), 0o644); err != nil { // unreachable
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "trap.json")
+	code, _, stderr := runCmd("profile", "-q", "-o", out, mod)
+	if code != 1 || !strings.Contains(stderr, "trap") || !strings.Contains(stderr, "incomplete") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	p, err := profile.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Complete || p.Incomplete == "" {
+		t.Fatalf("trapped run not marked incomplete: %+v", p)
+	}
+}
+
+func TestProfileMissingImport(t *testing.T) {
+	dir := t.TempDir()
+	// (import "env" "missing" (func)) called from _start.
+	imp := []byte{2, 15, 1, 3, 'e', 'n', 'v', 7, 'm', 'i', 's', 's', 'i', 'n', 'g', 0, 0}
+	mod := filepath.Join(dir, "imp.wasm")
+	if err := os.WriteFile(mod, startModule(imp, 0x10, 0x00), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "imp.json")
+	code, _, stderr := runCmd("profile", "-q", "-o", out, mod)
+	if code != 1 || !strings.Contains(stderr, "env") || !strings.Contains(stderr, "missing") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if p, err := profile.ReadFile(out); err != nil || p.Complete {
+		t.Fatalf("profile: %v, %+v", err, p)
+	}
+	if code, _, stderr := runCmd("profile", filepath.Join(dir, "nope.wasm")); code != 1 || !strings.Contains(stderr, "no such file") {
+		t.Errorf("missing module: exit %d, %s", code, stderr)
+	}
+	if code, _, _ := runCmd("profile", "--dir", filepath.Join(dir, "nodir"), mod); code != 2 {
+		t.Errorf("bad --dir: exit %d, want 2", code)
+	}
+}
