@@ -17,7 +17,7 @@ func startModule(imports []byte, body ...byte) []byte {
 	if imports != nil {
 		m = append(m, imports...)
 	}
-	m = append(m, 3, 2, 1, 0)                                 // function section
+	m = append(m, 3, 2, 1, 0)                                   // function section
 	m = append(m, 7, 10, 1, 6, '_', 's', 't', 'a', 'r', 't', 0) // export section
 	if imports != nil {
 		m = append(m, 1)
