@@ -79,6 +79,21 @@ type Config struct {
 	// every loop iteration, which made loop-heavy test programs five to
 	// ten times slower.
 	Interruptible bool
+	// HostModules, if set, is called once, after WASI is instantiated and
+	// before Modules and the program are compiled, to define Go host
+	// modules (r.NewHostModuleBuilder(name)...Compile(ctx)) that Modules
+	// and the program may import. Each returned module is instantiated
+	// under its builder's name for the life of the Program, not per run:
+	// its state lives in Go, where the caller can reset it between runs.
+	HostModules func(ctx context.Context, r wazero.Runtime) ([]wazero.CompiledModule, error)
+	// Listener, if set, is installed with
+	// experimental.WithFunctionListenerFactory for the compilation of every
+	// module (WASI, HostModules, Modules and the program), since wazero
+	// binds listeners when it compiles; the factory picks the functions it
+	// wants and returns nil for the rest, which then cost nothing. It also
+	// rides on the context of every run. Listened-to modules compile to
+	// different code, cached apart from unlistened ones.
+	Listener experimental.FunctionListenerFactory
 
 	// Run-time fields.
 
@@ -151,6 +166,7 @@ type Program struct {
 	main        wazero.CompiledModule
 	modules     []compiledNamed
 	compileTime time.Duration
+	listener    experimental.FunctionListenerFactory
 
 	mu sync.Mutex
 }
@@ -191,6 +207,9 @@ func RunFile(ctx context.Context, path string, cfg Config) (Result, error) {
 // experimental.WithCompilationWorkers; on two cores a second worker did not
 // make the largest test module compile any faster.
 func Compile(ctx context.Context, wasm []byte, cfg Config) (_ *Program, err error) {
+	if cfg.Listener != nil {
+		ctx = experimental.WithFunctionListenerFactory(ctx, cfg.Listener)
+	}
 	features := cfg.Features
 	if features == 0 {
 		features = DefaultFeatures
@@ -199,7 +218,7 @@ func Compile(ctx context.Context, wasm []byte, cfg Config) (_ *Program, err erro
 		WithCoreFeatures(features).
 		WithCloseOnContextDone(cfg.Interruptible)
 
-	p := &Program{}
+	p := &Program{listener: cfg.Listener}
 	if cfg.CacheDir != "" {
 		p.cache, err = wazero.NewCompilationCacheWithDir(cfg.CacheDir)
 		if err != nil {
@@ -224,6 +243,22 @@ func Compile(ctx context.Context, wasm []byte, cfg Config) (_ *Program, err erro
 	}
 
 	start := time.Now()
+	if cfg.HostModules != nil {
+		hosts, err := cfg.HostModules(ctx, p.rt)
+		if err != nil {
+			return nil, fmt.Errorf("host modules: %w", err)
+		}
+		for _, h := range hosts {
+			name := h.Name()
+			if name == "" || exports[name] != nil {
+				return nil, fmt.Errorf("host module name %q is empty or used twice", name)
+			}
+			if _, err := p.rt.InstantiateModule(ctx, h, wazero.NewModuleConfig().WithName(name)); err != nil {
+				return nil, fmt.Errorf("instantiate host module %s: %w", name, err)
+			}
+			exports[name] = h
+		}
+	}
 	for _, m := range cfg.Modules {
 		if m.Name == "" || exports[m.Name] != nil {
 			return nil, fmt.Errorf("module name %q is empty or used twice", m.Name)
@@ -335,6 +370,9 @@ func (p *Program) Run(ctx context.Context, cfg Config) (res Result, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	res.CompileTime = p.compileTime
+	if p.listener != nil {
+		ctx = experimental.WithFunctionListenerFactory(ctx, p.listener)
+	}
 
 	mc, err := moduleConfig(cfg)
 	if err != nil {
