@@ -73,10 +73,14 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(bw, "\npath coverage by function, most executed first\n")
 	ct := newTable(bw)
 	fmt.Fprintf(ct, "executions\tcalls\tpaths\tpossible\tcoverage\t  function\n")
-	idle, skipped := 0, 0
+	idle, skipped, pathless := 0, 0, 0
 	for _, f := range r.Functions {
-		if f.Coverage == nil {
+		if f.Status != "profiled" {
 			skipped++
+			continue
+		}
+		if f.Coverage == nil {
+			pathless++
 			continue
 		}
 		if f.ExecutedPaths == 0 {
@@ -92,12 +96,15 @@ func (r *Report) WriteText(w io.Writer) error {
 	if idle > 0 {
 		fmt.Fprintf(bw, ", %d did not (not listed)", idle)
 	}
+	if pathless > 0 {
+		fmt.Fprintf(bw, "; %d cannot complete a path (every path traps or never returns)", pathless)
+	}
 	fmt.Fprintln(bw)
 	if skipped > 0 {
 		fmt.Fprintf(bw, "%s not profiled, so not counted:\n", plural(skipped, "function"))
 		tw = tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 		for _, f := range r.Functions {
-			if f.Coverage == nil {
+			if f.Status != "profiled" {
 				fmt.Fprintf(tw, "  %s\t%s\n", f.Name, f.Status)
 			}
 		}

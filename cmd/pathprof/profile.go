@@ -14,6 +14,7 @@ import (
 
 	"pathprof/profile"
 	"pathprof/profiler"
+	"pathprof/report"
 	"pathprof/runner"
 )
 
@@ -96,10 +97,11 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	strategy := fs.String("strategy", "sbl", "profiling strategy: sbl")
 	out := fs.String("o", "pathprof.json", "write the profile to `FILE`")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	top := fs.Int("top", 0, "after the run, print the report with the `N` hottest paths to stderr")
 	var rf runFlags
 	rf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: pathprof profile [--strategy sbl] [-o FILE] [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]")
+		fmt.Fprintln(stderr, "usage: pathprof profile [--strategy sbl] [-o FILE] [--top N] [-q] [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]")
 		fs.PrintDefaults()
 	}
 	own, progArgs := splitArgs(args)
@@ -151,6 +153,16 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	}
 	if progress != nil {
 		fmt.Fprintf(progress, "pathprof: wrote %s: %d paths executed in %d functions, %d probe hits\n", *out, countPaths(p), countFuncs(p), p.Runs[0].ProbeHits)
+	}
+	if *top > 0 {
+		r, err := report.Build(p, report.Options{Top: *top, Module: orig, ModulePath: path})
+		if err == nil {
+			err = r.WriteText(stderr)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "pathprof: report: %v\n", err)
+			return 1
+		}
 	}
 	return int(p.ExitCode)
 }

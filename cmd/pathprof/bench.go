@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+
+	"pathprof/bench"
+)
+
+func cmdBench(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	quick := fs.Bool("quick", false, fmt.Sprintf("only the quick subset, %d runs each unless --runs says otherwise", bench.QuickRuns))
+	suiteDir := fs.String("suite", bench.DefaultDir(), "suite `DIR` (holding suite.json); prepared on first use")
+	out := fs.String("o", "bench-out", "write results.md and results.json into `DIR`")
+	runs := fs.Int("runs", 0, fmt.Sprintf("timed runs of each build per program (default %d)", bench.DefaultRuns))
+	prepare := fs.Bool("prepare", false, "prepare (or refresh) the suite and exit: copy the C programs, build the Go programs")
+	src := fs.String("src", "", "the pathprof source tree for --prepare (default: found from the current directory)")
+	var only multiFlag
+	fs.Var(&only, "only", "run only the program `NAME` (repeatable)")
+	cache := fs.String("cache", defaultCache(), "compilation cache `DIR` (\"\" for none)")
+	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: pathprof bench [--quick] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]\n       pathprof bench --prepare [--suite DIR] [--src DIR]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(interleaved(fs, args)); err != nil {
+		return 2
+	}
+	if fs.NArg() != 0 || *runs < 0 {
+		fs.Usage()
+		return 2
+	}
+	var progress io.Writer = stderr
+	if *quiet {
+		progress = nil
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	popt := bench.PrepareOptions{Source: *src, Progress: progress}
+	if *prepare {
+		if _, err := bench.Prepare(*suiteDir, popt); err != nil {
+			fmt.Fprintf(stderr, "pathprof: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	var s *bench.Suite
+	var err error
+	if _, serr := os.Stat(filepath.Join(*suiteDir, bench.ManifestName)); errors.Is(serr, os.ErrNotExist) {
+		if progress != nil {
+			fmt.Fprintf(progress, "bench: no suite in %s yet: preparing it\n", *suiteDir)
+		}
+		s, err = bench.Prepare(*suiteDir, popt)
+	} else {
+		s, err = bench.Load(*suiteDir)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+
+	rep, err := bench.Run(ctx, s, bench.Options{
+		Runs:     *runs,
+		Quick:    *quick,
+		Only:     only,
+		CacheDir: *cache,
+		Progress: progress,
+	})
+	if rep == nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	rep.Command = strings.TrimSpace("pathprof bench " + strings.Join(args, " "))
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	if werr := rep.WriteFiles(*out); werr != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", werr)
+		return 1
+	}
+	if err := rep.WriteMarkdown(stdout); err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	if progress != nil {
+		fmt.Fprintf(progress, "bench: wrote %s and %s\n", filepath.Join(*out, bench.MarkdownName), filepath.Join(*out, bench.JSONName))
+	}
+	if rep.Failed > 0 {
+		fmt.Fprintf(stderr, "pathprof: %d of %d programs FAILED (see the table)\n", rep.Failed, len(rep.Programs))
+		return 1
+	}
+	return 0
+}

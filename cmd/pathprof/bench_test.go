@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pathprof/bench"
+	"pathprof/internal/testprogs"
+)
+
+// TestBenchQuick runs pathprof bench --quick on a suite of two small C
+// programs, one run each, and checks the table and the raw results; a
+// third program whose expected exit code is wrong must fail loudly.
+func TestBenchQuick(t *testing.T) {
+	calc := testprogs.CProgramByName(t, "calc")
+	grid := testprogs.CProgramByName(t, "grid")
+	dir := t.TempDir()
+	manifest := map[string]any{
+		"version": 1,
+		"programs": []map[string]any{
+			{"name": "calc", "wasm": calc.Wasm, "stdin": calc.Stdin, "quick": true,
+				"expect_stdout": filepath.Join(filepath.Dir(calc.Wasm), "calc.expected"), "expect_exit_code": calc.WantExitCode},
+			{"name": "grid", "wasm": grid.Wasm, "args": grid.Args, "mounts": []string{"@tmp:/tmp"}, "quick": true},
+			{"name": "calc-wrong", "wasm": calc.Wasm, "stdin": calc.Stdin, "expect_exit_code": calc.WantExitCode + 7},
+		},
+	}
+	data, err := json.Marshal(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, bench.ManifestName), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	cache := testprogs.WazeroCacheDir(t)
+
+	var stdout, stderr bytes.Buffer
+	code := cmdBench([]string{"--quick", "--suite", dir, "-o", out, "--runs", "1", "--cache", cache}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	md, err := os.ReadFile(filepath.Join(out, bench.MarkdownName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(md, stdout.Bytes()) {
+		t.Errorf("results.md differs from what was printed")
+	}
+	for _, want := range []string{"| program | original ms | SBL ms | ratio |", "\n| calc | ", "\n| grid | ", "| **geometric mean** |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("table lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(string(md), "calc-wrong") || strings.Contains(string(md), "FAILED") {
+		t.Errorf("--quick ran more than the quick programs, or one failed:\n%s", md)
+	}
+	for _, want := range []string{"bench: calc: run 1/1", "bench: grid: check run"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("progress lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	rep, err := bench.ReadReport(filepath.Join(out, bench.JSONName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Programs) != 2 || rep.Failed != 0 || rep.Runs != 1 || rep.GeoMean["sbl"] <= 0 {
+		t.Fatalf("results.json: %+v", rep)
+	}
+	for _, p := range rep.Programs {
+		sbl := p.Strategies[0]
+		if !p.OutputsMatch || p.Error != "" || len(p.Original.Seconds) != 1 || len(sbl.Seconds) != 1 ||
+			sbl.ProbeHits == 0 || p.ExecutedPaths == 0 || p.PathExecutions == 0 || p.Profiled == 0 ||
+			p.Functions < p.Profiled || p.PossiblePaths == "" || p.PossiblePaths == "0" {
+			t.Errorf("%s: %+v", p.Name, p)
+		}
+	}
+
+	stdout.Reset()
+	stderr.Reset()
+	code = cmdBench([]string{"--only", "calc-wrong", "--suite", dir, "-o", out, "--runs", "1", "--cache", cache}, &stdout, &stderr)
+	if code != 1 || !strings.Contains(stdout.String(), "| calc-wrong |") || !strings.Contains(stdout.String(), "**calc-wrong FAILED**: original run: exit code 0, the suite expects 7") ||
+		!strings.Contains(stderr.String(), "FAILED") {
+		t.Fatalf("a failing program: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+}
+
+func TestBenchBadSuite(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, bench.ManifestName), []byte(`{"version": 1, "programs": [{"name": "x"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := cmdBench([]string{"--suite", dir}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), `program "x": no wasm file`) {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+}
