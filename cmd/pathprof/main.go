@@ -29,6 +29,8 @@ Usage:
       Run a WASI program deterministically and write its exact path profile.
   pathprof report [--top N] [--json] [--module FILE] PROFILE
       Hottest paths, path coverage per function, source lines.
+  pathprof bench [--quick] [--prepare] [--suite DIR] [-o DIR] [--runs N]
+      Measure profiling overhead on the benchmark suite.
 
 Run "pathprof COMMAND -h" for a command's flags.
 `
@@ -52,6 +54,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdProfile(args[1:], stdout, stderr)
 	case "report":
 		return cmdReport(args[1:], stdout, stderr)
+	case "bench":
+		return cmdBench(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "pathprof: unknown command %q\n\n%s", args[0], usage)
 	return 2

@@ -1,0 +1,488 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"pathprof/counters"
+	"pathprof/instrument"
+	"pathprof/runner"
+)
+
+// DefaultRuns and QuickRuns are the timed runs per program and build.
+const (
+	DefaultRuns = 5
+	QuickRuns   = 3
+)
+
+// Strategy is a profiling strategy with its number of copies.
+type Strategy struct {
+	Name   string `json:"name"`   // "sbl"; "pbl" and "p3" are not measured yet
+	Copies int    `json:"copies"` // 1 for sbl
+}
+
+// SBL is sequential Ball-Larus: one copy, every function profiled.
+var SBL = Strategy{Name: "sbl", Copies: 1}
+
+func (s Strategy) String() string {
+	if s.Copies <= 1 {
+		return s.Name
+	}
+	return fmt.Sprintf("%s-k%d", s.Name, s.Copies)
+}
+
+// Options configure Run.
+type Options struct {
+	// Runs is the number of timed runs of each build; default DefaultRuns,
+	// or QuickRuns with Quick.
+	Runs int
+	// Quick runs only the programs marked quick.
+	Quick bool
+	// Only runs only the programs with these names.
+	Only []string
+	// Strategies to measure besides the original; default SBL alone. PBL
+	// and P3 (at k = 2, 4, 8) will be columns of their own once they exist.
+	Strategies []Strategy
+	// CacheDir is wazero's compilation cache; "" for none.
+	CacheDir string
+	// Progress receives a line per step; nil for none.
+	Progress   io.Writer
+	Instrument instrument.Options
+}
+
+// Report is the outcome of a benchmark run.
+type Report struct {
+	Date time.Time `json:"date"`
+	// Command is how the run was started, as the caller says.
+	Command string `json:"command,omitempty"`
+	// GoVersion is the toolchain pathprof was built with; SuiteGoVersion
+	// the one that built the suite's Go programs.
+	GoVersion      string     `json:"go_version"`
+	SuiteGoVersion string     `json:"suite_go_version,omitempty"`
+	CPUs           int        `json:"cpus"`
+	OS             string     `json:"os"`
+	Arch           string     `json:"arch"`
+	Runs           int        `json:"runs"`
+	Quick          bool       `json:"quick,omitempty"`
+	Strategies     []Strategy `json:"strategies"`
+	// Seconds is the wall time of the whole benchmark.
+	Seconds  float64         `json:"seconds"`
+	Programs []ProgramResult `json:"programs"`
+	// GeoMean is, per strategy (Strategy.String), the geometric mean of
+	// its ratios over the programs that did not fail.
+	GeoMean map[string]float64 `json:"geomean_ratio"`
+	Failed  int                `json:"failed"`
+}
+
+// ProgramResult is one program's row.
+type ProgramResult struct {
+	Name   string `json:"name"`
+	Origin string `json:"origin,omitempty"`
+	Wasm   string `json:"wasm"`
+	Bytes  int    `json:"bytes"`
+
+	// Static facts of the instrumented module.
+	Functions int `json:"functions"`
+	Profiled  int `json:"functions_profiled"`
+	// PossiblePaths is the exact sum of the profiled functions' acyclic
+	// paths (after cuts), in decimal: it can pass 2^64.
+	PossiblePaths string `json:"possible_paths"`
+	// Dynamic facts of the check run.
+	ExecutedPaths  int    `json:"executed_paths"`
+	PathExecutions uint64 `json:"path_executions"`
+	ExitCode       uint32 `json:"exit_code"`
+	// OutputsMatch says that every instrumented run printed the original's
+	// standard output and exited with its code.
+	OutputsMatch bool `json:"outputs_match"`
+
+	Original   Timing    `json:"original"`
+	Strategies []Measure `json:"strategies"`
+	// Error says why the row failed; its figures are then partial.
+	Error string `json:"error,omitempty"`
+}
+
+// Timing is one build's timed runs.
+type Timing struct {
+	CompileSeconds float64 `json:"compile_seconds"`
+	// Seconds holds each timed run's instantiation and run time (for
+	// several copies: the slowest copy's).
+	Seconds       []float64 `json:"seconds"`
+	MedianSeconds float64   `json:"median_seconds"`
+}
+
+// Measure is one strategy's figures on one program.
+type Measure struct {
+	Strategy Strategy `json:"strategy"`
+	Timing
+	// Ratio is the median run time over the original's median.
+	Ratio float64 `json:"ratio"`
+	// ProbeHits is the instrumentation sequences executed in the check
+	// run (for several copies: the slowest copy's).
+	ProbeHits         uint64  `json:"probe_hits"`
+	InstrumentSeconds float64 `json:"instrument_seconds"`
+	// PlanSeconds is P3's or PBL's planning time.
+	PlanSeconds float64 `json:"plan_seconds,omitempty"`
+	// ProfileEqual says whether the merged profile equals SBL's; unset
+	// for SBL itself.
+	ProfileEqual *bool `json:"profile_equal_to_sbl,omitempty"`
+}
+
+// Select returns the programs Run would run with opt.
+func Select(s *Suite, opt Options) ([]*Program, error) {
+	var out []*Program
+	for _, name := range opt.Only {
+		if _, ok := s.Program(name); !ok {
+			return nil, fmt.Errorf("no program %q in the suite", name)
+		}
+	}
+	for i := range s.Programs {
+		p := &s.Programs[i]
+		if opt.Quick && !p.Quick {
+			continue
+		}
+		if len(opt.Only) > 0 && !slices.Contains(opt.Only, p.Name) {
+			continue
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no programs selected")
+	}
+	return out, nil
+}
+
+// Run measures the selected programs of the suite. A program that fails
+// (a trap, an instrumented run whose output differs) gets a row with its
+// error and counts in Report.Failed; the error result is only for a
+// benchmark that cannot run at all, or was interrupted.
+func Run(ctx context.Context, s *Suite, opt Options) (*Report, error) {
+	if opt.Runs <= 0 {
+		opt.Runs = DefaultRuns
+		if opt.Quick {
+			opt.Runs = QuickRuns
+		}
+	}
+	if len(opt.Strategies) == 0 {
+		opt.Strategies = []Strategy{SBL}
+	}
+	for _, st := range opt.Strategies {
+		if st != SBL {
+			return nil, fmt.Errorf("strategy %s is not implemented (only sbl)", st)
+		}
+	}
+	progs, err := Select(s, opt)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	rep := &Report{
+		Date:           start.UTC().Truncate(time.Second),
+		GoVersion:      runtime.Version(),
+		SuiteGoVersion: s.GoVersion,
+		CPUs:           runtime.NumCPU(),
+		OS:             runtime.GOOS,
+		Arch:           runtime.GOARCH,
+		Runs:           opt.Runs,
+		Quick:          opt.Quick,
+		Strategies:     opt.Strategies,
+		GeoMean:        map[string]float64{},
+	}
+	for i, p := range progs {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		b := &benchmark{s: s, p: p, opt: opt, idx: i + 1, total: len(progs)}
+		r := b.run(ctx)
+		if r.Error != "" {
+			rep.Failed++
+			b.progress("FAILED: %s", r.Error)
+		}
+		rep.Programs = append(rep.Programs, r)
+	}
+	for j, st := range opt.Strategies {
+		var ratios []float64
+		for _, r := range rep.Programs {
+			if r.Error == "" && j < len(r.Strategies) {
+				ratios = append(ratios, r.Strategies[j].Ratio)
+			}
+		}
+		if len(ratios) > 0 {
+			rep.GeoMean[st.String()] = GeoMean(ratios)
+		}
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	return rep, ctx.Err()
+}
+
+// benchmark is one program's measurement.
+type benchmark struct {
+	s          *Suite
+	p          *Program
+	opt        Options
+	idx, total int
+}
+
+func (b *benchmark) progress(format string, args ...any) {
+	if b.opt.Progress != nil {
+		fmt.Fprintf(b.opt.Progress, "bench: %s: "+format+"\n", append([]any{b.p.Name}, args...)...)
+	}
+}
+
+// output is what one run printed and how it ended.
+type output struct {
+	stdout   []byte
+	stderr   *tailWriter
+	exitCode uint32
+	runTime  time.Duration
+}
+
+func (b *benchmark) run(ctx context.Context) (r ProgramResult) {
+	p := b.p
+	r = ProgramResult{Name: p.Name, Origin: p.Origin, Wasm: p.Wasm}
+	sbl := Measure{Strategy: SBL}
+	fail := func(format string, args ...any) ProgramResult {
+		r.Error = fmt.Sprintf(format, args...)
+		r.Strategies = []Measure{sbl}
+		return r
+	}
+	orig, err := os.ReadFile(b.s.Path(p.Wasm))
+	if err != nil {
+		return fail("%v", err)
+	}
+	r.Bytes = len(orig)
+	b.progress("program %d/%d, %.1f MB", b.idx, b.total, float64(len(orig))/1e6)
+
+	start := time.Now()
+	res, err := instrument.Instrument(orig, b.opt.Instrument)
+	if err != nil {
+		return fail("instrument: %v", err)
+	}
+	sbl.InstrumentSeconds = time.Since(start).Seconds()
+	possible := new(big.Int)
+	for _, f := range res.Funcs {
+		if f.Plan != nil {
+			r.Profiled++
+			possible.Add(possible, big.NewInt(f.Plan.NumPaths))
+		}
+	}
+	r.Functions = len(res.Funcs)
+	r.PossiblePaths = possible.String()
+	b.progress("instrumented %d of %d functions in %.2fs", r.Profiled, r.Functions, sbl.InstrumentSeconds)
+
+	name := filepath.Base(filepath.FromSlash(p.Wasm))
+	origProg, err := b.compile(ctx, "original", orig, runner.Config{ProgramName: name, CacheDir: b.opt.CacheDir})
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer origProg.Close(context.WithoutCancel(ctx))
+	r.Original.CompileSeconds = origProg.CompileTime().Seconds()
+	instrProg, err := b.compile(ctx, "sbl", res.Module, runner.Config{ProgramName: name, CacheDir: b.opt.CacheDir,
+		Modules: []runner.NamedModule{{Name: counters.ModuleName, Wasm: res.Counters}}})
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer instrProg.Close(context.WithoutCancel(ctx))
+	sbl.CompileSeconds = instrProg.CompileTime().Seconds()
+
+	// The check run, untimed, compares outputs, reads the counters and
+	// warms up both builds, so that neither pays the first run's page
+	// faults in the timed runs.
+	want, err := b.runOnce(ctx, origProg, nil)
+	if err != nil {
+		return fail("original run: %v%s", err, want.tail())
+	}
+	r.ExitCode = want.exitCode
+	if err := b.checkExpected(want); err != nil {
+		return fail("original run: %v%s", err, want.tail())
+	}
+	var mem []byte
+	got, err := b.runOnce(ctx, instrProg, func(_ context.Context, mods map[string]api.Module) error {
+		m := mods[counters.ModuleName].Memory()
+		view, ok := m.Read(0, m.Size())
+		if !ok {
+			return errors.New("cannot read the counter module's memory")
+		}
+		mem = bytes.Clone(view)
+		return nil
+	})
+	if err != nil {
+		return fail("instrumented run: %v%s", err, got.tail())
+	}
+	if err := sameOutput(want, got); err != nil {
+		return fail("instrumented run: %v", err)
+	}
+	counts, err := counters.Read(mem)
+	if err != nil {
+		return fail("%v", err)
+	}
+	fs, hits, err := res.Functions(counts)
+	if err != nil {
+		return fail("%v", err)
+	}
+	sbl.ProbeHits = hits
+	for _, f := range fs {
+		r.ExecutedPaths += len(f.Paths)
+		for _, pa := range f.Paths {
+			r.PathExecutions += pa.Count
+		}
+	}
+	b.progress("check run: original %s, sbl %s, outputs match; %d paths executed, %d probe hits",
+		ms(want.runTime), ms(got.runTime), r.ExecutedPaths, hits)
+
+	for i := 1; i <= b.opt.Runs; i++ {
+		if err := ctx.Err(); err != nil {
+			return fail("%v", err)
+		}
+		o, err := b.runOnce(ctx, origProg, nil)
+		if err == nil {
+			err = sameOutput(want, o)
+		}
+		if err != nil {
+			return fail("original run %d: %v (the program is not deterministic)", i, err)
+		}
+		g, err := b.runOnce(ctx, instrProg, nil)
+		if err == nil {
+			err = sameOutput(want, g)
+		}
+		if err != nil {
+			return fail("instrumented run %d: %v", i, err)
+		}
+		r.Original.Seconds = append(r.Original.Seconds, o.runTime.Seconds())
+		sbl.Seconds = append(sbl.Seconds, g.runTime.Seconds())
+		b.progress("run %d/%d: original %s, sbl %s", i, b.opt.Runs, ms(o.runTime), ms(g.runTime))
+	}
+	r.OutputsMatch = true
+	r.Original.MedianSeconds = Median(r.Original.Seconds)
+	sbl.MedianSeconds = Median(sbl.Seconds)
+	sbl.Ratio = sbl.MedianSeconds / r.Original.MedianSeconds
+	r.Strategies = []Measure{sbl}
+	b.progress("median: original %s, sbl %s, ratio %.3f",
+		ms(secs(r.Original.MedianSeconds)), ms(secs(sbl.MedianSeconds)), sbl.Ratio)
+	return r
+}
+
+func (b *benchmark) compile(ctx context.Context, what string, wasm []byte, cfg runner.Config) (*runner.Program, error) {
+	start := time.Now()
+	prog, err := runner.Compile(ctx, wasm, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("compile %s: %w", what, err)
+	}
+	if d := time.Since(start); d > time.Second {
+		b.progress("compiled %s in %.1fs", what, d.Seconds())
+	}
+	return prog, nil
+}
+
+// runOnce runs prog once with a fresh configuration (fresh temporary
+// mounts, stdin from the start). The garbage collector runs first so that
+// one run's garbage is not collected during the next.
+func (b *benchmark) runOnce(ctx context.Context, prog *runner.Program, after func(context.Context, map[string]api.Module) error) (output, error) {
+	out := output{stderr: &tailWriter{max: 2000}}
+	cfg, cleanup, err := b.s.runConfig(b.p)
+	if err != nil {
+		return out, err
+	}
+	defer cleanup()
+	var stdout bytes.Buffer
+	cfg.Stdout, cfg.Stderr, cfg.AfterRun = &stdout, out.stderr, after
+	runtime.GC()
+	res, err := prog.Run(ctx, cfg)
+	out.stdout, out.exitCode, out.runTime = stdout.Bytes(), res.ExitCode, res.RunTime
+	return out, err
+}
+
+func (b *benchmark) checkExpected(o output) error {
+	if c := b.p.ExpectExitCode; c != nil && o.exitCode != *c {
+		return fmt.Errorf("exit code %d, the suite expects %d", o.exitCode, *c)
+	}
+	if b.p.ExpectStdout != "" {
+		want, err := os.ReadFile(b.s.Path(b.p.ExpectStdout))
+		if err != nil {
+			return err
+		}
+		if i := diffAt(want, o.stdout); i >= 0 {
+			return fmt.Errorf("standard output differs from %s at byte %d (%d bytes, want %d)", b.p.ExpectStdout, i, len(o.stdout), len(want))
+		}
+	}
+	return nil
+}
+
+func sameOutput(want, got output) error {
+	if got.exitCode != want.exitCode {
+		return fmt.Errorf("exit code %d, the original exited with %d%s", got.exitCode, want.exitCode, got.tail())
+	}
+	if i := diffAt(want.stdout, got.stdout); i >= 0 {
+		return fmt.Errorf("standard output differs from the original's at byte %d (%d bytes, the original printed %d)", i, len(got.stdout), len(want.stdout))
+	}
+	return nil
+}
+
+// diffAt returns the first offset at which a and b differ, or -1.
+func diffAt(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	if len(a) != len(b) {
+		return n
+	}
+	return -1
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/1e6) }
+
+func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// tailWriter keeps the last max bytes written, for error messages.
+type tailWriter struct {
+	max int
+	buf []byte
+}
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	if len(w.buf) > 2*w.max {
+		w.buf = append(w.buf[:0], w.buf[len(w.buf)-w.max:]...)
+	}
+	return len(p), nil
+}
+
+func (w *tailWriter) bytes() []byte {
+	if w == nil {
+		return nil
+	}
+	if len(w.buf) <= w.max {
+		return w.buf
+	}
+	return w.buf[len(w.buf)-w.max:]
+}
+
+// tail is the end of what the program wrote to stderr, or else to stdout
+// (where Go test binaries report failures), to append to an error message.
+func (o output) tail() string {
+	what, b := "stderr", o.stderr.bytes()
+	if len(bytes.TrimSpace(b)) == 0 {
+		what, b = "stdout", o.stdout
+		if len(b) > 2000 {
+			b = b[len(b)-2000:]
+		}
+	}
+	b = bytes.TrimRight(b, "\n")
+	if len(b) == 0 {
+		return ""
+	}
+	return "; the program's " + what + " ends:\n" + string(b)
+}

@@ -1,0 +1,185 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Output file names inside the output directory.
+const (
+	MarkdownName = "results.md"
+	JSONName     = "results.json"
+)
+
+// WriteFiles writes the report into dir as results.md and results.json.
+func (r *Report) WriteFiles(dir string) error {
+	var md strings.Builder
+	if err := r.WriteMarkdown(&md); err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(dir, MarkdownName), []byte(md.String())); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, JSONName), append(js, '\n'))
+}
+
+// ReadReport reads a results.json file.
+func ReadReport(path string) (*Report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &r, nil
+}
+
+// WriteMarkdown writes the report as a markdown table, one row per
+// program and a geometric-mean row, preceded by the run's facts and
+// followed by the failures, if any, and a table of each program's static
+// and dynamic facts.
+func (r *Report) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	if r.Command != "" {
+		fmt.Fprintf(&b, "Command: `%s`  \n", r.Command)
+	}
+	fmt.Fprintf(&b, "Date: %s; %d CPUs, %s/%s, %s", r.Date.Format("2006-01-02 15:04 UTC"), r.CPUs, r.OS, r.Arch, r.GoVersion)
+	if r.SuiteGoVersion != "" && r.SuiteGoVersion != r.GoVersion {
+		fmt.Fprintf(&b, " (suite built with %s)", r.SuiteGoVersion)
+	}
+	fmt.Fprintf(&b, "  \nMedians of %d timed runs per build, original and instrumented interleaved, after one untimed check run; ratio = instrumented median / original median. The whole run took %s.\n\n", r.Runs, duration(r.Seconds))
+
+	head := []string{"program", "original ms"}
+	align := []string{"---", "--:"}
+	for _, st := range r.Strategies {
+		label := strings.ToUpper(st.Name)
+		if st.Copies > 1 {
+			label += fmt.Sprintf(" k=%d", st.Copies)
+		}
+		head = append(head, label+" ms", "ratio")
+		align = append(align, "--:", "--:")
+	}
+	head = append(head, "probe hits", "paths executed", "instrument s")
+	align = append(align, "--:", "--:", "--:")
+	row := func(cells []string) { fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | ")) }
+	row(head)
+	row(align)
+	var failed []string
+	for _, p := range r.Programs {
+		cells := []string{p.Name, msCell(p.Original.MedianSeconds)}
+		if p.Error != "" {
+			failed = append(failed, fmt.Sprintf("- **%s FAILED**: %s", p.Name, oneLine(p.Error)))
+		}
+		for j := range r.Strategies {
+			if j < len(p.Strategies) && p.Error == "" {
+				m := p.Strategies[j]
+				cells = append(cells, msCell(m.MedianSeconds), fmt.Sprintf("%.2f", m.Ratio))
+			} else {
+				cells = append(cells, "", "**FAILED**")
+			}
+		}
+		var sbl Measure
+		if len(p.Strategies) > 0 {
+			sbl = p.Strategies[0]
+		}
+		if p.Error != "" && sbl.ProbeHits == 0 {
+			cells = append(cells, "", "", secsCell(sbl.InstrumentSeconds))
+		} else {
+			cells = append(cells, thousands(sbl.ProbeHits), thousands(uint64(p.ExecutedPaths)), secsCell(sbl.InstrumentSeconds))
+		}
+		row(cells)
+	}
+	gm := []string{"**geometric mean**", ""}
+	for _, st := range r.Strategies {
+		g, ok := r.GeoMean[st.String()]
+		cell := ""
+		if ok {
+			cell = fmt.Sprintf("**%.2f**", g)
+		}
+		gm = append(gm, "", cell)
+	}
+	row(append(gm, "", "", ""))
+
+	if len(failed) > 0 {
+		fmt.Fprintf(&b, "\n%d of %d programs failed; the geometric mean leaves them out.\n\n%s\n", len(failed), len(r.Programs), strings.Join(failed, "\n"))
+	}
+	b.WriteString("\n| program | module MB | functions | profiled | possible paths | paths executed | path executions |\n")
+	b.WriteString("| --- | --: | --: | --: | --: | --: | --: |\n")
+	for _, p := range r.Programs {
+		if p.Functions == 0 {
+			continue
+		}
+		row([]string{p.Name, fmt.Sprintf("%.2f", float64(p.Bytes)/1e6), thousands(uint64(p.Functions)), thousands(uint64(p.Profiled)),
+			bigCell(p.PossiblePaths), thousands(uint64(p.ExecutedPaths)), thousands(p.PathExecutions)})
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// bigCell shows a decimal number of up to 12 digits in full and a longer
+// one (possible paths reach 10^18) by its first three digits.
+func bigCell(dec string) string {
+	if len(dec) <= 12 {
+		n, err := strconv.ParseUint(dec, 10, 64)
+		if err != nil {
+			return dec
+		}
+		return thousands(n)
+	}
+	return fmt.Sprintf("%s.%s×10^%d", dec[:1], dec[1:3], len(dec)-1)
+}
+
+func msCell(s float64) string {
+	if s == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.1f", s*1e3)
+}
+
+func secsCell(s float64) string {
+	if s == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.2f", s)
+}
+
+func duration(s float64) string {
+	if s < 120 {
+		return fmt.Sprintf("%.0f s", s)
+	}
+	return fmt.Sprintf("%.1f min", s/60)
+}
+
+// thousands formats n with commas between groups of three digits.
+func thousands(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// oneLine keeps an error message on one markdown list line, shortened:
+// results.json has all of it.
+func oneLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > 4 {
+		lines = append(lines[:4], "...")
+	}
+	return strings.ReplaceAll(strings.Join(lines, " / "), "|", "\\|")
+}

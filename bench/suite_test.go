@@ -1,0 +1,289 @@
+package bench
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseErrors(t *testing.T) {
+	cases := []struct{ name, manifest, want string }{
+		{"not json", `{`, "unexpected EOF"},
+		{"trailing", `{"version": 1, "programs": [{"name": "a", "wasm": "a.wasm"}]} {}`, "trailing data"},
+		{"unknown field", `{"version": 1, "programs": [{"name": "a", "wasm": "a.wasm", "stdni": "x"}]}`, `unknown field "stdni"`},
+		{"version", `{"version": 2, "programs": [{"name": "a", "wasm": "a.wasm"}]}`, "version 2, want 1"},
+		{"no version", `{"programs": [{"name": "a", "wasm": "a.wasm"}]}`, "version 0, want 1"},
+		{"no programs", `{"version": 1, "programs": []}`, "no programs"},
+		{"no name", `{"version": 1, "programs": [{"wasm": "a.wasm"}]}`, "program 0: no name"},
+		{"bad name", `{"version": 1, "programs": [{"name": "a b", "wasm": "a.wasm"}]}`, `program "a b": the name may not`},
+		{"no wasm", `{"version": 1, "programs": [{"name": "a"}]}`, `program "a": no wasm file`},
+		{"duplicate", `{"version": 1, "programs": [{"name": "a", "wasm": "a.wasm"}, {"name": "a", "wasm": "b.wasm"}]}`, `program "a" is listed twice`},
+		{"env", `{"version": 1, "programs": [{"name": "a", "wasm": "a.wasm", "env": ["PWD"]}]}`, `environment entry "PWD": want KEY=VALUE`},
+		{"env key", `{"version": 1, "programs": [{"name": "a", "wasm": "a.wasm", "env": ["=x"]}]}`, `environment entry "=x"`},
+		{"mount guest", `{"version": 1, "programs": [{"name": "a", "wasm": "a.wasm", "mounts": ["data:tmp"]}]}`, `guest path "tmp" is not absolute`},
+		{"mount flag", `{"version": 1, "programs": [{"name": "a", "wasm": "a.wasm", "mounts": ["/d:/d:rw"]}]}`, `may only be "ro"`},
+		{"mount fields", `{"version": 1, "programs": [{"name": "a", "wasm": "a.wasm", "mounts": ["/d:/d:ro:x"]}]}`, "want HOST:GUEST"},
+		{"mount empty", `{"version": 1, "programs": [{"name": "a", "wasm": "a.wasm", "mounts": [":/d"]}]}`, "empty host directory"},
+		{"tmp alone", `{"version": 1, "programs": [{"name": "a", "wasm": "a.wasm", "mounts": ["@tmp"]}]}`, "needs a guest path"},
+		{"mounted twice", `{"version": 1, "programs": [{"name": "a", "wasm": "a.wasm", "mounts": ["@tmp:/tmp", "/x:/tmp"]}]}`, `"/tmp" is mounted twice`},
+		{"exit code", `{"version": 1, "programs": [{"name": "a", "wasm": "a.wasm", "expect_exit_code": -1}]}`, "cannot unmarshal"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.manifest))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got error %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestParseAndLoad(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"a.wasm", "in/a.txt", "a.expected"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	manifest := `{
+  "version": 1,
+  "programs": [
+    {"name": "a", "wasm": "a.wasm", "args": ["-v", "x"], "env": ["K=V=W"], "stdin": "in/a.txt",
+     "mounts": ["in:/in:ro", "@tmp:/tmp"], "expect_stdout": "a.expected", "expect_exit_code": 3, "quick": true}
+  ]
+}`
+	write := func(m string) {
+		if err := os.WriteFile(filepath.Join(dir, ManifestName), []byte(m), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(manifest)
+	s, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := s.Program("a")
+	if !ok || !p.Quick || p.ExpectExitCode == nil || *p.ExpectExitCode != 3 || p.Env[0] != "K=V=W" {
+		t.Fatalf("parsed %+v", s.Programs)
+	}
+	cfg, cleanup, err := s.runConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Dirs) != 2 || cfg.Dirs[0].HostDir != filepath.Join(dir, "in") || !cfg.Dirs[0].ReadOnly ||
+		cfg.Dirs[1].GuestPath != "/tmp" || cfg.Dirs[1].ReadOnly {
+		t.Fatalf("mounts %+v", cfg.Dirs)
+	}
+	tmp := cfg.Dirs[1].HostDir
+	if fi, err := os.Stat(tmp); err != nil || !fi.IsDir() {
+		t.Fatalf("fresh temporary directory: %v", err)
+	}
+	cleanup()
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Fatalf("temporary directory %s left behind", tmp)
+	}
+
+	for _, c := range []struct{ from, to, want string }{
+		{`"wasm": "a.wasm"`, `"wasm": "b.wasm"`, `program "a": wasm:`},
+		{`"stdin": "in/a.txt"`, `"stdin": "in"`, "stdin in is a directory"},
+		{`"expect_stdout": "a.expected"`, `"expect_stdout": "nope"`, "expect_stdout"},
+		{`"in:/in:ro"`, `"a.wasm:/in:ro"`, "is not a directory"},
+	} {
+		write(strings.Replace(manifest, c.from, c.to, 1))
+		if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error containing %q", c.to, err, c.want)
+		}
+	}
+}
+
+func TestParseMount(t *testing.T) {
+	for in, want := range map[string]Mount{
+		"/a":           {Host: "/a", Guest: "/a"},
+		"data:/data":   {Host: "data", Guest: "/data"},
+		"/x:/y:ro":     {Host: "/x", Guest: "/y", ReadOnly: true},
+		"@tmp:/tmp":    {Host: TempMount, Guest: "/tmp"},
+		"@tmp:/tmp:ro": {Host: TempMount, Guest: "/tmp", ReadOnly: true},
+	} {
+		got, err := ParseMount(in)
+		if err != nil || got != want {
+			t.Errorf("ParseMount(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	if _, err := ParseMount("rel"); err == nil {
+		t.Error(`ParseMount("rel"): a relative path alone has no absolute guest path, want an error`)
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{[]float64{3}, 3},
+		{[]float64{5, 1, 3}, 3},
+		{[]float64{4, 1, 3, 2}, 2.5},
+		{[]float64{2, 2, 9, 1, 2}, 2},
+	} {
+		in := append([]float64(nil), c.xs...)
+		if got := Median(c.xs); got != c.want {
+			t.Errorf("Median(%v) = %v, want %v", c.xs, got, c.want)
+		}
+		for i := range in {
+			if in[i] != c.xs[i] {
+				t.Fatalf("Median sorted its argument")
+			}
+		}
+	}
+	if !math.IsNaN(Median(nil)) {
+		t.Error("Median(nil) is not NaN")
+	}
+}
+
+func TestGeoMean(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{[]float64{2}, 2},
+		{[]float64{1, 4}, 2},
+		{[]float64{1.1, 1.1, 1.1}, 1.1},
+		{[]float64{0.5, 2, 8}, 2},
+	} {
+		if got := GeoMean(c.xs); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("GeoMean(%v) = %v, want %v", c.xs, got, c.want)
+		}
+	}
+	// A thousand ratios of 1e300 would overflow a product.
+	big := make([]float64, 1000)
+	for i := range big {
+		big[i] = 1e300
+	}
+	if got := GeoMean(big); math.Abs(got/1e300-1) > 1e-9 {
+		t.Errorf("GeoMean of 1000 × 1e300 = %v", got)
+	}
+	for _, xs := range [][]float64{nil, {1, 0}, {1, -2}, {math.NaN()}, {math.Inf(1)}} {
+		if !math.IsNaN(GeoMean(xs)) {
+			t.Errorf("GeoMean(%v) is not NaN", xs)
+		}
+	}
+}
+
+func TestBigCell(t *testing.T) {
+	for in, want := range map[string]string{"0": "0", "15236300": "15,236,300", "999999999999": "999,999,999,999",
+		"1000000000000": "1.00×10^12", "1903505823820560900": "1.90×10^18"} {
+		if got := bigCell(in); got != want {
+			t.Errorf("bigCell(%s) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[uint64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", 100000: "100,000"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// TestPrepareC copies the committed C programs into a suite and loads it.
+func TestPrepareC(t *testing.T) {
+	src, err := FindSource(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	progs, err := prepareC(dir, filepath.Join(src, "testdata", "c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Suite{Version: ManifestVersion, Programs: progs, Dir: dir}
+	if err := s.Write(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calc, ok := l.Program("calc")
+	if !ok || calc.Stdin != "c/calc.in" || calc.ExpectExitCode == nil || *calc.ExpectExitCode != 0 {
+		t.Fatalf("calc: %+v", calc)
+	}
+	grid, ok := l.Program("grid")
+	if !ok || len(grid.Args) != 1 || grid.Args[0] != "9" {
+		t.Fatalf("grid: %+v", grid)
+	}
+	records, ok := l.Program("records")
+	if !ok || records.ExpectExitCode == nil || *records.ExpectExitCode == 0 {
+		t.Fatalf("records should expect a non-zero exit code: %+v", records)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	s := &Suite{Programs: []Program{{Name: "a", Quick: true}, {Name: "b"}, {Name: "c", Quick: true}}}
+	names := func(ps []*Program) string {
+		var n []string
+		for _, p := range ps {
+			n = append(n, p.Name)
+		}
+		return strings.Join(n, ",")
+	}
+	for _, c := range []struct {
+		opt  Options
+		want string
+	}{
+		{Options{}, "a,b,c"},
+		{Options{Quick: true}, "a,c"},
+		{Options{Only: []string{"c", "b"}}, "b,c"},
+		{Options{Quick: true, Only: []string{"c"}}, "c"},
+	} {
+		ps, err := Select(s, c.opt)
+		if err != nil || names(ps) != c.want {
+			t.Errorf("Select(%+v) = %s, %v; want %s", c.opt, names(ps), err, c.want)
+		}
+	}
+	if _, err := Select(s, Options{Only: []string{"x"}}); err == nil {
+		t.Error("an unknown name was accepted")
+	}
+	if _, err := Select(s, Options{Quick: true, Only: []string{"b"}}); err == nil {
+		t.Error("an empty selection was accepted")
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	r := &Report{
+		Date: time.Date(2026, 11, 22, 14, 0, 0, 0, time.UTC), Command: "pathprof bench", GoVersion: "go1.26.8",
+		CPUs: 2, OS: "linux", Arch: "amd64", Runs: 5, Seconds: 200, Strategies: []Strategy{SBL},
+		Programs: []ProgramResult{
+			{Name: "calc", Bytes: 127037, Functions: 71, Profiled: 70, PossiblePaths: "4977938878998691329",
+				ExecutedPaths: 1234, PathExecutions: 10761402, Original: Timing{MedianSeconds: 0.040},
+				Strategies: []Measure{{Strategy: SBL, Timing: Timing{MedianSeconds: 0.050}, Ratio: 1.25, ProbeHits: 1234567, InstrumentSeconds: 0.01}}},
+			{Name: "bad", Error: "instrumented run: exit code 1 | x\nline 2"},
+		},
+		GeoMean: map[string]float64{"sbl": 1.25},
+		Failed:  1,
+	}
+	var b strings.Builder
+	if err := r.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"| program | original ms | SBL ms | ratio | probe hits | paths executed | instrument s |",
+		"| calc | 40.0 | 50.0 | 1.25 | 1,234,567 | 1,234 | 0.01 |",
+		"| bad |  |  | **FAILED** |",
+		"| **geometric mean** |  |  | **1.25** |",
+		"- **bad FAILED**: instrumented run: exit code 1 \\| x / line 2",
+		"3.3 min",
+		"| calc | 0.13 | 71 | 70 | 4.97×10^18 | 1,234 | 10,761,402 |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
+	}
+}
