@@ -4,6 +4,7 @@
 package profiler
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,14 +17,20 @@ import (
 
 	"pathprof/counters"
 	"pathprof/instrument"
+	"pathprof/partition"
 	"pathprof/profile"
 	"pathprof/runner"
 )
 
 // Options configure a profiling run.
 type Options struct {
-	// Strategy is "sbl" (the only one so far); "" means sbl.
+	// Strategy is "sbl", "pbl" or "p3"; "" means sbl. Copies is k (1 for
+	// sbl) and Jobs how many copies run at once (default: all).
 	Strategy string
+	Copies   int
+	Jobs     int
+	// Partition tunes P3 planning.
+	Partition partition.Options
 	// ModulePath is recorded in the profile.
 	ModulePath string
 	// Run configures the program's run (arguments, environment, stdin,
@@ -42,7 +49,7 @@ func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, e
 		opt.Strategy = "sbl"
 	}
 	if opt.Strategy != "sbl" {
-		return nil, fmt.Errorf("strategy %q is not implemented (only sbl)", opt.Strategy)
+		return profileCopies(ctx, orig, opt)
 	}
 	sum := sha256.Sum256(orig)
 	p := &profile.Profile{
@@ -123,4 +130,90 @@ func joinReason(a, b string) string {
 		return b
 	}
 	return a + "; " + b
+}
+
+// profileCopies runs a partitioned strategy: k copies on the same input,
+// their outputs compared, their profiles merged.
+func profileCopies(ctx context.Context, orig []byte, opt Options) (*profile.Profile, error) {
+	k := opt.Copies
+	if k < 1 {
+		return nil, fmt.Errorf("%s needs at least one copy", opt.Strategy)
+	}
+	progress := func(format string, args ...any) {
+		if opt.Progress != nil {
+			fmt.Fprintf(opt.Progress, "pathprof: "+format+"\n", args...)
+		}
+	}
+	sum := sha256.Sum256(orig)
+	p := &profile.Profile{
+		Format:   profile.Format,
+		Version:  profile.Version,
+		Module:   profile.Module{Path: opt.ModulePath, SHA256: hex.EncodeToString(sum[:]), Size: len(orig)},
+		Strategy: opt.Strategy,
+		Copies:   k,
+		Complete: true,
+	}
+	start := time.Now()
+	progress("planning %s over %d copies and instrumenting them", opt.Strategy, k)
+	cs, err := Build(orig, opt.Strategy, k, opt.Instrument, opt.Partition)
+	if err != nil {
+		return nil, err
+	}
+	p.Module.CodeOffset = cs.Copy[0].CodeOffset
+	progress("built %d copies in %.2fs", k, time.Since(start).Seconds())
+	jobs := opt.Jobs
+	if jobs < 1 {
+		jobs = k
+	}
+	cfg := opt.Run
+	if cfg.Progress == nil {
+		cfg.Progress = opt.Progress
+	}
+	runs, err := runCopies(ctx, cs, cfg, jobs, progress)
+	if err != nil {
+		return nil, err
+	}
+	// The copies' output is compared, then copy 0's passed on.
+	first := runs[0]
+	if opt.Run.Stdout != nil {
+		opt.Run.Stdout.Write(first.stdout.Bytes())
+	}
+	if opt.Run.Stderr != nil {
+		opt.Run.Stderr.Write(first.stderr.Bytes())
+	}
+	p.ExitCode = first.res.ExitCode
+	var parts [][]profile.Function
+	for c, r := range runs {
+		run := profile.Run{Copy: c, Seconds: r.res.RunTime.Seconds(), ExitCode: r.res.ExitCode}
+		if r.err != nil {
+			run.Error = r.err.Error()
+			p.Complete = false
+			p.Incomplete = joinReason(p.Incomplete, fmt.Sprintf("copy %d: %v", c, r.err))
+		}
+		if r.readErr != nil {
+			p.Complete = false
+			p.Incomplete = joinReason(p.Incomplete, fmt.Sprintf("copy %d: counters: %v", c, r.readErr))
+		}
+		if !bytes.Equal(r.stdout.Bytes(), first.stdout.Bytes()) || !bytes.Equal(r.stderr.Bytes(), first.stderr.Bytes()) || r.res.ExitCode != first.res.ExitCode {
+			return nil, fmt.Errorf("copy %d printed or exited differently from copy 0: the run is not deterministic", c)
+		}
+		counts := r.counts
+		if counts == nil {
+			counts = counters.Counts{}
+		}
+		fs, hits, err := cs.Copy[c].Functions(counts)
+		if err != nil {
+			return nil, fmt.Errorf("copy %d: %w", c, err)
+		}
+		run.ProbeHits = hits
+		p.Runs = append(p.Runs, run)
+		parts = append(parts, fs)
+	}
+	if p.Functions, err = Merge(parts); err != nil {
+		return nil, err
+	}
+	if !p.Complete {
+		return p, fmt.Errorf("incomplete profile: %s", p.Incomplete)
+	}
+	return p, nil
 }

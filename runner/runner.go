@@ -71,7 +71,8 @@ type Config struct {
 	// Modules are compiled with the program and instantiated afresh,
 	// in order, before each run.
 	Modules []NamedModule
-	// Progress, if set, receives a line before and after each compilation.
+	// Progress, if set, receives a line before and after compiling a
+	// module of a megabyte or more (smaller ones compile in milliseconds).
 	Progress io.Writer
 	// Interruptible lets a done context stop a running program; without
 	// it a running program ignores the context. It is off by default
@@ -292,15 +293,18 @@ func Compile(ctx context.Context, wasm []byte, cfg Config) (_ *Program, err erro
 
 func (p *Program) compile(ctx context.Context, name string, wasm []byte, progress io.Writer) (wazero.CompiledModule, error) {
 	start := time.Now()
+	if len(wasm) < 1<<20 {
+		progress = nil
+	}
 	if progress != nil {
-		fmt.Fprintf(progress, "compiling %s (%.1f MB)\n", name, float64(len(wasm))/1e6)
+		fmt.Fprintf(progress, "pathprof: compiling %s (%.1f MB)\n", name, float64(len(wasm))/1e6)
 	}
 	c, err := p.rt.CompileModule(ctx, wasm)
 	if err != nil {
 		return nil, fmt.Errorf("compile %s: %w", name, err)
 	}
 	if progress != nil {
-		fmt.Fprintf(progress, "compiled %s in %v\n", name, time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(progress, "pathprof: compiled %s in %v\n", name, time.Since(start).Round(time.Millisecond))
 	}
 	return c, nil
 }

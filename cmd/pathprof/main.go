@@ -3,7 +3,7 @@
 // Usage:
 //
 //	pathprof inspect [--json] [--func NAME] [--dot FILE] MODULE
-//	pathprof profile [--strategy sbl] [-o FILE] [runner flags] MODULE [-- ARGS...]
+//	pathprof profile [--strategy sbl|pbl|p3] [--copies K] [-o FILE] [runner flags] MODULE [-- ARGS...]
 //	pathprof report [--top N] [--json] PROFILE
 package main
 
@@ -24,8 +24,8 @@ const usage = `pathprof gives exact path profiles of WebAssembly programs.
 Usage:
   pathprof inspect [--json] [--func NAME] [--dot FILE] MODULE
       Per function: index, name, blocks, edges, loops and acyclic paths.
-  pathprof profile [--strategy sbl] [-o FILE] [--env K=V] [--dir HOST[:GUEST]]
-                   [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]
+  pathprof profile [--strategy sbl|pbl|p3] [--copies K] [--jobs N] [-o FILE] [--top N]
+                   [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]
       Run a WASI program deterministically and write its exact path profile.
   pathprof report [--top N] [--json] [--module FILE] PROFILE
       Hottest paths, path coverage per function, source lines.

@@ -94,14 +94,16 @@ func splitArgs(args []string) (own, prog []string) {
 func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("profile", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	strategy := fs.String("strategy", "sbl", "profiling strategy: sbl")
+	strategy := fs.String("strategy", "sbl", "profiling strategy: sbl, pbl or p3")
+	copies := fs.Int("copies", 0, "number of copies `K` for pbl and p3 (default 4)")
+	jobs := fs.Int("jobs", 0, "run at most `N` copies at once (default: all)")
 	out := fs.String("o", "pathprof.json", "write the profile to `FILE`")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	top := fs.Int("top", 0, "after the run, print the report with the `N` hottest paths to stderr")
 	var rf runFlags
 	rf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: pathprof profile [--strategy sbl] [-o FILE] [--top N] [-q] [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]")
+		fmt.Fprintln(stderr, "usage: pathprof profile [--strategy sbl|pbl|p3] [--copies K] [--jobs N] [-o FILE] [--top N] [-q] [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]")
 		fs.PrintDefaults()
 	}
 	own, progArgs := splitArgs(args)
@@ -129,8 +131,30 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	k := *copies
+	switch *strategy {
+	case "sbl":
+		if k > 1 {
+			fmt.Fprintln(stderr, "pathprof: sbl runs one copy; use --strategy pbl or p3 for more")
+			return 2
+		}
+		k = 1
+	case "pbl", "p3":
+		if k == 0 {
+			k = 4
+		}
+		if k < 1 {
+			fmt.Fprintln(stderr, "pathprof: --copies must be at least 1")
+			return 2
+		}
+	default:
+		fmt.Fprintf(stderr, "pathprof: unknown strategy %q (want sbl, pbl or p3)\n", *strategy)
+		return 2
+	}
 	p, runErr := profiler.Profile(ctx, orig, profiler.Options{
 		Strategy:   *strategy,
+		Copies:     k,
+		Jobs:       *jobs,
 		ModulePath: path,
 		Run:        cfg,
 		Progress:   progress,
@@ -152,7 +176,11 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		return int(p.ExitCode)
 	}
 	if progress != nil {
-		fmt.Fprintf(progress, "pathprof: wrote %s: %d paths executed in %d functions, %d probe hits\n", *out, countPaths(p), countFuncs(p), p.Runs[0].ProbeHits)
+		fmt.Fprintf(progress, "pathprof: wrote %s: %d paths executed in %d functions, probe hits per copy:", *out, countPaths(p), countFuncs(p))
+		for _, r := range p.Runs {
+			fmt.Fprintf(progress, " %d", r.ProbeHits)
+		}
+		fmt.Fprintln(progress)
 	}
 	if *top > 0 {
 		r, err := report.Build(p, report.Options{Top: *top, Module: orig, ModulePath: path})

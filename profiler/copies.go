@@ -1,0 +1,235 @@
+package profiler
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"pathprof/cfg"
+	"pathprof/counters"
+	"pathprof/instrument"
+	"pathprof/partition"
+	"pathprof/profile"
+	"pathprof/runner"
+	"pathprof/wasm"
+)
+
+// Copies are the instrumented copies of a partitioned run.
+type Copies struct {
+	Plan  *partition.Plan
+	Copy  []*instrument.Result
+	Funcs []*instrument.Func // the analysis: every defined function's DAG
+}
+
+// Build plans a strategy over k copies and instruments each copy.
+func Build(orig []byte, strategy string, k int, opt instrument.Options, popt partition.Options) (*Copies, error) {
+	// One pass without probes finds every function's DAG, which the
+	// planner needs; each copy rebuilds the same DAGs.
+	aopt := opt
+	aopt.Mode = func(*instrument.Func) instrument.Mode { return instrument.Mode{Kind: instrument.None} }
+	analysis, err := instrument.Instrument(orig, aopt)
+	if err != nil {
+		return nil, err
+	}
+	m, err := wasm.Decode(orig)
+	if err != nil {
+		return nil, err
+	}
+	dags := make([]*cfg.DAG, len(analysis.Funcs))
+	for i, f := range analysis.Funcs {
+		dags[i] = f.DAG
+	}
+	plan, err := partition.Make(m, dags, strategy, k, popt)
+	if err != nil {
+		return nil, err
+	}
+	cs := &Copies{Plan: plan, Funcs: analysis.Funcs}
+	for c := range plan.Copies {
+		cp := &plan.Copies[c]
+		copt := opt
+		copt.Mode = func(f *instrument.Func) instrument.Mode {
+			def := int(f.Index - m.NumImportedFuncs)
+			mode, edges := cp.Mode(def)
+			switch mode {
+			case partition.BallLarus:
+				return instrument.Mode{Kind: instrument.BallLarus}
+			case partition.Selective:
+				return instrument.Mode{Kind: instrument.Selective, Interesting: partition.EdgeSet(edges, len(f.DAG.Edges))}
+			}
+			return instrument.Mode{Kind: instrument.None}
+		}
+		res, err := instrument.Instrument(orig, copt)
+		if err != nil {
+			return nil, fmt.Errorf("copy %d: %w", c, err)
+		}
+		cs.Copy = append(cs.Copy, res)
+	}
+	return cs, nil
+}
+
+// copyRun is what one copy's run produced.
+type copyRun struct {
+	stdout, stderr bytes.Buffer
+	res            runner.Result
+	err            error
+	counts         counters.Counts
+	readErr        error
+}
+
+// runCopies runs every copy on the same input, at most jobs at a time.
+// Each copy writes to its own copy of every writable mount, so copies
+// cannot disturb each other; copy 0 uses the real directories, so the
+// host sees the effects of one run.
+func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, progress func(string, ...any)) ([]*copyRun, error) {
+	var stdin []byte
+	if cfg.Stdin != nil {
+		var err error
+		if stdin, err = io.ReadAll(cfg.Stdin); err != nil {
+			return nil, fmt.Errorf("read standard input: %w", err)
+		}
+	}
+	runs := make([]*copyRun, len(cs.Copy))
+	var tmpDirs []string
+	defer func() {
+		for _, d := range tmpDirs {
+			os.RemoveAll(d)
+		}
+	}()
+	cfgs := make([]runner.Config, len(cs.Copy))
+	for c := range cs.Copy {
+		cc := cfg
+		cc.Stdin = bytes.NewReader(stdin)
+		cc.Dirs = append([]runner.Mount(nil), cfg.Dirs...)
+		if c > 0 {
+			for i, d := range cc.Dirs {
+				if d.ReadOnly {
+					continue
+				}
+				tmp, err := os.MkdirTemp("", "pathprof-copy-")
+				if err != nil {
+					return nil, err
+				}
+				tmpDirs = append(tmpDirs, tmp)
+				if err := copyTree(d.HostDir, tmp); err != nil {
+					return nil, fmt.Errorf("copy %s for copy %d: %w", d.HostDir, c, err)
+				}
+				cc.Dirs[i].HostDir = tmp
+			}
+		}
+		cfgs[c] = cc
+	}
+	if jobs < 1 {
+		jobs = 1
+	}
+	sem := make(chan struct{}, jobs)
+	var wg sync.WaitGroup
+	for c := range cs.Copy {
+		runs[c] = &copyRun{}
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			r := runs[c]
+			cc := cfgs[c]
+			cc.Stdout, cc.Stderr = &r.stdout, &r.stderr
+			cc.Modules = append(append([]runner.NamedModule(nil), cfg.Modules...), runner.NamedModule{Name: counters.ModuleName, Wasm: cs.Copy[c].Counters})
+			cc.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
+				mem := mods[counters.ModuleName].Memory()
+				b, ok := mem.Read(0, mem.Size())
+				if !ok {
+					r.readErr = errors.New("cannot read the counter module's memory")
+					return nil
+				}
+				r.counts, r.readErr = counters.Read(b)
+				return nil
+			}
+			progress("running copy %d of %d", c+1, len(cs.Copy))
+			r.res, r.err = runner.Run(ctx, cs.Copy[c].Module, cc)
+		}(c)
+	}
+	wg.Wait()
+	return runs, nil
+}
+
+// copyTree copies the regular files and directories under src into dst.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, info.Mode().Perm()|0o700)
+		case info.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(target, b, info.Mode().Perm())
+		}
+		return nil // sockets, devices and links are not copied
+	})
+}
+
+// Merge unions the copies' profiles into one. A path that two copies both
+// report must have the same count in both: the copies ran the same
+// deterministic program on the same input.
+func Merge(parts [][]profile.Function) ([]profile.Function, error) {
+	byIndex := map[uint32]*profile.Function{}
+	var order []uint32
+	type origin struct{ copy, at int }
+	seen := map[uint32]map[uint64]origin{} // function -> id -> where it is
+	for c, fs := range parts {
+		for _, f := range fs {
+			m := byIndex[f.Index]
+			if m == nil {
+				cp := f
+				cp.Paths = nil
+				m = &cp
+				byIndex[f.Index] = m
+				order = append(order, f.Index)
+				seen[f.Index] = map[uint64]origin{}
+			}
+			for _, p := range f.Paths {
+				if o, ok := seen[f.Index][p.ID]; ok {
+					if q := m.Paths[o.at]; q.Count != p.Count {
+						return nil, fmt.Errorf("function %d path %d: copy %d counted %d, copy %d counted %d: the run is not deterministic", f.Index, p.ID, o.copy, q.Count, c, p.Count)
+					}
+					continue
+				}
+				seen[f.Index][p.ID] = origin{c, len(m.Paths)}
+				m.Paths = append(m.Paths, p)
+			}
+		}
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
+	out := make([]profile.Function, 0, len(order))
+	for _, i := range order {
+		f := byIndex[i]
+		sort.Slice(f.Paths, func(a, b int) bool { return f.Paths[a].ID < f.Paths[b].ID })
+		if f.Paths == nil {
+			f.Paths = []profile.Path{}
+		}
+		out = append(out, *f)
+	}
+	return out, nil
+}
