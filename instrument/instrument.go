@@ -26,6 +26,35 @@ type Options struct {
 	NoReturn [][2]string
 	// Counters tunes the counter storage.
 	Counters counters.Options
+	// CountHits makes the copy count its own probe hits at run time in an
+	// exported mutable i64 global named HitsGlobal: every instrumentation
+	// sequence also adds one to it. It checks the hit counts computed from
+	// profiles; it is not for measuring time.
+	CountHits bool
+	// Mode chooses, per function, what this copy profiles; it is called
+	// once the function's DAG is known. nil profiles every function with
+	// Ball-Larus (the SBL copy).
+	Mode func(f *Func) Mode
+}
+
+// HitsGlobal is the export name of the hit counter of Options.CountHits.
+const HitsGlobal = "pathprof_hits"
+
+// ModeKind is what a copy profiles in a function.
+type ModeKind uint8
+
+const (
+	BallLarus ModeKind = iota // every path
+	None                      // nothing: no probes
+	Selective                 // the interesting paths only, with PSPP
+)
+
+// Mode is a function's instrumentation in one copy.
+type Mode struct {
+	Kind ModeKind
+	// Interesting marks the DAG edges whose paths this copy counts
+	// (Selective only).
+	Interesting []bool
 }
 
 // Func is what instrumentation decided for one defined function.
@@ -35,8 +64,14 @@ type Func struct {
 	Status string // "profiled" or "skipped: REASON"
 	Graph  *cfg.Graph
 	DAG    *cfg.DAG
-	Num    *numbering.Numbering
-	Plan   *numbering.Plan
+	// Num is the Ball-Larus numbering of DAG: profile path ids are
+	// Ball-Larus ids whatever the copy's numbering, so that the copies of
+	// a partitioned run and a sequential run name paths alike.
+	Num  *numbering.Numbering
+	Plan *numbering.Plan // nil when the function has no probes
+	Mode Mode
+	// Sel is the PSPP labeling of a Selective function.
+	Sel *numbering.Selective
 	// Cuts are the blocks at which the DAG was cut to fit 63 bits.
 	Cuts []int32
 	// origOff is the original body's file offset and bodyMap the edited
@@ -96,7 +131,7 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		orig := numImported + uint32(i)
 		f := &Func{Index: orig, Name: m.FuncName(orig + shift), origOff: m.Code[i].OrigOff}
 		res.Funcs = append(res.Funcs, f)
-		if err := planFunc(m, i, f, cfgOpt); err != nil {
+		if err := planFunc(m, i, f, cfgOpt, opt.Mode); err != nil {
 			var skip skipError
 			if errors.As(err, &skip) {
 				f.Status = "skipped: " + string(skip)
@@ -105,18 +140,31 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 			return nil, fmt.Errorf("function %d (%s): %w", orig, f.Name, err)
 		}
 		f.Status = "profiled"
-		paths[orig] = uint64(f.Plan.NumPaths)
+		if f.Plan != nil {
+			paths[orig] = uint64(f.Plan.NumPaths)
+		}
 	}
 	// The counter layout needs every function's path count, and the
 	// probes need the layout: dense counts add the function's first slot.
 	if res.Layout, err = counters.NewLayout(paths, opt.Counters); err != nil {
 		return nil, err
 	}
+	hitsGlobal := int64(-1)
+	if opt.CountHits {
+		// A defined global appended at the end shifts no existing index.
+		hitsGlobal = int64(m.NumImportedGlobals) + int64(len(m.Globals))
+		var init wasm.Asm
+		init.I64(0).Op(wasm.OpEnd)
+		m.Globals = append(m.Globals, wasm.Global{GlobalType: wasm.GlobalType{Type: wasm.ValI64, Mutable: true}, Init: init.B})
+		m.Exports = append(m.Exports, wasm.Export{Name: HitsGlobal, Kind: wasm.KindGlobal, Index: uint32(hitsGlobal)})
+		m.Touch(wasm.SecGlobal)
+		m.Touch(wasm.SecExport)
+	}
 	for i, f := range res.Funcs {
 		if f.Plan == nil {
 			continue
 		}
-		if err := emitFunc(m, &m.Code[i], f, res.Layout, countFn, hashFn); err != nil {
+		if err := emitFunc(m, &m.Code[i], f, res.Layout, countFn, hashFn, hitsGlobal); err != nil {
 			return nil, fmt.Errorf("function %d (%s): %w", f.Index, f.Name, err)
 		}
 	}
@@ -259,7 +307,7 @@ type edit struct {
 }
 
 // planFunc adds the scratch locals, builds the graph and chooses the probes.
-func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options) error {
+func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(*Func) Mode) error {
 	c := &m.Code[def]
 	ft, ok := m.FuncType(m.NumImportedFuncs + uint32(def))
 	if !ok {
@@ -299,21 +347,40 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options) error {
 	if err != nil {
 		return err
 	}
-	w, err := numbering.StaticWeights(d)
-	if err != nil {
-		return err
+	f.DAG, f.Num = d, n
+	if choose != nil {
+		f.Mode = choose(f)
 	}
-	inc, err := numbering.Chords(d, n, w)
-	if err != nil {
-		return err
+	var plan *numbering.Plan
+	switch f.Mode.Kind {
+	case None:
+		return nil
+	case Selective:
+		if len(f.Mode.Interesting) != len(d.Edges) {
+			return fmt.Errorf("selective mode with %d edge marks for %d DAG edges", len(f.Mode.Interesting), len(d.Edges))
+		}
+		if f.Sel, err = numbering.PSPP(d, f.Mode.Interesting); err != nil {
+			return err
+		}
+		if plan, err = numbering.PlaceSelective(d, f.Sel); err != nil {
+			return err
+		}
+	default:
+		w, err := numbering.StaticWeights(d)
+		if err != nil {
+			return err
+		}
+		inc, err := numbering.Chords(d, n, w)
+		if err != nil {
+			return err
+		}
+		// Counts stay where paths end, so a path cut short by a trap is
+		// not counted.
+		if plan, err = numbering.Place(d, n, inc, numbering.PlaceOptions{NoCountFolding: true}); err != nil {
+			return err
+		}
 	}
-	// Counts stay where paths end, so a path cut short by a trap is not
-	// counted.
-	plan, err := numbering.Place(d, n, inc, numbering.PlaceOptions{NoCountFolding: true})
-	if err != nil {
-		return err
-	}
-	f.DAG, f.Num, f.Plan = d, n, plan
+	f.Plan = plan
 	f.ops = make([][]numbering.Op, len(g.Edges))
 	for _, p := range plan.Probes {
 		f.ops[p.Edge] = append(f.ops[p.Edge], p.Op)
@@ -323,7 +390,7 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options) error {
 }
 
 // emitFunc inserts the probes chosen by planFunc.
-func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, countFn, hashFn uint32) error {
+func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, countFn, hashFn uint32, hitsGlobal int64) error {
 	g, s, ops := f.Graph, f.scan, f.ops
 	reg, cond, idx := f.reg, f.cond, f.idx
 	f.seqs = make([]uint8, len(g.Edges))
@@ -344,7 +411,16 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, co
 			a.Idx(wasm.OpCall, hashFn)
 		}
 	}
+	// hit adds the run-time hit count of one sequence, when asked for.
+	hit := func(a *wasm.Asm) {
+		if hitsGlobal >= 0 {
+			a.Idx(wasm.OpGlobalGet, uint32(hitsGlobal)).I64(1).Op(wasm.OpI64Add).Idx(wasm.OpGlobalSet, uint32(hitsGlobal))
+		}
+	}
 	emit := func(a *wasm.Asm, list []numbering.Op) {
+		if len(list) > 0 {
+			hit(a)
+		}
 		for _, o := range list {
 			switch o.Kind {
 			case numbering.Init:
@@ -435,6 +511,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, co
 		var a wasm.Asm
 		if isAdds(taken) && isAdds(not) {
 			// Branch-free: r += select(k_taken, k_not, cond).
+			hit(&a)
 			a.Idx(wasm.OpLocalSet, cond).Idx(wasm.OpLocalGet, reg).I64(addValue(taken)).I64(addValue(not)).Idx(wasm.OpLocalGet, cond).Op(wasm.OpSelect).Op(wasm.OpI64Add).Idx(wasm.OpLocalSet, reg).Idx(wasm.OpLocalGet, cond)
 			f.seqs[ti], f.seqs[ni] = 1, 1
 		} else {

@@ -29,18 +29,18 @@ func (r *Result) Functions(counts counters.Counts) ([]profile.Function, uint64, 
 		byIndex[f.Index] = f
 	}
 	for fi := range counts {
-		if f := byIndex[fi]; f == nil || f.Plan == nil {
+		if f := byIndex[fi]; f == nil || f.Plan == nil || f.Mode.Kind == None {
 			return nil, 0, fmt.Errorf("counts for function %d, which was not instrumented", fi)
 		}
 	}
 	for _, f := range r.Funcs {
 		pf := profile.Function{Index: f.Index, Name: f.Name, Status: f.Status, Paths: []profile.Path{}}
-		if f.Plan == nil {
+		if f.Num == nil {
 			pf.PossiblePaths = "0"
 			out = append(out, pf)
 			continue
 		}
-		pf.PossiblePaths = strconv.FormatInt(f.Plan.NumPaths, 10)
+		pf.PossiblePaths = strconv.FormatInt(f.Num.Paths(), 10)
 		for _, v := range f.Cuts {
 			pf.Cuts = append(pf.Cuts, f.BlockOffset(v))
 		}
@@ -49,31 +49,142 @@ func (r *Result) Functions(counts counters.Counts) ([]profile.Function, uint64, 
 			ids = append(ids, id)
 		}
 		sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-		for _, id := range ids {
-			n := counts[f.Index][id]
-			edges, kind, err := numbering.Regenerate(f.Num, f.DAG, id)
-			if err != nil {
-				return nil, 0, fmt.Errorf("function %d (%s): path %d: %w", f.Index, f.Name, id, err)
-			}
-			p := profile.Path{ID: id, Count: n, Kind: kindNames[kind]}
-			var seqs uint64
-			for _, e := range edges {
-				de := f.DAG.Edges[e]
-				if de.Orig >= 0 {
-					seqs += uint64(f.seqs[de.Orig])
-				} else if de.Kind == cfg.EdgeDummyExit {
-					// The back (or cut) edge's sequence: its count and the
-					// next path's initialisation run as one.
-					seqs++
-				}
-				if de.To != cfg.Exit {
-					p.Blocks = append(p.Blocks, f.BlockOffset(de.To))
+		paths, err := f.countedPaths(ids, counts[f.Index])
+		if err != nil {
+			return nil, 0, fmt.Errorf("function %d (%s): %w", f.Index, f.Name, err)
+		}
+		for _, cp := range paths {
+			p := profile.Path{ID: cp.id, Count: cp.count, Kind: kindNames[cp.kind]}
+			for _, e := range cp.edges {
+				if to := f.DAG.Edges[e].To; to != cfg.Exit {
+					p.Blocks = append(p.Blocks, f.BlockOffset(to))
 				}
 			}
-			hits += seqs * n
+			hits += f.pathSeqs(cp.edges) * cp.count
 			pf.Paths = append(pf.Paths, p)
 		}
 		out = append(out, pf)
 	}
 	return out, hits, nil
+}
+
+type countedPath struct {
+	id    uint64 // Ball-Larus id
+	count uint64
+	kind  numbering.PathKind
+	edges []int32
+}
+
+// countedPaths regenerates a function's counted ids into paths, named by
+// their Ball-Larus ids. A selective copy's counts of uninteresting paths
+// are dropped: other copies count those paths exactly.
+func (f *Func) countedPaths(ids []uint64, counts map[uint64]uint64) ([]countedPath, error) {
+	var out []countedPath
+	if f.Mode.Kind == Selective {
+		sp, err := numbering.InterestingCounts(f.Sel, f.DAG, counts)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range sp {
+			var id int64
+			for _, e := range p.Edges {
+				id += f.Num.Val[e]
+			}
+			out = append(out, countedPath{id: uint64(id), count: p.Count, kind: p.Kind, edges: p.Edges})
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+		return out, nil
+	}
+	for _, id := range ids {
+		edges, kind, err := numbering.Regenerate(f.Num, f.DAG, id)
+		if err != nil {
+			return nil, fmt.Errorf("path %d: %w", id, err)
+		}
+		out = append(out, countedPath{id: id, count: counts[id], kind: kind, edges: edges})
+	}
+	return out, nil
+}
+
+// pathSeqs is how many instrumentation sequences of this copy run along a
+// path (DAG edges).
+func (f *Func) pathSeqs(edges []int32) uint64 {
+	if f.Plan == nil {
+		return 0
+	}
+	var seqs uint64
+	for _, e := range edges {
+		de := f.DAG.Edges[e]
+		if de.Orig >= 0 {
+			seqs += uint64(f.seqs[de.Orig])
+		} else if de.Kind == cfg.EdgeDummyExit {
+			// The back (or cut) edge's sequence, which always holds the
+			// ending path's count: the count and the next path's
+			// initialisation run as one sequence.
+			seqs++
+		}
+	}
+	return seqs
+}
+
+// HitsOf computes this copy's probe hits on a run from that run's exact
+// profile: every path's count times the sequences this copy executes along
+// it, whether or not the copy counts the path. So one exact profile gives
+// the hit counts of any plan and k. Paths cut short (by a trap, or in the
+// callers of proc_exit) are not in a profile and not included.
+func (r *Result) HitsOf(exact []profile.Function) (uint64, error) {
+	byIndex := make(map[uint32]*Func, len(r.Funcs))
+	for _, f := range r.Funcs {
+		byIndex[f.Index] = f
+	}
+	var hits uint64
+	for _, pf := range exact {
+		f := byIndex[pf.Index]
+		if f == nil {
+			return 0, fmt.Errorf("profile function %d is not in the module", pf.Index)
+		}
+		if f.Plan == nil || len(pf.Paths) == 0 {
+			continue
+		}
+		for _, p := range pf.Paths {
+			edges, _, err := numbering.Regenerate(f.Num, f.DAG, p.ID)
+			if err != nil {
+				return 0, fmt.Errorf("function %d (%s): path %d: %w", f.Index, f.Name, p.ID, err)
+			}
+			hits += f.pathSeqs(edges) * p.Count
+		}
+	}
+	return hits, nil
+}
+
+// EdgeFrequencies turns an exact profile into how often each DAG edge of
+// each defined function ran (nil for functions without a DAG or without
+// executed paths): weights for spanning trees and for P3's task costs.
+func (r *Result) EdgeFrequencies(exact []profile.Function) ([][]float64, error) {
+	byIndex := make(map[uint32]int, len(r.Funcs))
+	for i, f := range r.Funcs {
+		byIndex[f.Index] = i
+	}
+	out := make([][]float64, len(r.Funcs))
+	for _, pf := range exact {
+		i, ok := byIndex[pf.Index]
+		if !ok {
+			return nil, fmt.Errorf("profile function %d is not in the module", pf.Index)
+		}
+		f := r.Funcs[i]
+		if f.Num == nil || len(pf.Paths) == 0 {
+			continue
+		}
+		w := make([]float64, len(f.DAG.Edges))
+		for _, p := range pf.Paths {
+			edges, _, err := numbering.Regenerate(f.Num, f.DAG, p.ID)
+			if err != nil {
+				return nil, fmt.Errorf("function %d (%s): path %d: %w", f.Index, f.Name, p.ID, err)
+			}
+			for _, e := range edges {
+				w[e] += float64(p.Count)
+			}
+		}
+		out[i] = w
+	}
+	return out, nil
 }

@@ -1,0 +1,260 @@
+package partition
+
+import (
+	"fmt"
+	"math"
+
+	"pathprof/cfg"
+	"pathprof/numbering"
+)
+
+// CostFunc prices a task: the probes a copy needs to profile the paths that
+// use only the interesting DAG edges (one flag per edge of d). Make calls it
+// for tasks that cover part of a function; once PSPP exists its probe count
+// is the cost the P3 paper uses.
+type CostFunc func(d *cfg.DAG, interesting []bool) (int, error)
+
+// BallLarusCost is the default CostFunc. When interesting covers every edge
+// on an entry-to-exit path (or is nil) it is exact: the number of probes the
+// instrumenter inserts, as len(numbering.Plan.Probes) with the instrumenter's
+// choices (static weights, counts left at path ends). For a part of the
+// function it is an approximation standing in for PSPP: the Ball-Larus
+// probes of the DAG restricted to the interesting edges. PSPP numbers the
+// whole DAG and keeps its probes on interesting edges without event
+// counting, so its count differs; Options.Cost takes it once it exists.
+func BallLarusCost(d *cfg.DAG, interesting []bool) (int, error) {
+	var c coster
+	return c.cost(d, nil, interesting)
+}
+
+// WeightedCost returns a CostFunc that prices a task by its expected probe
+// executions: the sum of w over the DAG edges that carry a probe, where w
+// holds one frequency per DAG edge of the function, estimated or measured
+// (e.g. from a profile: a dummy edge's frequency is how often its back
+// edges run). The probes are placed as by BallLarusCost; the frequencies
+// only price them, because the instrumenter places probes by static
+// weights whatever the profile says. The sum is rounded to an integer, so
+// w should be counts (per run), not fractions of one call.
+func WeightedCost(w []float64) CostFunc {
+	return func(d *cfg.DAG, interesting []bool) (int, error) {
+		c := coster{w: w}
+		return c.cost(d, nil, interesting)
+	}
+}
+
+// coster prices tasks with Ball-Larus probes, weighted by w when it is set.
+// It keeps the restricted DAG's memory from one task to the next: planning
+// prices hundreds of thousands of tasks, and numbering copies what it keeps.
+type coster struct {
+	w  []float64
+	rs restrictScratch
+}
+
+// cost prices the task of the interesting edges (nil: all); live is
+// Live(d), or nil to compute it.
+func (c *coster) cost(d *cfg.DAG, live, interesting []bool) (int, error) {
+	if interesting != nil && len(interesting) != len(d.Edges) {
+		return 0, fmt.Errorf("partition: %d interesting flags for %d DAG edges", len(interesting), len(d.Edges))
+	}
+	if c.w != nil && len(c.w) != len(d.Edges) {
+		return 0, fmt.Errorf("partition: %d weights for %d DAG edges", len(c.w), len(d.Edges))
+	}
+	var ops []numbering.Op
+	var edges []int32
+	var err error
+	if interesting == nil {
+		ops, err = wholeProbes(d)
+	} else {
+		if live == nil {
+			live = Live(d)
+		}
+		ops, edges, err = c.partProbes(d, live, interesting)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if c.w == nil {
+		n := 0
+		for i, op := range ops {
+			if op.Kind != numbering.None {
+				n += multiplicity(d, edges, i)
+			}
+		}
+		return n, nil
+	}
+	var s float64
+	for i, op := range ops {
+		if op.Kind == numbering.None {
+			continue
+		}
+		e := i
+		if edges != nil {
+			e = int(edges[i])
+		}
+		if w := c.w[e]; w < 0 || math.IsNaN(w) || math.IsInf(w, 0) {
+			return 0, fmt.Errorf("partition: weight %v of DAG edge %d", w, e)
+		}
+		s += c.w[e]
+	}
+	if s > math.MaxInt32 {
+		return math.MaxInt32, nil
+	}
+	return int(math.Round(s)), nil
+}
+
+// multiplicity is how many Graph-edge probes the operation of DAG edge i
+// becomes: a dummy edge's runs on each back (or cut) edge it stands for.
+func multiplicity(d *cfg.DAG, edges []int32, i int) int {
+	if edges != nil {
+		i = int(edges[i])
+	}
+	if e := d.Edges[i]; e.Orig < 0 {
+		return max(len(e.Back), 1)
+	}
+	return 1
+}
+
+// wholeProbes places the probes of the whole DAG.
+func wholeProbes(d *cfg.DAG) ([]numbering.Op, error) {
+	// Place also moves the operations of dummy edges onto the Graph's
+	// back edges, and fails when a DAG keeps only one of the two dummy
+	// edges of a back edge, as a restricted one may. Only the operation
+	// per DAG edge is needed, so every DAG is numbered with plain edges
+	// (multiplicity restores the count); the caller's DAG is copied.
+	w, err := numbering.StaticWeights(d)
+	if err != nil {
+		return nil, err
+	}
+	plain := *d
+	plain.Edges = make([]cfg.DAGEdge, len(d.Edges))
+	for i, e := range d.Edges {
+		plain.Edges[i] = cfg.DAGEdge{From: e.From, To: e.To, Kind: cfg.EdgeBr, Orig: int32(i)}
+	}
+	return ballLarus(&plain, w)
+}
+
+// partProbes places the probes of d restricted to its live interesting
+// edges, or of d when those are all its live edges.
+func (c *coster) partProbes(d *cfg.DAG, live, interesting []bool) ([]numbering.Op, []int32, error) {
+	whole := true
+	for i, l := range live {
+		if l && !interesting[i] {
+			whole = false
+			break
+		}
+	}
+	if whole {
+		ops, err := wholeProbes(d)
+		return ops, nil, err
+	}
+	sub, keep := c.rs.restrict(d, live, interesting)
+	w, err := numbering.StaticWeights(sub)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, e := range sub.Edges {
+		sub.Edges[i] = cfg.DAGEdge{From: e.From, To: e.To, Kind: cfg.EdgeBr, Orig: int32(i)}
+	}
+	ops, err := ballLarus(sub, w)
+	return ops, keep, err
+}
+
+func ballLarus(d *cfg.DAG, w []float64) ([]numbering.Op, error) {
+	n, err := numbering.Number(d)
+	if err != nil {
+		return nil, err
+	}
+	inc, err := numbering.Chords(d, n, w)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := numbering.Place(d, n, inc, numbering.PlaceOptions{NoCountFolding: true})
+	if err != nil {
+		return nil, err
+	}
+	return plan.Ops, nil
+}
+
+// restrictScratch holds the memory of restricted DAGs.
+type restrictScratch struct {
+	node, keep, outN, inN, outs, ins, topo []int32
+	edges                                  []cfg.DAGEdge
+	out, in                                [][]int32
+	reach                                  []bool
+	sub                                    cfg.DAG
+}
+
+// grow returns s[:n], reallocating when s is too short.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/4)
+	}
+	return s[:n]
+}
+
+// restrict returns the DAG of the live interesting edges of d, on the nodes
+// they touch (entry and exit keep their numbers), and per edge the edge of
+// d it is. Out lists keep d's order, so that numbering breaks ties alike.
+// The result lives in s until the next call.
+func (s *restrictScratch) restrict(d *cfg.DAG, live, interesting []bool) (*cfg.DAG, []int32) {
+	node := grow(s.node, d.NumNodes)
+	for i := range node {
+		node[i] = -1
+	}
+	node[cfg.Entry], node[cfg.Exit] = cfg.Entry, cfg.Exit
+	nn := int32(2)
+	keep := s.keep[:0]
+	for _, v := range d.Topo {
+		for _, e := range d.Out[v] {
+			if !live[e] || !interesting[e] {
+				continue
+			}
+			keep = append(keep, e)
+			for _, x := range [2]int32{v, d.Edges[e].To} {
+				if node[x] < 0 {
+					node[x] = nn
+					nn++
+				}
+			}
+		}
+	}
+	edges := grow(s.edges, len(keep))
+	outN, inN := grow(s.outN, int(nn)), grow(s.inN, int(nn))
+	clear(outN)
+	clear(inN)
+	for j, e := range keep {
+		de := d.Edges[e]
+		de.From, de.To = node[de.From], node[de.To]
+		edges[j] = de
+		outN[de.From]++
+		inN[de.To]++
+	}
+	out, in := grow(s.out, int(nn)), grow(s.in, int(nn))
+	outs, ins := grow(s.outs, len(keep))[:0], grow(s.ins, len(keep))[:0]
+	for v := range nn {
+		out[v] = outs[len(outs) : len(outs) : len(outs)+int(outN[v])]
+		outs = outs[:len(outs)+int(outN[v])]
+		in[v] = ins[len(ins) : len(ins) : len(ins)+int(inN[v])]
+		ins = ins[:len(ins)+int(inN[v])]
+	}
+	for j, e := range edges {
+		out[e.From] = append(out[e.From], int32(j))
+		in[e.To] = append(in[e.To], int32(j))
+	}
+	reach := grow(s.reach, int(nn))
+	clear(reach)
+	reach[cfg.Entry] = true
+	topo := s.topo[:0]
+	for _, v := range d.Topo {
+		if x := node[v]; x >= 0 && reach[x] {
+			topo = append(topo, x)
+			for _, e := range out[x] {
+				reach[edges[e].To] = true
+			}
+		}
+	}
+	s.node, s.keep, s.edges, s.outN, s.inN = node, keep, edges, outN, inN
+	s.out, s.in, s.outs, s.ins, s.reach, s.topo = out, in, outs, ins, reach, topo
+	s.sub = cfg.DAG{NumNodes: int(nn), Edges: edges, Out: out, In: in, Topo: topo}
+	return &s.sub, keep
+}

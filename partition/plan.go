@@ -1,0 +1,485 @@
+package partition
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"pathprof/cfg"
+	"pathprof/wasm"
+)
+
+// Strategies.
+const (
+	SBL = "sbl" // one copy, every function profiled whole
+	PBL = "pbl" // k copies, every function profiled whole in one of them
+	P3  = "p3"  // k copies, profitable functions split over several
+)
+
+// Mode is how one copy profiles one function.
+type Mode uint8
+
+const (
+	None      Mode = iota // no probes
+	BallLarus             // every path, with Ball-Larus numbering
+	Selective             // the paths on the interesting edges only (PSPP)
+)
+
+func (m Mode) String() string {
+	switch m {
+	case None:
+		return "none"
+	case BallLarus:
+		return "ball-larus"
+	case Selective:
+		return "selective"
+	}
+	return "mode?"
+}
+
+// Plan says what every copy profiles. It is plain data and round-trips
+// through encoding/json, so a manifest can carry it.
+//
+// Functions are named by their defined-function index (index into
+// wasm.Module.Code) and edges by their index in the DAG given to Make: the
+// DAG of the function's body, cut to fit a 63-bit path register. The
+// instrumenter must rebuild the same DAGs.
+type Plan struct {
+	K        int    `json:"k"`
+	Strategy string `json:"strategy"`
+	// Funcs describes every defined function, for reports.
+	Funcs  []FuncInfo `json:"funcs"`
+	Copies []CopyPlan `json:"copies"`
+}
+
+// FuncInfo is what planning found out about one function.
+type FuncInfo struct {
+	CallSites int `json:"call_sites"`
+	// Candidate: at most one call site and no unknown callers. Only P3
+	// partitions candidates.
+	Candidate bool `json:"candidate,omitempty"`
+	// Tasks are the function's tasks, in the order of their classes; none
+	// when the function had no DAG (it is not profiled).
+	Tasks []TaskInfo `json:"tasks,omitempty"`
+}
+
+// Profitable reports whether the function was split into several tasks.
+func (f *FuncInfo) Profitable() bool { return len(f.Tasks) > 1 }
+
+// TaskInfo is one task: a class of a function's paths.
+type TaskInfo struct {
+	Cost  int64 `json:"cost"`
+	Copy  int   `json:"copy"`
+	Edges int   `json:"edges"` // DAG edges in the class
+}
+
+// CopyPlan is one copy. A function listed in neither list gets no probes.
+type CopyPlan struct {
+	// Load is the sum of the costs of the copy's tasks.
+	Load int64 `json:"load"`
+	// BallLarus lists the functions profiled whole, ascending.
+	BallLarus []int `json:"ball_larus"`
+	// Selective lists the functions profiled on part of their paths,
+	// ascending by function.
+	Selective []SelectiveFunc `json:"selective,omitempty"`
+}
+
+// SelectiveFunc is a function profiled on the paths that use only its
+// interesting edges: the union of the classes of its tasks in this copy.
+type SelectiveFunc struct {
+	Func  int      `json:"func"`
+	Edges EdgeList `json:"edges"` // DAG edge indices, ascending
+}
+
+// EdgeList is an ascending list of edge indices. In JSON it is a string of
+// comma-separated indices and ranges ("0-5,7,9-12"): classes hold long runs
+// of consecutive edges, and a plan for tens of thousands of functions would
+// otherwise take tens of megabytes.
+type EdgeList []int32
+
+func (l EdgeList) MarshalJSON() ([]byte, error) {
+	b := []byte{'"'}
+	for i := 0; i < len(l); {
+		j := i
+		for j+1 < len(l) && l[j+1] == l[j]+1 {
+			j++
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(l[i]), 10)
+		if j > i {
+			b = append(b, '-')
+			b = strconv.AppendInt(b, int64(l[j]), 10)
+		}
+		i = j + 1
+	}
+	return append(b, '"'), nil
+}
+
+func (l *EdgeList) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return err
+	}
+	var out EdgeList
+	for part := range strings.SplitSeq(s, ",") {
+		if part == "" {
+			continue
+		}
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.ParseInt(lo, 10, 32)
+		if err != nil {
+			return fmt.Errorf("partition: edge list %q: %v", s, err)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseInt(hi, 10, 32); err != nil {
+				return fmt.Errorf("partition: edge list %q: %v", s, err)
+			}
+		}
+		if a < 0 || b < a || len(out) > 0 && int64(out[len(out)-1]) >= a {
+			return fmt.Errorf("partition: edge list %q is not ascending", s)
+		}
+		for e := a; e <= b; e++ {
+			out = append(out, int32(e))
+		}
+	}
+	*l = out
+	return nil
+}
+
+// Mode returns how the copy profiles defined function def, and for
+// Selective its interesting DAG edges.
+func (c *CopyPlan) Mode(def int) (Mode, EdgeList) {
+	if _, ok := slices.BinarySearch(c.BallLarus, def); ok {
+		return BallLarus, nil
+	}
+	i, ok := slices.BinarySearchFunc(c.Selective, def, func(s SelectiveFunc, f int) int { return cmp.Compare(s.Func, f) })
+	if ok {
+		return Selective, c.Selective[i].Edges
+	}
+	return None, nil
+}
+
+// EdgeSet turns a list of edge indices into one flag per edge.
+func EdgeSet(edges []int32, numEdges int) []bool {
+	s := make([]bool, numEdges)
+	for _, e := range edges {
+		s[e] = true
+	}
+	return s
+}
+
+// Options adjusts Make.
+type Options struct {
+	// Cost prices tasks that cover part of a function; nil means
+	// BallLarusCost. A task covering the whole function is priced by
+	// Ball-Larus, as in the P3 paper.
+	Cost CostFunc
+	// Weights optionally holds, per defined function, a frequency per DAG
+	// edge (nil entries: none). A function with weights has all its tasks
+	// priced by WeightedCost in place of Cost, so that costs, and the
+	// copies' loads, estimate probe executions rather than static probes;
+	// give weights for all functions or none, or the two units mix. A
+	// custom Cost that wants frequencies can look them up by DAG.
+	Weights [][]float64
+	// Candidates, when set, says per defined function whether P3 may
+	// partition it, in place of FindCallers' rule. That rule is
+	// conservative: Go's wasm port, for one, puts every function in its
+	// table (a goroutine resumes by calling its frames through it), so no
+	// Go function is a candidate and P3 plans as PBL there. Splitting a
+	// function with many callers keeps the profile exact; it only costs
+	// the overlap the rule avoids.
+	Candidates []bool
+	// Workers bounds the goroutines that plan functions; 0 means
+	// GOMAXPROCS. The plan does not depend on it.
+	Workers int
+}
+
+// task is one task during planning.
+type task struct {
+	def   int
+	cost  int64
+	edges []bool // nil: the whole function
+}
+
+// Make plans the copies for a strategy: SBL (k must be 1), PBL or P3.
+// graphs holds the DAG of every defined function, cut to fit 63 bits, or
+// nil for a function that is not to be profiled.
+//
+// Each function becomes tasks: one for the whole function, or under P3 one
+// per class (see Classes) when it is a candidate with more than one class.
+// Tasks are then distributed longest processing time first: in decreasing
+// cost (ties by function, then class), each goes to the copy with the least
+// load so far (ties to the lowest copy). A copy profiles a function with
+// Ball-Larus when its tasks there cover every edge on a path, selectively on
+// their union when they cover less, and not at all without tasks.
+func Make(m *wasm.Module, graphs []*cfg.DAG, strategy string, k int, opt Options) (*Plan, error) {
+	switch {
+	case strategy != SBL && strategy != PBL && strategy != P3:
+		return nil, fmt.Errorf("partition: unknown strategy %q", strategy)
+	case k < 1:
+		return nil, fmt.Errorf("partition: %d copies", k)
+	case strategy == SBL && k != 1:
+		return nil, fmt.Errorf("partition: sbl runs one copy, not %d", k)
+	case len(graphs) != len(m.Code):
+		return nil, fmt.Errorf("partition: %d graphs for %d functions", len(graphs), len(m.Code))
+	case opt.Weights != nil && len(opt.Weights) != len(m.Code):
+		return nil, fmt.Errorf("partition: weights for %d of %d functions", len(opt.Weights), len(m.Code))
+	case opt.Candidates != nil && len(opt.Candidates) != len(m.Code):
+		return nil, fmt.Errorf("partition: candidate flags for %d of %d functions", len(opt.Candidates), len(m.Code))
+	}
+	callers, err := FindCallers(m)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{K: k, Strategy: strategy, Funcs: make([]FuncInfo, len(m.Code)), Copies: make([]CopyPlan, k)}
+	for i := range p.Funcs {
+		fn := m.NumImportedFuncs + uint32(i)
+		p.Funcs[i] = FuncInfo{CallSites: callers.Sites[fn], Candidate: callers.Candidate(fn)}
+		if opt.Candidates != nil {
+			p.Funcs[i].Candidate = opt.Candidates[i]
+		}
+	}
+
+	perFunc := make([][]task, len(m.Code))
+	lives := make([][]bool, len(m.Code))
+	errs := make([]error, len(m.Code))
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var wg sync.WaitGroup
+	next := make(chan int, workers)
+	for range workers {
+		wg.Go(func() {
+			var c coster
+			for i := range next {
+				perFunc[i], lives[i], errs[i] = planFunc(i, graphs[i], strategy == P3 && p.Funcs[i].Candidate, k, &opt, &c)
+			}
+		})
+	}
+	for i := range m.Code {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, e := range errs {
+		if e != nil {
+			return nil, fmt.Errorf("partition: function %d: %w", m.NumImportedFuncs+uint32(i), e)
+		}
+	}
+
+	var all []*task
+	for i := range perFunc {
+		for j := range perFunc[i] {
+			all = append(all, &perFunc[i][j])
+		}
+	}
+	assign := LPT(costsOf(all), k)
+	for i, t := range all {
+		c := assign[i]
+		p.Copies[c].Load += t.cost
+		p.Funcs[t.def].Tasks = append(p.Funcs[t.def].Tasks, TaskInfo{Cost: t.cost, Copy: c})
+	}
+
+	for def, ts := range perFunc {
+		if len(ts) == 0 {
+			continue
+		}
+		info := &p.Funcs[def]
+		live := lives[def]
+		if len(ts) == 1 {
+			info.Tasks[0].Edges = countTrue(live)
+			c := info.Tasks[0].Copy
+			p.Copies[c].BallLarus = append(p.Copies[c].BallLarus, def)
+			continue
+		}
+		union := make([][]bool, k)
+		for j, t := range ts {
+			info.Tasks[j].Edges = countTrue(t.edges)
+			c := info.Tasks[j].Copy
+			if union[c] == nil {
+				union[c] = make([]bool, len(live))
+			}
+			for e, in := range t.edges {
+				union[c][e] = union[c][e] || in
+			}
+		}
+		for c, u := range union {
+			if u == nil {
+				continue
+			}
+			var edges EdgeList
+			whole := true
+			for e, in := range u {
+				if in {
+					edges = append(edges, int32(e))
+				} else if live[e] {
+					whole = false
+				}
+			}
+			if whole {
+				p.Copies[c].BallLarus = append(p.Copies[c].BallLarus, def)
+			} else {
+				p.Copies[c].Selective = append(p.Copies[c].Selective, SelectiveFunc{Func: def, Edges: edges})
+			}
+		}
+	}
+	for c := range p.Copies {
+		if p.Copies[c].BallLarus == nil {
+			p.Copies[c].BallLarus = []int{}
+		}
+	}
+	return p, nil
+}
+
+// planFunc returns the tasks of one function, in class order, and its
+// live edges.
+func planFunc(def int, d *cfg.DAG, partition bool, k int, opt *Options, c *coster) ([]task, []bool, error) {
+	if d == nil {
+		return nil, nil, nil
+	}
+	c.w = nil
+	if opt.Weights != nil {
+		c.w = opt.Weights[def]
+	}
+	live := Live(d)
+	if partition {
+		if classes := Classes(d, Tau(d, k)); len(classes) > 1 {
+			ts := make([]task, len(classes))
+			for j, set := range classes {
+				var cost int
+				var err error
+				if opt.Cost != nil && c.w == nil {
+					cost, err = opt.Cost(d, set)
+				} else {
+					cost, err = c.cost(d, live, set)
+				}
+				if err != nil {
+					return nil, nil, err
+				}
+				ts[j] = task{def: def, cost: int64(cost), edges: set}
+			}
+			return ts, live, nil
+		}
+	}
+	cost, err := c.cost(d, live, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []task{{def: def, cost: int64(cost)}}, live, nil
+}
+
+func costsOf(ts []*task) []int64 {
+	c := make([]int64, len(ts))
+	for i, t := range ts {
+		c[i] = t.cost
+	}
+	return c
+}
+
+// LPT distributes jobs over k machines longest processing time first: in
+// decreasing cost, ties in index order, each job goes to the machine with
+// the least load so far, ties to the lowest machine. It returns the machine
+// of each job. The greedy schedule's largest load is within 4/3 of the
+// optimum (Graham 1969); the optimum is NP-hard.
+func LPT(costs []int64, k int) []int {
+	order := make([]int, len(costs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return costs[order[a]] > costs[order[b]] })
+	assign := make([]int, len(costs))
+	load := make([]int64, k)
+	for _, j := range order {
+		best := 0
+		for c := 1; c < k; c++ {
+			if load[c] < load[best] {
+				best = c
+			}
+		}
+		assign[j] = best
+		load[best] += costs[j]
+	}
+	return assign
+}
+
+func countTrue(s []bool) int {
+	n := 0
+	for _, b := range s {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// Check verifies a plan against the DAGs it was made for: the copy count,
+// sorted and valid function and edge lists, no function profiled twice in
+// one copy, and every path-carrying edge of every profiled function covered
+// by some copy. It does not re-derive the classes; a plan read from a
+// manifest passes it before the copies are built.
+func (p *Plan) Check(graphs []*cfg.DAG) error {
+	if p.K < 1 || len(p.Copies) != p.K {
+		return fmt.Errorf("partition: plan for %d copies has %d", p.K, len(p.Copies))
+	}
+	if len(p.Funcs) != len(graphs) {
+		return fmt.Errorf("partition: plan for %d functions, %d graphs", len(p.Funcs), len(graphs))
+	}
+	covered := make([][]bool, len(graphs))
+	for c, cp := range p.Copies {
+		seen := map[int]bool{}
+		for i, def := range cp.BallLarus {
+			if def < 0 || def >= len(graphs) || graphs[def] == nil {
+				return fmt.Errorf("partition: copy %d profiles function %d, which has no DAG", c, def)
+			}
+			if i > 0 && cp.BallLarus[i-1] >= def {
+				return fmt.Errorf("partition: copy %d: Ball-Larus list not ascending", c)
+			}
+			seen[def] = true
+			covered[def] = Live(graphs[def])
+		}
+		for i, s := range cp.Selective {
+			def := s.Func
+			if def < 0 || def >= len(graphs) || graphs[def] == nil {
+				return fmt.Errorf("partition: copy %d profiles function %d, which has no DAG", c, def)
+			}
+			if i > 0 && cp.Selective[i-1].Func >= def {
+				return fmt.Errorf("partition: copy %d: selective list not ascending", c)
+			}
+			if seen[def] {
+				return fmt.Errorf("partition: copy %d profiles function %d twice", c, def)
+			}
+			ne := len(graphs[def].Edges)
+			if covered[def] == nil {
+				covered[def] = make([]bool, ne)
+			}
+			for j, e := range s.Edges {
+				if e < 0 || int(e) >= ne || j > 0 && s.Edges[j-1] >= e {
+					return fmt.Errorf("partition: copy %d, function %d: bad edge list", c, def)
+				}
+				covered[def][e] = true
+			}
+		}
+	}
+	for def, d := range graphs {
+		if d == nil {
+			continue
+		}
+		live := Live(d)
+		for e, l := range live {
+			if l && (covered[def] == nil || !covered[def][e]) {
+				return fmt.Errorf("partition: edge %d of function %d is in no copy", e, def)
+			}
+		}
+	}
+	return nil
+}
