@@ -14,14 +14,10 @@ import (
 // is the cost the P3 paper uses.
 type CostFunc func(d *cfg.DAG, interesting []bool) (int, error)
 
-// BallLarusCost is the default CostFunc. When interesting covers every edge
-// on an entry-to-exit path (or is nil) it is exact: the number of probes the
-// instrumenter inserts, as len(numbering.Plan.Probes) with the instrumenter's
-// choices (static weights, counts left at path ends). For a part of the
-// function it is an approximation standing in for PSPP: the Ball-Larus
-// probes of the DAG restricted to the interesting edges. PSPP numbers the
-// whole DAG and keeps its probes on interesting edges without event
-// counting, so its count differs; Options.Cost takes it once it exists.
+// BallLarusCost is the default CostFunc, exact for what the instrumenter
+// places: when interesting covers every edge on an entry-to-exit path (or is
+// nil), the Ball-Larus probes (static weights, counts left at path ends);
+// for a part of the function, the probes of PSPP on those interesting edges.
 func BallLarusCost(d *cfg.DAG, interesting []bool) (int, error) {
 	var c coster
 	return c.cost(d, nil, interesting)
@@ -42,12 +38,10 @@ func WeightedCost(w []float64) CostFunc {
 	}
 }
 
-// coster prices tasks with Ball-Larus probes, weighted by w when it is set.
-// It keeps the restricted DAG's memory from one task to the next: planning
-// prices hundreds of thousands of tasks, and numbering copies what it keeps.
+// coster prices tasks with the probes the instrumenter places, weighted by
+// w when it is set.
 type coster struct {
-	w  []float64
-	rs restrictScratch
+	w []float64
 }
 
 // cost prices the task of the interesting edges (nil: all); live is
@@ -147,16 +141,17 @@ func (c *coster) partProbes(d *cfg.DAG, live, interesting []bool) ([]numbering.O
 		ops, err := wholeProbes(d)
 		return ops, nil, err
 	}
-	sub, keep := c.rs.restrict(d, live, interesting)
-	w, err := numbering.StaticWeights(sub)
+	// A part is what a copy profiles with PSPP: price exactly the probes
+	// PSPP places (labels on the whole DAG, no event counting).
+	sel, err := numbering.PSPP(d, interesting)
 	if err != nil {
 		return nil, nil, err
 	}
-	for i, e := range sub.Edges {
-		sub.Edges[i] = cfg.DAGEdge{From: e.From, To: e.To, Kind: cfg.EdgeBr, Orig: int32(i)}
+	plan, err := numbering.PlaceSelective(d, sel)
+	if err != nil {
+		return nil, nil, err
 	}
-	ops, err := ballLarus(sub, w)
-	return ops, keep, err
+	return plan.Ops, nil, nil
 }
 
 func ballLarus(d *cfg.DAG, w []float64) ([]numbering.Op, error) {
@@ -173,88 +168,4 @@ func ballLarus(d *cfg.DAG, w []float64) ([]numbering.Op, error) {
 		return nil, err
 	}
 	return plan.Ops, nil
-}
-
-// restrictScratch holds the memory of restricted DAGs.
-type restrictScratch struct {
-	node, keep, outN, inN, outs, ins, topo []int32
-	edges                                  []cfg.DAGEdge
-	out, in                                [][]int32
-	reach                                  []bool
-	sub                                    cfg.DAG
-}
-
-// grow returns s[:n], reallocating when s is too short.
-func grow[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n, n+n/4)
-	}
-	return s[:n]
-}
-
-// restrict returns the DAG of the live interesting edges of d, on the nodes
-// they touch (entry and exit keep their numbers), and per edge the edge of
-// d it is. Out lists keep d's order, so that numbering breaks ties alike.
-// The result lives in s until the next call.
-func (s *restrictScratch) restrict(d *cfg.DAG, live, interesting []bool) (*cfg.DAG, []int32) {
-	node := grow(s.node, d.NumNodes)
-	for i := range node {
-		node[i] = -1
-	}
-	node[cfg.Entry], node[cfg.Exit] = cfg.Entry, cfg.Exit
-	nn := int32(2)
-	keep := s.keep[:0]
-	for _, v := range d.Topo {
-		for _, e := range d.Out[v] {
-			if !live[e] || !interesting[e] {
-				continue
-			}
-			keep = append(keep, e)
-			for _, x := range [2]int32{v, d.Edges[e].To} {
-				if node[x] < 0 {
-					node[x] = nn
-					nn++
-				}
-			}
-		}
-	}
-	edges := grow(s.edges, len(keep))
-	outN, inN := grow(s.outN, int(nn)), grow(s.inN, int(nn))
-	clear(outN)
-	clear(inN)
-	for j, e := range keep {
-		de := d.Edges[e]
-		de.From, de.To = node[de.From], node[de.To]
-		edges[j] = de
-		outN[de.From]++
-		inN[de.To]++
-	}
-	out, in := grow(s.out, int(nn)), grow(s.in, int(nn))
-	outs, ins := grow(s.outs, len(keep))[:0], grow(s.ins, len(keep))[:0]
-	for v := range nn {
-		out[v] = outs[len(outs) : len(outs) : len(outs)+int(outN[v])]
-		outs = outs[:len(outs)+int(outN[v])]
-		in[v] = ins[len(ins) : len(ins) : len(ins)+int(inN[v])]
-		ins = ins[:len(ins)+int(inN[v])]
-	}
-	for j, e := range edges {
-		out[e.From] = append(out[e.From], int32(j))
-		in[e.To] = append(in[e.To], int32(j))
-	}
-	reach := grow(s.reach, int(nn))
-	clear(reach)
-	reach[cfg.Entry] = true
-	topo := s.topo[:0]
-	for _, v := range d.Topo {
-		if x := node[v]; x >= 0 && reach[x] {
-			topo = append(topo, x)
-			for _, e := range out[x] {
-				reach[edges[e].To] = true
-			}
-		}
-	}
-	s.node, s.keep, s.edges, s.outN, s.inN = node, keep, edges, outN, inN
-	s.out, s.in, s.outs, s.ins, s.reach, s.topo = out, in, outs, ins, reach, topo
-	s.sub = cfg.DAG{NumNodes: int(nn), Edges: edges, Out: out, In: in, Topo: topo}
-	return &s.sub, keep
 }

@@ -530,10 +530,9 @@ func TestBallLarusCostIsProbeCount(t *testing.T) {
 	}
 }
 
-// TestCosts checks the subset approximation and the weighted cost on
-// random DAGs: a class never costs more probes than its edges, every class
-// with a path costs at least its count, and unit weights on every edge give
-// the static count.
+// TestCosts checks the PSPP cost and the weighted cost on random DAGs: every
+// class with a path costs at least its count, and unit weights on every
+// edge give the static count.
 func TestCosts(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	for range 500 {
@@ -554,7 +553,9 @@ func TestCosts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s < 1 || s > countTrue(c)+1 || w != s {
+			// PSPP counts on every edge into the exit, interesting or
+			// not, so a class may cost more probes than it has edges.
+			if s < 1 || s > len(d.Edges)+1 || w != s {
 				t.Fatalf("class of %d edges: static cost %d, weighted %d", countTrue(c), s, w)
 			}
 		}
