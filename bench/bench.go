@@ -17,6 +17,9 @@ import (
 
 	"pathprof/counters"
 	"pathprof/instrument"
+	"pathprof/partition"
+	"pathprof/profile"
+	"pathprof/profiler"
 	"pathprof/runner"
 )
 
@@ -28,9 +31,13 @@ const (
 
 // Strategy is a profiling strategy with its number of copies.
 type Strategy struct {
-	Name   string `json:"name"`   // "sbl"; "pbl" and "p3" are not measured yet
+	Name   string `json:"name"`   // "sbl", "pbl" or "p3"
 	Copies int    `json:"copies"` // 1 for sbl
 }
+
+// Partitioned are the PBL and P3 strategies at k = 2, 4, 8 that --strategies
+// measures besides SBL.
+var Partitioned = []Strategy{{"pbl", 2}, {"pbl", 4}, {"pbl", 8}, {"p3", 2}, {"p3", 4}, {"p3", 8}}
 
 // SBL is sequential Ball-Larus: one copy, every function profiled.
 var SBL = Strategy{Name: "sbl", Copies: 1}
@@ -136,6 +143,16 @@ type Measure struct {
 	// ProfileEqual says whether the merged profile equals SBL's; unset
 	// for SBL itself.
 	ProfileEqual *bool `json:"profile_equal_to_sbl,omitempty"`
+	// For several copies: each copy's probe hits on the run, computed
+	// from SBL's exact profile; HitShare is the slowest copy's hits over
+	// SBL's. The plan uses the edge frequencies of SBL's profile.
+	// StaticHitShare is the same share for a plan made without them
+	// (static probe counts as costs).
+	CopyHits       []uint64 `json:"copy_hits,omitempty"`
+	HitShare       float64  `json:"hit_share,omitempty"`
+	StaticHitShare float64  `json:"static_hit_share,omitempty"`
+	// SlowestCopy is the copy with most hits, the one timed.
+	SlowestCopy int `json:"slowest_copy,omitempty"`
 }
 
 // Select returns the programs Run would run with opt.
@@ -176,9 +193,12 @@ func Run(ctx context.Context, s *Suite, opt Options) (*Report, error) {
 	if len(opt.Strategies) == 0 {
 		opt.Strategies = []Strategy{SBL}
 	}
-	for _, st := range opt.Strategies {
-		if st != SBL {
-			return nil, fmt.Errorf("strategy %s is not implemented (only sbl)", st)
+	if opt.Strategies[0] != SBL {
+		return nil, fmt.Errorf("the first strategy must be sbl, the reference of the others")
+	}
+	for _, st := range opt.Strategies[1:] {
+		if st.Name != "pbl" && st.Name != "p3" || st.Copies < 1 {
+			return nil, fmt.Errorf("strategy %s: want pbl or p3 with at least one copy", st)
 		}
 	}
 	progs, err := Select(s, opt)
@@ -369,7 +389,142 @@ func (b *benchmark) run(ctx context.Context) (r ProgramResult) {
 	r.Strategies = []Measure{sbl}
 	b.progress("median: original %s, sbl %s, ratio %.3f",
 		ms(secs(r.Original.MedianSeconds)), ms(secs(sbl.MedianSeconds)), sbl.Ratio)
+	if len(b.opt.Strategies) > 1 {
+		freq, err := res.EdgeFrequencies(fs)
+		if err != nil {
+			return fail("%v", err)
+		}
+		for _, st := range b.opt.Strategies[1:] {
+			m, err := b.copies(ctx, orig, name, st, fs, sbl.ProbeHits, freq, origProg, want)
+			r.Strategies = append(r.Strategies, m)
+			if err != nil {
+				return fail("%s: %v", st, err)
+			}
+		}
+	}
 	return r
+}
+
+// copies measures a partitioned strategy on the program: plans it with the
+// SBL profile's edge frequencies, computes every copy's hits from that
+// exact profile, runs every copy once to check its output and that the
+// merged profile equals SBL's, and times the slowest copy against the
+// original.
+func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Strategy, exact []profile.Function, sblHits uint64,
+	freq [][]float64, origProg *runner.Program, want output) (Measure, error) {
+	m := Measure{Strategy: st}
+	start := time.Now()
+	cs, err := profiler.Build(orig, st.Name, st.Copies, b.opt.Instrument, partition.Options{Weights: freq})
+	if err != nil {
+		return m, err
+	}
+	m.InstrumentSeconds = time.Since(start).Seconds()
+	m.PlanSeconds = cs.PlanSeconds
+	var slowest uint64
+	for c, res := range cs.Copy {
+		h, err := res.HitsOf(exact)
+		if err != nil {
+			return m, err
+		}
+		m.CopyHits = append(m.CopyHits, h)
+		if h > slowest {
+			slowest, m.SlowestCopy = h, c
+		}
+	}
+	m.ProbeHits = slowest
+	if sblHits > 0 {
+		m.HitShare = float64(slowest) / float64(sblHits)
+	}
+	// The same plan without the profile's frequencies: only its hits.
+	static, err := profiler.Build(orig, st.Name, st.Copies, b.opt.Instrument, partition.Options{})
+	if err != nil {
+		return m, err
+	}
+	var staticSlowest uint64
+	for _, res := range static.Copy {
+		h, err := res.HitsOf(exact)
+		if err != nil {
+			return m, err
+		}
+		staticSlowest = max(staticSlowest, h)
+	}
+	if sblHits > 0 {
+		m.StaticHitShare = float64(staticSlowest) / float64(sblHits)
+	}
+	b.progress("%s: planned in %.2fs, instrumented in %.2fs; slowest copy %d has %.1f%% of SBL's hits (static plan %.1f%%)",
+		st, m.PlanSeconds, m.InstrumentSeconds, m.SlowestCopy, 100*m.HitShare, 100*m.StaticHitShare)
+
+	// Every copy runs once: same output, and the merged profile is SBL's.
+	var parts [][]profile.Function
+	var slowProg *runner.Program
+	for c, res := range cs.Copy {
+		prog, err := b.compile(ctx, fmt.Sprintf("%s copy %d", st, c), res.Module, runner.Config{ProgramName: name, CacheDir: b.opt.CacheDir,
+			Modules: []runner.NamedModule{{Name: counters.ModuleName, Wasm: res.Counters}}})
+		if err != nil {
+			return m, err
+		}
+		var mem []byte
+		got, err := b.runOnce(ctx, prog, func(_ context.Context, mods map[string]api.Module) error {
+			cm := mods[counters.ModuleName].Memory()
+			view, ok := cm.Read(0, cm.Size())
+			if !ok {
+				return errors.New("cannot read the counter module's memory")
+			}
+			mem = bytes.Clone(view)
+			return nil
+		})
+		if err == nil {
+			err = sameOutput(want, got)
+		}
+		if err != nil {
+			prog.Close(context.WithoutCancel(ctx))
+			return m, fmt.Errorf("copy %d: %v%s", c, err, got.tail())
+		}
+		counts, err := counters.Read(mem)
+		if err != nil {
+			return m, err
+		}
+		part, _, err := res.Functions(counts)
+		if err != nil {
+			return m, err
+		}
+		parts = append(parts, part)
+		if c == m.SlowestCopy {
+			slowProg = prog
+			defer prog.Close(context.WithoutCancel(ctx))
+		} else {
+			prog.Close(context.WithoutCancel(ctx))
+		}
+	}
+	merged, err := profiler.Merge(parts)
+	if err != nil {
+		return m, err
+	}
+	eq, diff := (&profile.Profile{Functions: exact}).Equal(&profile.Profile{Functions: merged})
+	m.ProfileEqual = &eq
+	if !eq {
+		return m, fmt.Errorf("merged profile differs from SBL's: %s", diff)
+	}
+	var origSecs []float64
+	for i := 1; i <= b.opt.Runs; i++ {
+		o, err := b.runOnce(ctx, origProg, nil)
+		if err != nil {
+			return m, err
+		}
+		g, err := b.runOnce(ctx, slowProg, nil)
+		if err == nil {
+			err = sameOutput(want, g)
+		}
+		if err != nil {
+			return m, fmt.Errorf("copy %d run %d: %v", m.SlowestCopy, i, err)
+		}
+		origSecs = append(origSecs, o.runTime.Seconds())
+		m.Seconds = append(m.Seconds, g.runTime.Seconds())
+	}
+	m.MedianSeconds = Median(m.Seconds)
+	m.Ratio = m.MedianSeconds / Median(origSecs)
+	b.progress("%s: profiles equal; slowest copy ratio %.3f", st, m.Ratio)
+	return m, nil
 }
 
 func (b *benchmark) compile(ctx context.Context, what string, wasm []byte, cfg runner.Config) (*runner.Program, error) {

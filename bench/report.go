@@ -114,6 +114,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if len(failed) > 0 {
 		fmt.Fprintf(&b, "\n%d of %d programs failed; the geometric mean leaves them out.\n\n%s\n", len(failed), len(r.Programs), strings.Join(failed, "\n"))
 	}
+	if len(r.Strategies) > 1 {
+		writeShares(&b, r)
+	}
 	b.WriteString("\n| program | module MB | functions | profiled | possible paths | paths executed | path executions |\n")
 	b.WriteString("| --- | --: | --: | --: | --: | --: | --: |\n")
 	for _, p := range r.Programs {
@@ -182,4 +185,52 @@ func oneLine(s string) string {
 		lines = append(lines[:4], "...")
 	}
 	return strings.ReplaceAll(strings.Join(lines, " / "), "|", "\\|")
+}
+
+// writeShares writes the slowest copy's probe hits as a share of SBL's,
+// per program and partitioned strategy, with the plans made from SBL's
+// edge frequencies, the same for plans made from static probe counts, and
+// the average of each column.
+func writeShares(b *strings.Builder, r *Report) {
+	sts := r.Strategies[1:]
+	for _, static := range []bool{false, true} {
+		if static {
+			b.WriteString("\nThe same, planned without the profile (task costs are static probe counts):\n\n")
+		} else {
+			b.WriteString("\nSlowest copy's probe hits as a share of SBL's (computed from SBL's exact profile; plans use its edge frequencies):\n\n")
+		}
+		head := []string{"program"}
+		align := []string{"---"}
+		for _, st := range sts {
+			head = append(head, fmt.Sprintf("%s k=%d", strings.ToUpper(st.Name), st.Copies))
+			align = append(align, "--:")
+		}
+		fmt.Fprintf(b, "| %s |\n| %s |\n", strings.Join(head, " | "), strings.Join(align, " | "))
+		sums := make([]float64, len(sts))
+		n := 0
+		for _, p := range r.Programs {
+			if p.Error != "" || len(p.Strategies) != len(r.Strategies) {
+				continue
+			}
+			n++
+			cells := []string{p.Name}
+			for j := range sts {
+				m := p.Strategies[j+1]
+				v := m.HitShare
+				if static {
+					v = m.StaticHitShare
+				}
+				sums[j] += v
+				cells = append(cells, fmt.Sprintf("%.0f%%", 100*v))
+			}
+			fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
+		}
+		if n > 0 {
+			cells := []string{"**average**"}
+			for j := range sts {
+				cells = append(cells, fmt.Sprintf("**%.0f%%**", 100*sums[j]/float64(n)))
+			}
+			fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
+		}
+	}
 }

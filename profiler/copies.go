@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero/api"
 
@@ -28,6 +29,9 @@ type Copies struct {
 	Plan  *partition.Plan
 	Copy  []*instrument.Result
 	Funcs []*instrument.Func // the analysis: every defined function's DAG
+	// PlanSeconds is the time partition.Make took; the analysis and
+	// instrumenting the copies are not included.
+	PlanSeconds float64
 }
 
 // Build plans a strategy over k copies and instruments each copy.
@@ -48,11 +52,45 @@ func Build(orig []byte, strategy string, k int, opt instrument.Options, popt par
 	for i, f := range analysis.Funcs {
 		dags[i] = f.DAG
 	}
+	start := time.Now()
 	plan, err := partition.Make(m, dags, strategy, k, popt)
 	if err != nil {
 		return nil, err
 	}
-	cs := &Copies{Plan: plan, Funcs: analysis.Funcs}
+	planSecs := time.Since(start).Seconds()
+	cs, err := instrumentCopies(orig, m, plan, analysis.Funcs, opt)
+	if err != nil {
+		return nil, err
+	}
+	cs.PlanSeconds = planSecs
+	return cs, nil
+}
+
+// BuildPlan instruments the copies of a plan made earlier (read from a
+// manifest), checking that it fits the module.
+func BuildPlan(orig []byte, plan *partition.Plan, opt instrument.Options) (*Copies, error) {
+	aopt := opt
+	aopt.Mode = func(*instrument.Func) instrument.Mode { return instrument.Mode{Kind: instrument.None} }
+	analysis, err := instrument.Instrument(orig, aopt)
+	if err != nil {
+		return nil, err
+	}
+	m, err := wasm.Decode(orig)
+	if err != nil {
+		return nil, err
+	}
+	dags := make([]*cfg.DAG, len(analysis.Funcs))
+	for i, f := range analysis.Funcs {
+		dags[i] = f.DAG
+	}
+	if err := plan.Check(dags); err != nil {
+		return nil, fmt.Errorf("the plan does not fit this module: %w", err)
+	}
+	return instrumentCopies(orig, m, plan, analysis.Funcs, opt)
+}
+
+func instrumentCopies(orig []byte, m *wasm.Module, plan *partition.Plan, funcs []*instrument.Func, opt instrument.Options) (*Copies, error) {
+	cs := &Copies{Plan: plan, Funcs: funcs}
 	for c := range plan.Copies {
 		cp := &plan.Copies[c]
 		copt := opt
@@ -232,4 +270,19 @@ func Merge(parts [][]profile.Function) ([]profile.Function, error) {
 		out = append(out, *f)
 	}
 	return out, nil
+}
+
+// Analysis is a module's functions and DAGs, without probes.
+type Analysis struct {
+	Result *instrument.Result
+	SHA256 string
+}
+
+// Analyze finds every function's DAG, as planning and EdgeFrequencies need.
+func Analyze(orig []byte) (*Analysis, error) {
+	res, err := instrument.Instrument(orig, instrument.Options{Mode: func(*instrument.Func) instrument.Mode { return instrument.Mode{Kind: instrument.None} }})
+	if err != nil {
+		return nil, err
+	}
+	return &Analysis{Result: res, SHA256: hashHex(orig)}, nil
 }

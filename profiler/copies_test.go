@@ -6,7 +6,13 @@ import (
 	"os"
 	"testing"
 
+	"github.com/tetratelabs/wazero/api"
+
+	"pathprof/counters"
+	"pathprof/instrument"
+	"pathprof/partition"
 	"pathprof/profile"
+	"pathprof/runner"
 )
 
 // TestStrategiesEqualSBL checks that the merged PBL and P3 profiles equal
@@ -64,4 +70,156 @@ func pct(a, b uint64) string {
 	}
 	x := float64(a) * 100 / float64(b)
 	return string(rune('0'+int(x)/100%10)) + string(rune('0'+int(x)/10%10)) + string(rune('0'+int(x)%10)) + "%"
+}
+
+// TestHitsComputedFromProfile checks the hit counts computed from one exact
+// profile against copies that count their own probe hits at run time. The
+// run-time count also includes the sequences on paths that never complete
+// (in the frames still live when the program exits), so it may exceed the
+// computed figure by a few.
+func TestHitsComputedFromProfile(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"calc", "wordfreq", "grid"} {
+		p := program{}
+		for _, q := range oraclePrograms(t) {
+			if q.name == name {
+				p = q
+			}
+		}
+		orig, err := os.ReadFile(p.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		exact, err := Profile(ctx, orig, Options{ModulePath: p.path, Run: p.config(t, &out)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, strategy := range []string{"sbl", "pbl", "p3"} {
+			k := 4
+			if strategy == "sbl" {
+				k = 1
+			}
+			cs, err := Build(orig, strategy, k, instrument.Options{CountHits: true}, partition.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for c, res := range cs.Copy {
+				computed, err := res.HitsOf(exact.Functions)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var direct uint64
+				cfg := p.config(t, &bytes.Buffer{})
+				cfg.Modules = []runner.NamedModule{{Name: counters.ModuleName, Wasm: res.Counters}}
+				cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
+					direct = mods[runner.ProgramKey].ExportedGlobal(instrument.HitsGlobal).Get()
+					return nil
+				}
+				if _, err := runner.Run(ctx, res.Module, cfg); err != nil {
+					t.Fatal(err)
+				}
+				if direct < computed || direct-computed > 64 {
+					t.Errorf("%s %s copy %d: %d hits counted at run time, %d computed from the profile", name, strategy, c, direct, computed)
+				}
+				t.Logf("%s %s copy %d: run time %d, computed %d", name, strategy, c, direct, computed)
+			}
+		}
+	}
+}
+
+// TestOutputKindDoesNotMatter checks that where the program's output goes
+// (a character device, a buffer) does not change its paths: wasi-libc
+// buffers stdout by line on a character device and fully otherwise.
+func TestOutputKindDoesNotMatter(t *testing.T) {
+	ctx := context.Background()
+	p := oraclePrograms(t)[0]
+	orig, err := os.ReadFile(p.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer devnull.Close()
+	cfg := p.config(t, nil)
+	cfg.Stdout = devnull
+	a, err := Profile(ctx, orig, Options{ModulePath: p.path, Run: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Profile(ctx, orig, Options{ModulePath: p.path, Run: p.config(t, &bytes.Buffer{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, diff := a.Equal(b); !ok {
+		t.Fatalf("the profile depends on where stdout goes: %s", diff)
+	}
+}
+
+// TestCopiesDirectory goes through instrument, exec and merge as separate
+// steps and gets the SBL profile.
+func TestCopiesDirectory(t *testing.T) {
+	ctx := context.Background()
+	p := oraclePrograms(t)[0]
+	orig, err := os.ReadFile(p.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sbl, err := Profile(ctx, orig, Options{ModulePath: p.path, Run: p.config(t, &bytes.Buffer{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := Build(orig, "p3", 3, instrument.Options{}, partition.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := WriteDir(dir, p.path, orig, cs); err != nil {
+		t.Fatal(err)
+	}
+	man, _, rebuilt, err := ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var parts []*Part
+	for c, res := range rebuilt.Copy {
+		var out bytes.Buffer
+		cfg := p.config(t, &out)
+		var counts counters.Counts
+		cfg.Modules = []runner.NamedModule{{Name: counters.ModuleName, Wasm: res.Counters}}
+		cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
+			mem := mods[counters.ModuleName].Memory()
+			b, _ := mem.Read(0, mem.Size())
+			counts, err = counters.Read(b)
+			return err
+		}
+		r, err := runner.Run(ctx, res.Module, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, NewPart(man, c, counts, r.ExitCode, out.Bytes(), r.RunTime.Seconds(), nil))
+	}
+	merged, err := MergeParts(man, rebuilt, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, diff := sbl.Equal(merged); !ok {
+		t.Fatalf("merged parts differ from SBL: %s", diff)
+	}
+	// A part of another plan is refused; a missing copy makes the profile incomplete.
+	bad := *parts[1]
+	bad.CopySHA256 = "00"
+	if _, err := MergeParts(man, rebuilt, []*Part{parts[0], &bad, parts[2]}); err == nil {
+		t.Error("a part of another plan was merged")
+	}
+	if p, err := MergeParts(man, rebuilt, parts[:2]); err != nil || p.Complete {
+		t.Errorf("a missing copy: %v, complete %v", err, p != nil && p.Complete)
+	}
+	odd := *parts[2]
+	odd.OutputSHA256 = "11"
+	if _, err := MergeParts(man, rebuilt, []*Part{parts[0], parts[1], &odd}); err == nil {
+		t.Error("copies with different output were merged")
+	}
 }

@@ -212,6 +212,13 @@ func profileCopies(ctx context.Context, orig []byte, opt Options) (*profile.Prof
 	if p.Functions, err = Merge(parts); err != nil {
 		return nil, err
 	}
+	// A selective copy also runs probes on the paths it does not count:
+	// its hits come from the merged, exact profile.
+	for c := range p.Runs {
+		if p.Runs[c].ProbeHits, err = cs.Copy[c].HitsOf(p.Functions); err != nil {
+			return nil, err
+		}
+	}
 	if !p.Complete {
 		return p, fmt.Errorf("incomplete profile: %s", p.Incomplete)
 	}

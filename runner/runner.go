@@ -38,6 +38,10 @@ const DefaultFeatures = api.CoreFeaturesV2 |
 	experimental.CoreFeaturesExceptionHandling |
 	experimental.CoreFeaturesTypedFunctionReferences
 
+// ProgramKey is the key of the program's own instance in the map given to
+// Config.AfterRun (the other keys are the names of Config.Modules).
+const ProgramKey = ""
+
 // DefaultProgramName is argv[0] when neither Config.ProgramName nor a file
 // name is given.
 const DefaultProgramName = "main.wasm"
@@ -113,7 +117,8 @@ type Config struct {
 	// the guest sees no file system at all.
 	Dirs []Mount
 	// AfterRun, if set, is called when the program has finished, however
-	// it finished, with the instances of Modules keyed by name. It is the
+	// it finished, with the instances of Modules keyed by name and the
+	// program's under ProgramKey. It is the
 	// only point at which their state (such as counters the program
 	// updated) can be read; the instances are closed when it returns.
 	AfterRun func(ctx context.Context, modules map[string]api.Module) error
@@ -428,6 +433,7 @@ func (p *Program) Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 
 	if cfg.AfterRun != nil {
+		byName[ProgramKey] = mod
 		if aerr := cfg.AfterRun(ctx, byName); aerr != nil {
 			err = errors.Join(err, aerr)
 		}
@@ -462,13 +468,13 @@ func moduleConfig(cfg Config) (wazero.ModuleConfig, error) {
 		mc = mc.WithEnv(k, v)
 	}
 	if cfg.Stdin != nil {
-		mc = mc.WithStdin(cfg.Stdin)
+		mc = mc.WithStdin(plainReader{cfg.Stdin})
 	}
 	if cfg.Stdout != nil {
-		mc = mc.WithStdout(cfg.Stdout)
+		mc = mc.WithStdout(plainWriter{cfg.Stdout})
 	}
 	if cfg.Stderr != nil {
-		mc = mc.WithStderr(cfg.Stderr)
+		mc = mc.WithStderr(plainWriter{cfg.Stderr})
 	}
 	if len(cfg.Dirs) > 0 {
 		fs := wazero.NewFSConfig()
@@ -486,3 +492,17 @@ func moduleConfig(cfg Config) (wazero.ModuleConfig, error) {
 	}
 	return mc, nil
 }
+
+// plainWriter and plainReader hide what stands behind the program's
+// standard streams. wazero reports an *os.File as what it is (a terminal, a
+// character device such as /dev/null, a pipe), and wasi-libc buffers stdout
+// by line on a character device and fully otherwise: the same input would
+// take other paths depending on where the output goes. Behind these, every
+// stream is the same kind of file in every run.
+type plainWriter struct{ w io.Writer }
+
+func (p plainWriter) Write(b []byte) (int, error) { return p.w.Write(b) }
+
+type plainReader struct{ r io.Reader }
+
+func (p plainReader) Read(b []byte) (int, error) { return p.r.Read(b) }

@@ -27,6 +27,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&only, "only", "run only the program `NAME` (repeatable)")
 	cache := fs.String("cache", defaultCache(), "compilation cache `DIR` (\"\" for none)")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	strategies := fs.Bool("strategies", false, "also measure PBL and P3 at k = 2, 4, 8: hit shares, profile equality, slowest copy's time")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: pathprof bench [--quick] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]\n       pathprof bench --prepare [--suite DIR] [--src DIR]")
 		fs.PrintDefaults()
@@ -68,12 +69,17 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 
+	sts := []bench.Strategy{bench.SBL}
+	if *strategies {
+		sts = append(sts, bench.Partitioned...)
+	}
 	rep, err := bench.Run(ctx, s, bench.Options{
-		Runs:     *runs,
-		Quick:    *quick,
-		Only:     only,
-		CacheDir: *cache,
-		Progress: progress,
+		Strategies: sts,
+		Runs:       *runs,
+		Quick:      *quick,
+		Only:       only,
+		CacheDir:   *cache,
+		Progress:   progress,
 	})
 	if rep == nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)

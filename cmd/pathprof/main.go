@@ -29,6 +29,12 @@ Usage:
       Run a WASI program deterministically and write its exact path profile.
   pathprof report [--top N] [--json] [--module FILE] PROFILE
       Hottest paths, path coverage per function, source lines.
+  pathprof instrument [--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] -o DIR MODULE
+      Write the copies, their counter modules, a manifest and a node runner.
+  pathprof exec [-o FILE] [runner flags] DIR COPY [-- ARGS...]
+      Run one copy and write its part; or --counts FILE to take a node run's.
+  pathprof merge [-o FILE] [--dir DIR] PARTS...
+      Merge the copies' parts into the exact profile.
   pathprof bench [--quick] [--prepare] [--suite DIR] [-o DIR] [--runs N]
       Measure profiling overhead on the benchmark suite.
 
@@ -56,6 +62,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdReport(args[1:], stdout, stderr)
 	case "bench":
 		return cmdBench(args[1:], stdout, stderr)
+	case "instrument":
+		return cmdInstrument(args[1:], stdout, stderr)
+	case "exec":
+		return cmdExec(args[1:], stdout, stderr)
+	case "merge":
+		return cmdMerge(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "pathprof: unknown command %q\n\n%s", args[0], usage)
 	return 2

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"pathprof/counters"
+	"pathprof/instrument"
+	"pathprof/partition"
+	"pathprof/profile"
+	"pathprof/profiler"
+	"pathprof/runner"
+)
+
+// cmdInstrument writes the copies of a strategy into a directory.
+func cmdInstrument(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("instrument", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	strategy := fs.String("strategy", "p3", "profiling strategy: sbl, pbl or p3")
+	k := fs.Int("copies", 4, "number of copies `K`")
+	out := fs.String("o", "", "write the copies, counter modules, manifest and node runner into `DIR`")
+	weights := fs.String("weights", "", "plan with the edge frequencies of an earlier `PROFILE` of this module")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: pathprof instrument [--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] -o DIR MODULE")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(interleaved(fs, args)); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 || *out == "" {
+		fs.Usage()
+		return 2
+	}
+	if *strategy == "sbl" {
+		*k = 1
+	}
+	path := fs.Arg(0)
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	popt, err := planOptions(orig, *weights)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	cs, err := profiler.Build(orig, *strategy, *k, instrument.Options{}, popt)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, err)
+		return 1
+	}
+	if _, err := profiler.WriteDir(*out, path, orig, cs); err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "wrote %d copies of %s to %s (%s)\n", len(cs.Copy), path, *out, *strategy)
+	fmt.Fprintf(stdout, "run each: pathprof exec %s COPY [-- ARGS...]  or  node %s COPY.wasm COUNTERS.wasm COUNTS.out [ARGS...]\n", *out, filepath.Join(*out, "run.cjs"))
+	fmt.Fprintf(stdout, "then: pathprof merge -o profile.json %s\n", filepath.Join(*out, "part-*.json"))
+	return 0
+}
+
+// planOptions reads the edge frequencies of an earlier profile, if given.
+func planOptions(orig []byte, weightsPath string) (partition.Options, error) {
+	if weightsPath == "" {
+		return partition.Options{}, nil
+	}
+	p, err := profile.ReadFile(weightsPath)
+	if err != nil {
+		return partition.Options{}, err
+	}
+	res, err := profiler.Analyze(orig)
+	if err != nil {
+		return partition.Options{}, err
+	}
+	if p.Module.SHA256 != "" && p.Module.SHA256 != res.SHA256 {
+		return partition.Options{}, fmt.Errorf("%s is a profile of another module", weightsPath)
+	}
+	w, err := res.Result.EdgeFrequencies(p.Functions)
+	if err != nil {
+		return partition.Options{}, fmt.Errorf("%s: %v", weightsPath, err)
+	}
+	return partition.Options{Weights: w}, nil
+}
+
+// cmdExec runs one copy (or converts its counts from a node run) into a part.
+func cmdExec(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("o", "", "write the part to `FILE` (default DIR/part-COPY.json)")
+	countsFile := fs.String("counts", "", "do not run: read the counter memory a node run wrote to `FILE`")
+	exitCode := fs.Int("exit-code", 0, "with --counts: the exit code of the node run")
+	outputFile := fs.String("output", "", "with --counts: a `FILE` holding the node run's stdout followed by its stderr, to check the copies agree")
+	var rf runFlags
+	rf.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: pathprof exec [-o FILE] [runner flags] DIR COPY [-- ARGS...]\n       pathprof exec --counts FILE [--exit-code N] [--output FILE] DIR COPY")
+		fs.PrintDefaults()
+	}
+	own, progArgs := splitArgs(args)
+	if err := fs.Parse(interleaved(fs, own)); err != nil {
+		return 2
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return 2
+	}
+	dir := fs.Arg(0)
+	var c int
+	if _, err := fmt.Sscan(fs.Arg(1), &c); err != nil {
+		fmt.Fprintf(stderr, "pathprof: copy %q is not a number\n", fs.Arg(1))
+		return 2
+	}
+	man, _, cs, err := profiler.ReadDir(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	if c < 0 || c >= man.Copies {
+		fmt.Fprintf(stderr, "pathprof: copy %d: %s has copies 0 to %d\n", c, dir, man.Copies-1)
+		return 2
+	}
+	if *out == "" {
+		*out = filepath.Join(dir, fmt.Sprintf("part-%d.json", c))
+	}
+	var part *profiler.Part
+	code := 0
+	if *countsFile != "" {
+		mem, err := os.ReadFile(*countsFile)
+		if err == nil {
+			var counts counters.Counts
+			if counts, err = counters.Read(mem); err == nil {
+				var output []byte
+				if *outputFile != "" {
+					output, err = os.ReadFile(*outputFile)
+				}
+				part = profiler.NewPart(man, c, counts, uint32(*exitCode), output, 0, nil)
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "pathprof: %v\n", err)
+			return 1
+		}
+	} else {
+		var outBuf bytes.Buffer
+		cfg, err := rf.config(man.Module.Path, progArgs, io.MultiWriter(stdout, &outBuf), io.MultiWriter(stderr, &outBuf))
+		if err != nil {
+			fmt.Fprintf(stderr, "pathprof: %v\n", err)
+			return 2
+		}
+		var counts counters.Counts
+		var readErr error
+		cfg.Modules = []runner.NamedModule{{Name: counters.ModuleName, Wasm: cs.Copy[c].Counters}}
+		cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
+			mem := mods[counters.ModuleName].Memory()
+			b, ok := mem.Read(0, mem.Size())
+			if !ok {
+				readErr = errors.New("cannot read the counter module's memory")
+				return nil
+			}
+			counts, readErr = counters.Read(b)
+			return nil
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		defer stop()
+		res, runErr := runner.Run(ctx, cs.Copy[c].Module, cfg)
+		if runErr == nil && readErr != nil {
+			runErr = readErr
+		}
+		var ie *runner.ImportError
+		if errors.As(runErr, &ie) {
+			fmt.Fprintf(stderr, "pathprof: %v\n", runErr)
+			return 1
+		}
+		part = profiler.NewPart(man, c, counts, res.ExitCode, outBuf.Bytes(), res.RunTime.Seconds(), runErr)
+		code = int(res.ExitCode)
+		if runErr != nil {
+			fmt.Fprintf(stderr, "pathprof: %v\n", runErr)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}
+	b, err := json.MarshalIndent(part, "", " ")
+	if err == nil {
+		err = os.WriteFile(*out, append(b, '\n'), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	return code
+}
+
+// cmdMerge merges the parts of a directory's copies into one profile.
+func cmdMerge(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("o", "pathprof.json", "write the profile to `FILE`")
+	dir := fs.String("dir", "", "the copies' `DIR` (default: the directory of the first part)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: pathprof merge [-o FILE] [--dir DIR] PARTS...")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(interleaved(fs, args)); err != nil {
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return 2
+	}
+	var parts []*profiler.Part
+	for _, p := range fs.Args() {
+		part, err := profiler.ReadPart(p)
+		if err != nil {
+			fmt.Fprintf(stderr, "pathprof: %v\n", err)
+			return 1
+		}
+		parts = append(parts, part)
+	}
+	if *dir == "" {
+		*dir = filepath.Dir(fs.Arg(0))
+	}
+	man, _, cs, err := profiler.ReadDir(*dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	prof, err := profiler.MergeParts(man, cs, parts)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	if err := profile.WriteFile(*out, prof); err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	if !prof.Complete {
+		fmt.Fprintf(stderr, "pathprof: wrote %s, marked incomplete: %s\n", *out, prof.Incomplete)
+		return 1
+	}
+	fmt.Fprintf(stdout, "wrote %s: %d copies merged\n", *out, len(parts))
+	return 0
+}

@@ -1,0 +1,250 @@
+package profiler
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"pathprof/counters"
+	"pathprof/instrument"
+	"pathprof/noderun"
+	"pathprof/partition"
+	"pathprof/profile"
+)
+
+// Manifest formats: a directory of instrumented copies, and one copy's
+// counts.
+const (
+	ManifestFormat = "pathprof-copies"
+	PartFormat     = "pathprof-part"
+	FilesVersion   = 1
+)
+
+// Manifest describes a directory written by WriteDir: the original module
+// (original.wasm), copy-N.wasm with counters-N.wasm for each copy, the
+// node runner run.cjs, and the plan.
+type Manifest struct {
+	Format   string          `json:"format"`
+	Version  int             `json:"version"`
+	Module   profile.Module  `json:"module"`
+	Strategy string          `json:"strategy"`
+	Copies   int             `json:"copies"`
+	Plan     *partition.Plan `json:"plan"`
+	// CopySHA256 identifies each copy's module, so a part from another
+	// plan or module is refused.
+	CopySHA256 []string `json:"copy_sha256"`
+}
+
+// Part is one copy's counts on one run, written by "pathprof exec".
+type Part struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	// ModuleSHA256 and CopySHA256 tie the part to its module and copy.
+	ModuleSHA256 string `json:"module_sha256"`
+	CopySHA256   string `json:"copy_sha256"`
+	Copy         int    `json:"copy"`
+	ExitCode     uint32 `json:"exit_code"`
+	// OutputSHA256 hashes the program's stdout and stderr, so merge can
+	// check that every copy behaved the same.
+	OutputSHA256 string  `json:"output_sha256"`
+	Seconds      float64 `json:"seconds"`
+	Error        string  `json:"error,omitempty"`
+	// Counts maps function index to path id (this copy's numbering) to
+	// count, as read from the counter module.
+	Counts map[string]map[string]uint64 `json:"counts"`
+}
+
+func hashHex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// WriteDir writes the copies, the original module and the manifest.
+func WriteDir(dir, modulePath string, orig []byte, cs *Copies) (*Manifest, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	man := &Manifest{
+		Format: ManifestFormat, Version: FilesVersion,
+		Module:   profile.Module{Path: modulePath, SHA256: hashHex(orig), Size: len(orig), CodeOffset: cs.Copy[0].CodeOffset},
+		Strategy: cs.Plan.Strategy, Copies: len(cs.Copy), Plan: cs.Plan,
+	}
+	files := map[string][]byte{"original.wasm": orig, "run.cjs": noderun.Script}
+	for c, res := range cs.Copy {
+		files[fmt.Sprintf("copy-%d.wasm", c)] = res.Module
+		files[fmt.Sprintf("counters-%d.wasm", c)] = res.Counters
+		man.CopySHA256 = append(man.CopySHA256, hashHex(res.Module))
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	mb, err := json.MarshalIndent(man, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return man, os.WriteFile(filepath.Join(dir, "manifest.json"), append(mb, '\n'), 0o644)
+}
+
+// ReadDir reads a directory written by WriteDir and rebuilds its copies
+// from the original module and the plan, checking that they are the ones
+// in the directory.
+func ReadDir(dir string) (*Manifest, []byte, *Copies, error) {
+	mb, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var man Manifest
+	if err := json.Unmarshal(mb, &man); err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: %v", filepath.Join(dir, "manifest.json"), err)
+	}
+	if man.Format != ManifestFormat {
+		return nil, nil, nil, fmt.Errorf("%s: not a pathprof copies manifest", dir)
+	}
+	if man.Version > FilesVersion {
+		return nil, nil, nil, fmt.Errorf("%s: manifest version %d is newer than this pathprof reads (%d)", dir, man.Version, FilesVersion)
+	}
+	if man.Plan == nil || len(man.CopySHA256) != man.Copies {
+		return nil, nil, nil, fmt.Errorf("%s: manifest without a plan for its %d copies", dir, man.Copies)
+	}
+	orig, err := os.ReadFile(filepath.Join(dir, "original.wasm"))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if hashHex(orig) != man.Module.SHA256 {
+		return nil, nil, nil, fmt.Errorf("%s: original.wasm does not match the manifest", dir)
+	}
+	cs, err := BuildPlan(orig, man.Plan, instrument.Options{})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for c, res := range cs.Copy {
+		if hashHex(res.Module) != man.CopySHA256[c] {
+			return nil, nil, nil, fmt.Errorf("%s: copy %d rebuilt from the plan differs from the one written: written by another pathprof?", dir, c)
+		}
+	}
+	return &man, orig, cs, nil
+}
+
+// NewPart turns a copy's counts into a part.
+func NewPart(man *Manifest, c int, counts counters.Counts, exitCode uint32, output []byte, seconds float64, runErr error) *Part {
+	p := &Part{Format: PartFormat, Version: FilesVersion, ModuleSHA256: man.Module.SHA256, CopySHA256: man.CopySHA256[c],
+		Copy: c, ExitCode: exitCode, OutputSHA256: hashHex(output), Seconds: seconds, Counts: map[string]map[string]uint64{}}
+	if runErr != nil {
+		p.Error = runErr.Error()
+	}
+	for f, ids := range counts {
+		m := map[string]uint64{}
+		for id, n := range ids {
+			m[strconv.FormatUint(id, 10)] = n
+		}
+		p.Counts[strconv.FormatUint(uint64(f), 10)] = m
+	}
+	return p
+}
+
+// ReadPart reads a part file.
+func ReadPart(path string) (*Part, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var p Part
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if p.Format != PartFormat {
+		return nil, fmt.Errorf("%s: not a pathprof part", path)
+	}
+	if p.Version > FilesVersion {
+		return nil, fmt.Errorf("%s: part version %d is newer than this pathprof reads (%d)", path, p.Version, FilesVersion)
+	}
+	return &p, nil
+}
+
+func (p *Part) counts() (counters.Counts, error) {
+	out := counters.Counts{}
+	for fs, ids := range p.Counts {
+		f, err := strconv.ParseUint(fs, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("function %q: %v", fs, err)
+		}
+		m := map[uint64]uint64{}
+		for is, n := range ids {
+			id, err := strconv.ParseUint(is, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("path id %q: %v", is, err)
+			}
+			m[id] = n
+		}
+		out[uint32(f)] = m
+	}
+	return out, nil
+}
+
+// MergeParts merges the parts of one manifest's copies into a profile.
+// Every copy must be present once, and all must have behaved alike.
+func MergeParts(man *Manifest, cs *Copies, parts []*Part) (*profile.Profile, error) {
+	if len(parts) == 0 {
+		return nil, errors.New("no parts to merge")
+	}
+	sort.Slice(parts, func(i, j int) bool { return parts[i].Copy < parts[j].Copy })
+	byCopy := map[int]*Part{}
+	for _, p := range parts {
+		if p.ModuleSHA256 != man.Module.SHA256 {
+			return nil, fmt.Errorf("part of copy %d is from another module", p.Copy)
+		}
+		if p.Copy < 0 || p.Copy >= man.Copies || p.CopySHA256 != man.CopySHA256[p.Copy] {
+			return nil, fmt.Errorf("part of copy %d is from another plan", p.Copy)
+		}
+		if byCopy[p.Copy] != nil {
+			return nil, fmt.Errorf("two parts of copy %d", p.Copy)
+		}
+		byCopy[p.Copy] = p
+	}
+	prof := &profile.Profile{Format: profile.Format, Version: profile.Version, Module: man.Module,
+		Strategy: man.Strategy, Copies: man.Copies, Complete: true, ExitCode: parts[0].ExitCode}
+	var fns [][]profile.Function
+	for c := 0; c < man.Copies; c++ {
+		p := byCopy[c]
+		if p == nil {
+			prof.Complete = false
+			prof.Incomplete = joinReason(prof.Incomplete, fmt.Sprintf("copy %d missing", c))
+			continue
+		}
+		if p.ExitCode != parts[0].ExitCode || p.OutputSHA256 != parts[0].OutputSHA256 {
+			return nil, fmt.Errorf("copy %d printed or exited differently from copy %d: the run is not deterministic", c, parts[0].Copy)
+		}
+		if p.Error != "" {
+			prof.Complete = false
+			prof.Incomplete = joinReason(prof.Incomplete, fmt.Sprintf("copy %d: %s", c, p.Error))
+		}
+		counts, err := p.counts()
+		if err != nil {
+			return nil, fmt.Errorf("part of copy %d: %v", c, err)
+		}
+		f, _, err := cs.Copy[c].Functions(counts)
+		if err != nil {
+			return nil, fmt.Errorf("part of copy %d: %v", c, err)
+		}
+		fns = append(fns, f)
+		prof.Runs = append(prof.Runs, profile.Run{Copy: c, Seconds: p.Seconds, ExitCode: p.ExitCode, Error: p.Error})
+	}
+	var err error
+	if prof.Functions, err = Merge(fns); err != nil {
+		return nil, err
+	}
+	for i := range prof.Runs {
+		if prof.Runs[i].ProbeHits, err = cs.Copy[prof.Runs[i].Copy].HitsOf(prof.Functions); err != nil {
+			return nil, err
+		}
+	}
+	return prof, nil
+}
