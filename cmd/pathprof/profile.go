@@ -97,13 +97,14 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	strategy := fs.String("strategy", "sbl", "profiling strategy: sbl, pbl or p3")
 	copies := fs.Int("copies", 0, "number of copies `K` for pbl and p3 (default 4)")
 	jobs := fs.Int("jobs", 0, "run at most `N` copies at once (default: all)")
+	weights := fs.String("weights", "", "plan pbl and p3 with the edge frequencies of an earlier `PROFILE` of this module")
 	out := fs.String("o", "pathprof.json", "write the profile to `FILE`")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	top := fs.Int("top", 0, "after the run, print the report with the `N` hottest paths to stderr")
 	var rf runFlags
 	rf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: pathprof profile [--strategy sbl|pbl|p3] [--copies K] [--jobs N] [-o FILE] [--top N] [-q] [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]")
+		fmt.Fprintln(stderr, "usage: pathprof profile [--strategy sbl|pbl|p3] [--copies K] [--jobs N] [--weights PROFILE] [-o FILE] [--top N] [-q] [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]")
 		fs.PrintDefaults()
 	}
 	own, progArgs := splitArgs(args)
@@ -151,7 +152,13 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: unknown strategy %q (want sbl, pbl or p3)\n", *strategy)
 		return 2
 	}
+	popt, err := planOptions(orig, *weights)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
 	p, runErr := profiler.Profile(ctx, orig, profiler.Options{
+		Partition:  popt,
 		Strategy:   *strategy,
 		Copies:     k,
 		Jobs:       *jobs,
