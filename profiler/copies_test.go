@@ -17,13 +17,11 @@ import (
 
 // TestStrategiesEqualSBL checks that the merged PBL and P3 profiles equal
 // the SBL profile exactly, for k = 2, 4 and 8, on every program of the
-// tracer test but the regexp test binary, whose 42 copy runs alone would
-// take a quarter of an hour here (it is checked by pathprof bench
-// --strategies, which compares the merged profiles with SBL's too).
+// tracer test.
 func TestStrategiesEqualSBL(t *testing.T) {
 	ctx := context.Background()
 	for _, p := range oraclePrograms(t) {
-		if testing.Short() && p.name != "calc" || p.name == "regexp.test" {
+		if testing.Short() && p.name != "calc" {
 			continue
 		}
 		t.Run(p.name, func(t *testing.T) {
