@@ -208,6 +208,9 @@ type task struct {
 	def   int
 	cost  int64
 	edges []bool // nil: the whole function
+	// whole marks the whole-function alternative planFunc appends after
+	// a split function's classes.
+	whole bool
 }
 
 // Make plans the copies for a strategy: SBL (k must be 1), PBL or P3.
@@ -277,6 +280,15 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy string, k int, opt Options
 		}
 	}
 
+	if opt.Weights != nil {
+		chooseSplits(perFunc, k)
+	} else {
+		for i, ts := range perFunc {
+			if len(ts) > 1 {
+				perFunc[i] = ts[:len(ts)-1] // as the paper: every profitable candidate split
+			}
+		}
+	}
 	var all []*task
 	for i := range perFunc {
 		for j := range perFunc[i] {
@@ -353,7 +365,13 @@ func planFunc(def int, d *cfg.DAG, partition bool, k int, opt *Options, c *coste
 	}
 	live := Live(d)
 	if partition {
-		if classes := Classes(d, Tau(d, k)); len(classes) > 1 {
+		var classes [][]bool
+		if c.w != nil {
+			classes = Reduce(d).WeightedClasses(Tau(d, k), c.w)
+		} else {
+			classes = Classes(d, Tau(d, k))
+		}
+		if len(classes) > 1 {
 			ts := make([]task, len(classes))
 			for j, set := range classes {
 				var cost int
@@ -368,7 +386,13 @@ func planFunc(def int, d *cfg.DAG, partition bool, k int, opt *Options, c *coste
 				}
 				ts[j] = task{def: def, cost: int64(cost), edges: set}
 			}
-			return ts, live, nil
+			whole, err := c.cost(d, live, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			// The whole-function task follows the classes: the planner
+			// falls back to it when splitting does not pay.
+			return append(ts, task{def: def, cost: int64(whole), whole: true}), live, nil
 		}
 	}
 	cost, err := c.cost(d, live, nil)
@@ -482,4 +506,60 @@ func (p *Plan) Check(graphs []*cfg.DAG) error {
 		}
 	}
 	return nil
+}
+
+// chooseSplits decides which split functions stay split. Splitting a
+// function costs probes (its classes share most of them), so it pays only
+// for a function too heavy for the copies to balance whole: one whose cost
+// exceeds the ideal load of a copy (the sum of all whole costs over k).
+// The others go back to one whole task. If the split plan still does not
+// beat the plan with every function whole (PBL) on the largest copy load,
+// every function goes whole: P3 is never planned worse than PBL by its own
+// estimate. Make uses it only with profile weights, whose costs estimate
+// probe executions; static probe counts say too little about load.
+func chooseSplits(perFunc [][]task, k int) {
+	wholes := make([]task, len(perFunc))
+	var total int64
+	for i, ts := range perFunc {
+		if len(ts) == 0 {
+			continue
+		}
+		w := ts[len(ts)-1] // the whole task, or the only one
+		w.whole, w.edges = false, nil
+		wholes[i] = w
+		total += w.cost
+	}
+	limit := total / int64(k)
+	var split, whole []int64
+	for i, ts := range perFunc {
+		if len(ts) == 0 {
+			continue
+		}
+		whole = append(whole, wholes[i].cost)
+		if len(ts) > 1 && wholes[i].cost > limit {
+			perFunc[i] = ts[:len(ts)-1]
+			for _, t := range perFunc[i] {
+				split = append(split, t.cost)
+			}
+			continue
+		}
+		perFunc[i] = []task{wholes[i]}
+		split = append(split, wholes[i].cost)
+	}
+	if maxLoad(split, k) >= maxLoad(whole, k) {
+		for i, ts := range perFunc {
+			if len(ts) > 1 {
+				perFunc[i] = []task{wholes[i]}
+			}
+		}
+	}
+}
+
+// maxLoad is the largest copy load of the LPT assignment of costs.
+func maxLoad(costs []int64, k int) int64 {
+	loads := make([]int64, k)
+	for i, c := range LPT(costs, k) {
+		loads[c] += costs[i]
+	}
+	return slices.Max(loads)
 }

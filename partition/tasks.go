@@ -2,6 +2,7 @@ package partition
 
 import (
 	"container/heap"
+	"math"
 
 	"pathprof/cfg"
 )
@@ -58,15 +59,31 @@ type prefixHeap struct {
 	ps  []prefix
 	pos []int32 // topological position per reduced node
 	idx []int32
+	// w, when set, is a frequency per reduced edge: the prefix whose last
+	// edge ran most grows first, so that the threshold is spent where the
+	// executions are rather than near the entry.
+	w []float64
 }
 
 func (h *prefixHeap) Len() int { return len(h.idx) }
 func (h *prefixHeap) Less(i, j int) bool {
 	a, b := h.idx[i], h.idx[j]
+	if h.w != nil {
+		if wa, wb := h.weight(a), h.weight(b); wa != wb {
+			return wa > wb
+		}
+	}
 	if pa, pb := h.pos[h.ps[a].end], h.pos[h.ps[b].end]; pa != pb {
 		return pa < pb
 	}
 	return a < b
+}
+
+func (h *prefixHeap) weight(p int32) float64 {
+	if e := h.ps[p].edge; e >= 0 {
+		return h.w[e]
+	}
+	return math.Inf(1)
 }
 func (h *prefixHeap) Swap(i, j int) { h.idx[i], h.idx[j] = h.idx[j], h.idx[i] }
 func (h *prefixHeap) Push(x any)    { h.idx = append(h.idx, x.(int32)) }
@@ -79,11 +96,26 @@ func (h *prefixHeap) Pop() any {
 // Prefixes grows the prefixes of the reduced DAG for threshold tau (see
 // Classes) and returns them as lists of reduced edges, in the order they
 // stopped. A DAG without paths has none.
-func (r *Reduced) Prefixes(tau int) [][]int32 {
+func (r *Reduced) Prefixes(tau int) [][]int32 { return r.prefixes(tau, nil) }
+
+// WeightedPrefixes is Prefixes growing the most frequent prefix first; w
+// holds a frequency per DAG edge (a reduced edge weighs as much as the
+// most frequent DAG edge it stands for).
+func (r *Reduced) WeightedPrefixes(tau int, w []float64) [][]int32 {
+	rw := make([]float64, len(r.Edges))
+	for i, e := range r.Edges {
+		for _, o := range e.Orig {
+			rw[i] = max(rw[i], w[o])
+		}
+	}
+	return r.prefixes(tau, rw)
+}
+
+func (r *Reduced) prefixes(tau int, w []float64) [][]int32 {
 	if len(r.Topo) == 0 {
 		return nil
 	}
-	h := &prefixHeap{pos: make([]int32, r.NumNodes)}
+	h := &prefixHeap{pos: make([]int32, r.NumNodes), w: w}
 	for i, v := range r.Topo {
 		h.pos[v] = int32(i)
 	}
@@ -124,9 +156,17 @@ func (r *Reduced) Prefixes(tau int) [][]int32 {
 }
 
 // Classes is the package-level Classes on an already reduced DAG.
-func (r *Reduced) Classes(tau int) [][]bool {
+func (r *Reduced) Classes(tau int) [][]bool { return r.classes(r.Prefixes(tau)) }
+
+// WeightedClasses is Classes with the prefixes of WeightedPrefixes: the
+// same properties (any set of stopped prefixes partitions the paths), with
+// the threshold spent on the most frequent branches.
+func (r *Reduced) WeightedClasses(tau int, w []float64) [][]bool {
+	return r.classes(r.WeightedPrefixes(tau, w))
+}
+
+func (r *Reduced) classes(prefixes [][]int32) [][]bool {
 	ne := len(r.Owner)
-	prefixes := r.Prefixes(tau)
 	if len(prefixes) == 0 {
 		return [][]bool{make([]bool, ne)}
 	}
