@@ -14,7 +14,7 @@ import (
 	"pathprof/report"
 )
 
-const reportUsage = "usage: pathprof report [--top N] [--json] [--module FILE] PROFILE"
+const reportUsage = "usage: pathprof report [--top N] [--json] [--html FILE [--source DIR]] [--module FILE] PROFILE"
 
 // cmdReport prints a profile's hottest paths, per-function path coverage
 // and run facts.
@@ -24,6 +24,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	top := fs.Int("top", report.DefaultTop, "list the `N` hottest paths")
 	asJSON := fs.Bool("json", false, "print JSON")
 	modFlag := fs.String("module", "", "the profiled module, for function offsets and source lines (default: the module the profile names, if unchanged)")
+	html := addHTMLFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, reportUsage)
 		fs.PrintDefaults()
@@ -78,6 +79,18 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, err)
 		return 1
+	}
+	if html.file != "" {
+		for _, w := range r.Warnings {
+			fmt.Fprintf(stderr, "pathprof: warning: %s\n", w)
+		}
+		topSet := false
+		fs.Visit(func(f *flag.Flag) { topSet = topSet || f.Name == "top" })
+		if err := writeHTMLReport(html, p, opt, topSet); err != nil {
+			fmt.Fprintf(stderr, "pathprof: %v\n", err)
+			return 1
+		}
+		return 0
 	}
 	if *asJSON {
 		for _, w := range r.Warnings {

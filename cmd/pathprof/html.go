@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"pathprof/htmlreport"
+	"pathprof/profile"
+	"pathprof/report"
+)
+
+// htmlFlags are the report command's flags for the HTML report.
+type htmlFlags struct {
+	file    string
+	sources stringList
+}
+
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
+func addHTMLFlags(fs *flag.FlagSet) *htmlFlags {
+	h := &htmlFlags{}
+	fs.StringVar(&h.file, "html", "", "write the report as one self-contained HTML page to `FILE`")
+	fs.Var(&h.sources, "source", "look for source files DWARF names in `DIR` too (repeatable; with --html)")
+	return h
+}
+
+// writeHTMLReport writes the HTML report of p to h.file. opt is what the
+// text report was built with (the module, if one was found and matched);
+// unless --top was given, the page lists more hottest paths than the
+// text report, since one scrolls a page.
+func writeHTMLReport(h *htmlFlags, p *profile.Profile, opt report.Options, topSet bool) error {
+	if !topSet {
+		opt.Top = htmlreport.DefaultTop
+	}
+	r, err := report.Build(p, opt)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(h.file)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	err = htmlreport.Write(w, r, htmlreport.Options{Module: opt.Module, ModulePath: opt.ModulePath, SourceDirs: h.sources})
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %v", h.file, err)
+	}
+	return nil
+}
