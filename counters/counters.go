@@ -34,6 +34,8 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/tetratelabs/wazero/api"
+
 	"pathprof/wasm"
 )
 
@@ -365,4 +367,19 @@ func Read(mem []byte) (Counts, error) {
 		add(key-1, binary.LittleEndian.Uint64(e[8:]), binary.LittleEndian.Uint64(e[16:]))
 	}
 	return out, nil
+}
+
+// ReadInstance reads the counts from a run's instance of the counter
+// module: runner.Config.AfterRun hands the instances over, keyed by
+// module name, before they are closed.
+func ReadInstance(mods map[string]api.Module) (Counts, error) {
+	inst := mods[ModuleName]
+	if inst == nil || inst.Memory() == nil {
+		return nil, fmt.Errorf("no %s module instance to read counts from", ModuleName)
+	}
+	mem, ok := inst.Memory().Read(0, inst.Memory().Size())
+	if !ok {
+		return nil, fmt.Errorf("cannot read the %s module's memory", ModuleName)
+	}
+	return Read(mem)
 }

@@ -3,7 +3,6 @@ package profiler
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -36,21 +35,9 @@ type Copies struct {
 
 // Build plans a strategy over k copies and instruments each copy.
 func Build(orig []byte, strategy string, k int, opt instrument.Options, popt partition.Options) (*Copies, error) {
-	// One pass without probes finds every function's DAG, which the
-	// planner needs; each copy rebuilds the same DAGs.
-	aopt := opt
-	aopt.Mode = func(*instrument.Func) instrument.Mode { return instrument.Mode{Kind: instrument.None} }
-	analysis, err := instrument.Instrument(orig, aopt)
+	analysis, m, dags, err := analyze(orig, opt)
 	if err != nil {
 		return nil, err
-	}
-	m, err := wasm.Decode(orig)
-	if err != nil {
-		return nil, err
-	}
-	dags := make([]*cfg.DAG, len(analysis.Funcs))
-	for i, f := range analysis.Funcs {
-		dags[i] = f.DAG
 	}
 	start := time.Now()
 	plan, err := partition.Make(m, dags, strategy, k, popt)
@@ -69,24 +56,33 @@ func Build(orig []byte, strategy string, k int, opt instrument.Options, popt par
 // BuildPlan instruments the copies of a plan made earlier (read from a
 // manifest), checking that it fits the module.
 func BuildPlan(orig []byte, plan *partition.Plan, opt instrument.Options) (*Copies, error) {
-	aopt := opt
-	aopt.Mode = func(*instrument.Func) instrument.Mode { return instrument.Mode{Kind: instrument.None} }
-	analysis, err := instrument.Instrument(orig, aopt)
+	analysis, m, dags, err := analyze(orig, opt)
 	if err != nil {
 		return nil, err
-	}
-	m, err := wasm.Decode(orig)
-	if err != nil {
-		return nil, err
-	}
-	dags := make([]*cfg.DAG, len(analysis.Funcs))
-	for i, f := range analysis.Funcs {
-		dags[i] = f.DAG
 	}
 	if err := plan.Check(dags); err != nil {
 		return nil, fmt.Errorf("the plan does not fit this module: %w", err)
 	}
 	return instrumentCopies(orig, m, plan, analysis.Funcs, opt)
+}
+
+// analyze finds every function's DAG with one pass that inserts no
+// probes: planning needs the DAGs, and each copy rebuilds the same ones.
+func analyze(orig []byte, opt instrument.Options) (*instrument.Result, *wasm.Module, []*cfg.DAG, error) {
+	opt.Mode = func(*instrument.Func) instrument.Mode { return instrument.Mode{Kind: instrument.None} }
+	analysis, err := instrument.Instrument(orig, opt)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	m, err := wasm.Decode(orig)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	dags := make([]*cfg.DAG, len(analysis.Funcs))
+	for i, f := range analysis.Funcs {
+		dags[i] = f.DAG
+	}
+	return analysis, m, dags, nil
 }
 
 func instrumentCopies(orig []byte, m *wasm.Module, plan *partition.Plan, funcs []*instrument.Func, opt instrument.Options) (*Copies, error) {
@@ -182,13 +178,7 @@ func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, pro
 			cc.Stdout, cc.Stderr = &r.stdout, &r.stderr
 			cc.Modules = append(append([]runner.NamedModule(nil), cfg.Modules...), runner.NamedModule{Name: counters.ModuleName, Wasm: cs.Copy[c].Counters})
 			cc.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
-				mem := mods[counters.ModuleName].Memory()
-				b, ok := mem.Read(0, mem.Size())
-				if !ok {
-					r.readErr = errors.New("cannot read the counter module's memory")
-					return nil
-				}
-				r.counts, r.readErr = counters.Read(b)
+				r.counts, r.readErr = counters.ReadInstance(mods)
 				return nil
 			}
 			progress("running copy %d of %d", c+1, len(cs.Copy))
@@ -280,7 +270,7 @@ type Analysis struct {
 
 // Analyze finds every function's DAG, as planning and EdgeFrequencies need.
 func Analyze(orig []byte) (*Analysis, error) {
-	res, err := instrument.Instrument(orig, instrument.Options{Mode: func(*instrument.Func) instrument.Mode { return instrument.Mode{Kind: instrument.None} }})
+	res, _, _, err := analyze(orig, instrument.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -88,13 +87,7 @@ func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, e
 		cfg.Progress = opt.Progress
 	}
 	cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
-		mem := mods[counters.ModuleName].Memory()
-		b, ok := mem.Read(0, mem.Size())
-		if !ok {
-			readErr = errors.New("cannot read the counter module's memory")
-			return nil
-		}
-		counts, readErr = counters.Read(b)
+		counts, readErr = counters.ReadInstance(mods)
 		return nil
 	}
 	rr, runErr := runner.Run(ctx, res.Module, cfg)

@@ -162,13 +162,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		var readErr error
 		cfg.Modules = []runner.NamedModule{{Name: counters.ModuleName, Wasm: cs.Copy[c].Counters}}
 		cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
-			mem := mods[counters.ModuleName].Memory()
-			b, ok := mem.Read(0, mem.Size())
-			if !ok {
-				readErr = errors.New("cannot read the counter module's memory")
-				return nil
-			}
-			counts, readErr = counters.Read(b)
+			counts, readErr = counters.ReadInstance(mods)
 			return nil
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
