@@ -35,6 +35,11 @@ Usage:
       Run one copy and write its part; or --counts FILE to take a node run's.
   pathprof merge [-o FILE] [--dir DIR] PARTS...
       Merge the copies' parts into the exact profile.
+  pathprof osp [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [-o FILE] [--top N]
+               [runner flags] MODULE [-- ARGS...]
+      Sample hot subpaths (block sequences across calls) with bounded memory.
+  pathprof osp-score [sampling flags] [runner flags] MODULE [-- ARGS...]
+      Score the sampled hot subpaths against exact counts of the same run.
   pathprof bench [--quick] [--prepare] [--suite DIR] [-o DIR] [--runs N]
       Measure profiling overhead on the benchmark suite.
 
@@ -68,6 +73,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdExec(args[1:], stdout, stderr)
 	case "merge":
 		return cmdMerge(args[1:], stdout, stderr)
+	case "osp":
+		return cmdOSP(args[1:], stdout, stderr)
+	case "osp-score":
+		return cmdOSPScore(args[1:], stdout, stderr)
 	}
 	fmt.Fprintf(stderr, "pathprof: unknown command %q\n\n%s", args[0], usage)
 	return 2

@@ -1,0 +1,389 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"pathprof/osp"
+	"pathprof/runner"
+)
+
+const ospUsage = `usage: pathprof osp [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [-o FILE] [--top N] [-q]
+                   [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]
+       pathprof osp --show PROFILE [--top N] [--module FILE]`
+
+const ospScoreUsage = `usage: pathprof osp-score [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--profile FILE] [-o FILE] [--top N]
+                         [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]`
+
+// ospFlags are the sampling flags of osp and osp-score.
+type ospFlags struct {
+	memory  byteSize
+	lengths string
+	skip    float64
+	seed    uint64
+}
+
+func (o *ospFlags) register(fs *flag.FlagSet) {
+	o.memory = osp.DefaultMemory
+	fs.Var(&o.memory, "memory", "bound the hot list to `BYTES` (a K or M suffix multiplies by 1024 or 1024²)")
+	fs.StringVar(&o.lengths, "lengths", "2,4,8,16,32,64", "sample `LENGTHS` in blocks, comma-separated")
+	fs.Float64Var(&o.skip, "skip", osp.DefaultMeanSkip, "mean number of block entries `N` between samples")
+	fs.Uint64Var(&o.seed, "seed", 0, "seed `N` of the skips, lengths and hot-list coin flips")
+}
+
+func (o *ospFlags) options() (osp.Options, error) {
+	opt := osp.Options{Memory: int(o.memory), MeanSkip: o.skip, Seed: o.seed}
+	for _, f := range strings.Split(o.lengths, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return opt, fmt.Errorf("--lengths %q: %v", o.lengths, err)
+		}
+		opt.Lengths = append(opt.Lengths, n)
+	}
+	if o.memory <= 0 {
+		return opt, fmt.Errorf("--memory must be positive")
+	}
+	if !(o.skip >= 1) {
+		return opt, fmt.Errorf("--skip %v: want at least 1", o.skip)
+	}
+	return opt, opt.Check()
+}
+
+// byteSize is a flag value in bytes with an optional K or M suffix.
+type byteSize int
+
+func (b *byteSize) String() string { return strconv.Itoa(int(*b)) }
+
+func (b *byteSize) Set(s string) error {
+	mult := 1
+	switch {
+	case strings.HasSuffix(s, "K") || strings.HasSuffix(s, "k"):
+		mult, s = 1<<10, s[:len(s)-1]
+	case strings.HasSuffix(s, "M") || strings.HasSuffix(s, "m"):
+		mult, s = 1<<20, s[:len(s)-1]
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 || n > (1<<31)/mult {
+		return fmt.Errorf("want a positive number of bytes")
+	}
+	*b = byteSize(n * mult)
+	return nil
+}
+
+// cmdOSP samples hot subpaths of a run (online subpath profiling) and
+// writes the profile; with --show it prints a written profile's report.
+func cmdOSP(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("osp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var of ospFlags
+	of.register(fs)
+	out := fs.String("o", "pathprof-osp.json", "write the profile to `FILE`")
+	top := fs.Int("top", 0, "after the run, print the `N` hottest subpaths of each length to stderr (with --show: to stdout, default 5)")
+	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	show := fs.String("show", "", "print the report of the OSP profile `PROFILE` instead of running anything")
+	modFlag := fs.String("module", "", "with --show: the profiled module `FILE` (default: the one the profile names)")
+	var rf runFlags
+	rf.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, ospUsage)
+		fs.PrintDefaults()
+	}
+	own, progArgs := splitArgs(args)
+	if err := fs.Parse(interleaved(fs, own)); err != nil {
+		return 2
+	}
+	if *show != "" {
+		if fs.NArg() != 0 {
+			fs.Usage()
+			return 2
+		}
+		n := *top
+		if n == 0 {
+			n = 5
+		}
+		return showOSP(*show, *modFlag, n, stdout, stderr)
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return 2
+	}
+	opt, err := of.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 2
+	}
+	path := fs.Arg(0)
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	cfg, err := rf.config(path, progArgs, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	prof, res, runErr := osp.Run(ctx, orig, opt, cfg)
+	if prof == nil {
+		fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, runErr)
+		return 1
+	}
+	prof.Module.Path = path
+	if err := osp.WriteFile(*out, prof); err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	if runErr != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\npathprof: wrote %s (marked incomplete)\n", runErr, *out)
+		var ie *runner.ImportError
+		if errors.As(runErr, &ie) || res.ExitCode == 0 {
+			return 1
+		}
+		return int(res.ExitCode)
+	}
+	if !*quiet {
+		fmt.Fprintf(stderr, "pathprof: wrote %s: %d samples in %d block entries, %d subpaths kept in a %d-byte hot list (bound %d)\n",
+			*out, prof.Sampling.Samples, prof.Run.BlockEntries, prof.Memory.Pairs, prof.Memory.HotListBytes, prof.Memory.Bound)
+	}
+	if *top > 0 {
+		loc, err := osp.NewLocator(prof, orig)
+		if err == nil {
+			err = osp.WriteReport(stderr, prof, loc, *top)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "pathprof: report: %v\n", err)
+			return 1
+		}
+	}
+	return int(res.ExitCode)
+}
+
+// showOSP prints the report of a written OSP profile.
+func showOSP(path, modPath string, top int, stdout, stderr io.Writer) int {
+	prof, err := osp.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	var loc *osp.Locator
+	module, name, warn := findModule(prof, path, modPath)
+	if modPath != "" && module == nil {
+		fmt.Fprintf(stderr, "pathprof: %s\n", warn)
+		return 1
+	}
+	if module != nil {
+		if loc, err = osp.NewLocator(prof, module); err != nil {
+			fmt.Fprintf(stderr, "pathprof: %s: %v\n", name, err)
+			return 1
+		}
+	} else {
+		fmt.Fprintf(stderr, "pathprof: warning: %s; blocks are shown as file offsets (--module FILE gives the module)\n", warn)
+	}
+	if err := osp.WriteReport(stdout, prof, loc, top); err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// findModule reads the module given with --module, or the one the profile
+// names (at its path, or next to the profile), if it is unchanged.
+func findModule(prof *osp.Profile, profilePath, explicit string) (module []byte, name, warn string) {
+	tries := []string{explicit}
+	if explicit == "" {
+		if prof.Module.Path == "" {
+			return nil, "", "the profile names no module"
+		}
+		tries = []string{prof.Module.Path}
+		if !filepath.IsAbs(prof.Module.Path) {
+			tries = append(tries, filepath.Join(filepath.Dir(profilePath), prof.Module.Path))
+		}
+	}
+	warn = fmt.Sprintf("module %s not found", tries[0])
+	for _, t := range tries {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			if !errors.Is(err, os.ErrNotExist) {
+				warn = err.Error()
+			}
+			continue
+		}
+		sum := sha256.Sum256(b)
+		if prof.Module.SHA256 != "" && hex.EncodeToString(sum[:]) != prof.Module.SHA256 {
+			warn = fmt.Sprintf("%s is not the module profiled (its sha256 differs)", t)
+			continue
+		}
+		return b, t, ""
+	}
+	return nil, "", warn
+}
+
+// cmdOSPScore runs a program twice, once sampling and once counting every
+// subpath of the sampled lengths exactly, and prints how well the samples
+// found the truly hottest subpaths.
+func cmdOSPScore(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("osp-score", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var of ospFlags
+	of.register(fs)
+	profPath := fs.String("profile", "", "score the OSP profile `FILE` (of this module and input) instead of sampling")
+	out := fs.String("o", "", "also write the score as JSON to `FILE`")
+	top := fs.Int("top", 0, "list the true `N` hottest subpaths of each length with their estimates")
+	var rf runFlags
+	rf.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, ospScoreUsage)
+		fs.PrintDefaults()
+	}
+	own, progArgs := splitArgs(args)
+	if err := fs.Parse(interleaved(fs, own)); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return 2
+	}
+	opt, err := of.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 2
+	}
+	path := fs.Arg(0)
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	ins, err := osp.Instrument(orig)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	// Each run gets its own configuration (stdin read afresh); the
+	// program's output is kept to check that the runs behaved alike.
+	type output struct {
+		stdout, stderr bytes.Buffer
+		code           uint32
+	}
+	config := func(o *output) (runner.Config, error) { return rf.config(path, progArgs, &o.stdout, &o.stderr) }
+
+	var prof *osp.Profile
+	var sampled *output
+	if *profPath != "" {
+		if prof, err = osp.ReadFile(*profPath); err != nil {
+			fmt.Fprintf(stderr, "pathprof: %v\n", err)
+			return 1
+		}
+		if prof.Module.SHA256 != ins.SHA256 {
+			fmt.Fprintf(stderr, "pathprof: %s is not a profile of %s (sha256 %s, the module's %s)\n", *profPath, path, prof.Module.SHA256, ins.SHA256)
+			return 1
+		}
+		opt.Lengths = prof.Sampling.Lengths
+	} else {
+		sampled = &output{}
+		cfg, err := config(sampled)
+		if err != nil {
+			fmt.Fprintf(stderr, "pathprof: %v\n", err)
+			return 2
+		}
+		p, err := osp.Compile(ctx, ins, osp.ModeSample, cfg)
+		if err != nil {
+			fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, err)
+			return 1
+		}
+		var res runner.Result
+		prof, res, err = p.Sample(ctx, opt, cfg)
+		p.Close(context.WithoutCancel(ctx))
+		if err != nil {
+			fmt.Fprintf(stderr, "pathprof: sampled run: %v\n", err)
+			return 1
+		}
+		prof.Module.Path = path
+		sampled.code = res.ExitCode
+	}
+
+	traced := &output{}
+	cfg, err := config(traced)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 2
+	}
+	p, err := osp.Compile(ctx, ins, osp.ModeTrace, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, err)
+		return 1
+	}
+	ex, res, err := p.Trace(ctx, opt.Lengths, cfg)
+	p.Close(context.WithoutCancel(ctx))
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: traced run: %v\n", err)
+		return 1
+	}
+	traced.code = res.ExitCode
+	if sampled != nil && (sampled.stdout.String() != traced.stdout.String() || sampled.stderr.String() != traced.stderr.String() || sampled.code != traced.code) {
+		fmt.Fprintln(stderr, "pathprof: the sampled and the traced run printed or exited differently: the runs are not comparable")
+		return 1
+	}
+	if ex.Blocks != prof.Run.BlockEntries {
+		fmt.Fprintf(stderr, "pathprof: the traced run had %d block entries, the sampled one %d: the runs are not comparable\n", ex.Blocks, prof.Run.BlockEntries)
+		return 1
+	}
+	score, err := osp.ScoreProfile(ex, prof, []int{10, 100})
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: %d block entries; %d samples (mean skip %g, seed %d); hot list %d bytes (bound %d), %d subpaths\n",
+		path, ex.Blocks, prof.Sampling.Samples, prof.Sampling.MeanSkip, prof.Sampling.Seed, prof.Memory.HotListBytes, prof.Memory.Bound, prof.Memory.Pairs)
+	if err := score.WriteText(stdout); err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	if *top > 0 {
+		for _, r := range score.Lengths {
+			a := r.At[len(r.At)-1]
+			fmt.Fprintf(stdout, "\nlength %d, true top %d:\n", r.Length, min(*top, len(a.Top)))
+			for i, s := range a.Top[:min(*top, len(a.Top))] {
+				rank := "not sampled"
+				if s.Rank > 0 {
+					rank = fmt.Sprintf("rank %d", s.Rank)
+				}
+				fmt.Fprintf(stdout, "  #%d  exact %d  estimate %.0f  (%s)\n", i+1, s.Exact, s.Estimate, rank)
+			}
+		}
+	}
+	if *out != "" {
+		b, err := json.MarshalIndent(struct {
+			Module       string       `json:"module"`
+			BlockEntries uint64       `json:"block_entries"`
+			Sampling     osp.Sampling `json:"sampling"`
+			Memory       osp.Memory   `json:"memory"`
+			Score        *osp.Score   `json:"score"`
+		}{path, ex.Blocks, prof.Sampling, prof.Memory, score}, "", " ")
+		if err == nil {
+			err = os.WriteFile(*out, append(b, '\n'), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "pathprof: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}

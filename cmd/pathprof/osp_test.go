@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"pathprof/internal/testprogs"
+	"pathprof/osp"
+)
+
+// runOSPCmd runs cmdOSP or cmdOSPScore, which main.go's switch reaches as
+// "osp" and "osp-score".
+func runOSPCmd(f func([]string, io.Writer, io.Writer) int, args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	code := f(args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestOSPCommand(t *testing.T) {
+	p := testprogs.CProgramByName(t, "calc")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "calc-osp.json")
+	code, stdout, stderr := runOSPCmd(cmdOSP, "--memory", "32K", "--seed", "5", "--top", "2", "-o", out, "--stdin", p.Stdin, p.Wasm)
+	if code != int(p.WantExitCode) || stdout != p.WantStdout {
+		t.Fatalf("exit %d, stdout differs: %v\n%s", code, stdout != p.WantStdout, stderr)
+	}
+	if !strings.Contains(stderr, "pathprof: wrote "+out) || !strings.Contains(stderr, "length 2:") || !strings.Contains(stderr, "calc.c:") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	prof, err := osp.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prof.Module.Path != p.Wasm || prof.Memory.Bound != 32<<10 || prof.Memory.HotListBytes > 32<<10 || prof.Sampling.Seed != 5 || len(prof.Subpaths) == 0 {
+		t.Errorf("profile: module %q, memory %+v, seed %d, %d subpaths", prof.Module.Path, prof.Memory, prof.Sampling.Seed, len(prof.Subpaths))
+	}
+
+	code, stdout, stderr = runOSPCmd(cmdOSP, "--show", out, "--top", "1")
+	if code != 0 || !strings.Contains(stdout, "length 64:") || !strings.Contains(stdout, "calc.c:") || strings.Count(stdout, "  #1 ") != 6 || strings.Contains(stdout, "  #2 ") {
+		t.Errorf("--show: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// A module moved with its profile is found next to it; another
+	// module is refused.
+	moved := filepath.Join(dir, "moved")
+	if err := os.MkdirAll(moved, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p.Wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(moved, "calc.wasm"), b, 0o644)
+	prof.Module.Path = "calc.wasm"
+	osp.WriteFile(filepath.Join(moved, "p.json"), prof)
+	code, stdout, stderr = runOSPCmd(cmdOSP, "--show", filepath.Join(moved, "p.json"))
+	if code != 0 || !strings.Contains(stdout, "calc.c:") || stderr != "" {
+		t.Errorf("--show of a moved profile: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	os.WriteFile(filepath.Join(dir, "other.wasm"), append(b, 0), 0o644)
+	code, _, stderr = runOSPCmd(cmdOSP, "--show", out, "--module", filepath.Join(dir, "other.wasm"))
+	if code != 1 || !strings.Contains(stderr, "not the module profiled") {
+		t.Errorf("--module with another module: exit %d\n%s", code, stderr)
+	}
+	prof.Module.Path = "nowhere.wasm"
+	osp.WriteFile(out, prof)
+	code, stdout, stderr = runOSPCmd(cmdOSP, "--show", out)
+	if code != 0 || !strings.Contains(stderr, "not found") || !strings.Contains(stdout, "0x") {
+		t.Errorf("--show without the module: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+
+	for _, bad := range [][]string{
+		{"--lengths", "2,x", p.Wasm},
+		{"--lengths", "0", p.Wasm},
+		{"--skip", "0.5", p.Wasm},
+		{"--memory", "-3", p.Wasm},
+		{},
+	} {
+		if code, _, _ := runOSPCmd(cmdOSP, bad...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", bad, code)
+		}
+	}
+	if code, _, stderr := runOSPCmd(cmdOSP, "--memory", "100", "-o", out, p.Wasm); code != 1 || !strings.Contains(stderr, "too small") {
+		t.Errorf("a 100-byte bound: exit %d\n%s", code, stderr)
+	}
+}
+
+func TestOSPScoreCommand(t *testing.T) {
+	p := testprogs.CProgramByName(t, "grid")
+	dir := t.TempDir()
+	js := filepath.Join(dir, "score.json")
+	code, stdout, stderr := runOSPCmd(cmdOSPScore, append([]string{"--skip", "100", "--lengths", "2,4,8", "--top", "3", "-o", js, p.Wasm, "--"}, p.Args...)...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"recall@10", "recall@100", "all (count×length)", "length 8, true top 3:", "exact "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in\n%s", want, stdout)
+		}
+	}
+	var s struct {
+		BlockEntries uint64     `json:"block_entries"`
+		Score        *osp.Score `json:"score"`
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil || s.BlockEntries == 0 || len(s.Score.Lengths) != 3 || s.Score.Lengths[0].At[0].Recall < 0.5 {
+		t.Fatalf("score JSON: %v\n%s", err, b)
+	}
+
+	// Scoring a written profile.
+	prof := filepath.Join(dir, "grid.json")
+	if code, _, stderr := runOSPCmd(cmdOSP, append([]string{"-q", "--skip", "100", "-o", prof, p.Wasm, "--"}, p.Args...)...); code != 0 {
+		t.Fatalf("osp: exit %d\n%s", code, stderr)
+	}
+	code, stdout, stderr = runOSPCmd(cmdOSPScore, append([]string{"--profile", prof, p.Wasm, "--"}, p.Args...)...)
+	if code != 0 || !strings.Contains(stdout, "recall@10") || !strings.Contains(stdout, "\n                  64") {
+		t.Errorf("--profile: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// Another input makes another run: refused.
+	code, _, stderr = runOSPCmd(cmdOSPScore, "--profile", prof, p.Wasm, "--", "3")
+	if code != 1 || !strings.Contains(stderr, "not comparable") {
+		t.Errorf("--profile with other arguments: exit %d\n%s", code, stderr)
+	}
+	calc := testprogs.CProgramByName(t, "calc")
+	code, _, stderr = runOSPCmd(cmdOSPScore, "--profile", prof, calc.Wasm)
+	if code != 1 || !strings.Contains(stderr, "not a profile of") {
+		t.Errorf("--profile of another module: exit %d\n%s", code, stderr)
+	}
+}

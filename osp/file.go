@@ -1,0 +1,171 @@
+package osp
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// Format and Version identify an OSP profile file (docs/osp.md).
+const (
+	Format  = "pathprof-osp"
+	Version = 1
+)
+
+// Profile is what an OSP run found: the sampled hot subpaths with their
+// estimated frequencies, and the facts of the run. It is written as JSON.
+type Profile struct {
+	Format   string   `json:"format"`
+	Version  int      `json:"version"`
+	Module   Module   `json:"module"`
+	Run      RunFacts `json:"run"`
+	Sampling Sampling `json:"sampling"`
+	Memory   Memory   `json:"memory"`
+	// Functions names the functions that blocks of Subpaths belong to.
+	Functions []Function `json:"functions"`
+	// Subpaths holds every pair of the hot list, by estimate, highest
+	// first.
+	Subpaths []Subpath `json:"subpaths"`
+}
+
+// Module identifies the profiled module.
+type Module struct {
+	Path   string `json:"path"`
+	Size   int    `json:"size"`
+	SHA256 string `json:"sha256"`
+	// Blocks is the number of basic blocks instrumented.
+	Blocks int `json:"blocks"`
+}
+
+// RunFacts describes the run.
+type RunFacts struct {
+	Args     []string `json:"args"`
+	ExitCode uint32   `json:"exit_code"`
+	// Complete is false when the run trapped or was interrupted; the
+	// samples taken until then are kept.
+	Complete bool   `json:"complete"`
+	Error    string `json:"error,omitempty"`
+	// Seconds is the run's time (instantiation and execution).
+	Seconds float64 `json:"seconds"`
+	// BlockEntries is the exact number of basic-block entries of the run.
+	BlockEntries uint64 `json:"block_entries"`
+}
+
+// Sampling describes how the subpaths were sampled.
+type Sampling struct {
+	Seed     uint64  `json:"seed"`
+	MeanSkip float64 `json:"mean_skip"`
+	Lengths  []int   `json:"lengths"`
+	// Samples is the number of complete samples taken, SampledBlocks the
+	// block entries recorded (a sample cut short by the end of the run
+	// included).
+	Samples       uint64        `json:"samples"`
+	SampledBlocks uint64        `json:"sampled_blocks"`
+	ByLength      []LengthFacts `json:"by_length"`
+}
+
+// LengthFacts are the sampling facts of one length.
+type LengthFacts struct {
+	Length int `json:"length"`
+	// Samples is the number of samples of this length. Windows is the
+	// number of subpaths of this length offered to the hot list: one per
+	// sample at least as long, its prefix.
+	Samples uint64 `json:"samples"`
+	Windows uint64 `json:"windows"`
+	// Scale is BlockEntries / Windows: one subpath of this length was
+	// offered per Scale block entries.
+	Scale float64 `json:"scale"`
+	// Tau is the length's concise-sample threshold τ at the end, Raises
+	// how often it was raised, Bytes what its pairs took of the hot list.
+	Tau    float64 `json:"tau"`
+	Raises int     `json:"raises"`
+	Bytes  int     `json:"bytes"`
+	// Pairs is the number of distinct subpaths of this length in the hot
+	// list.
+	Pairs int `json:"pairs"`
+	// Floor is 3·τ·Scale: a subpath of this length that ran at least
+	// that often is in the hot list with probability at least 95%.
+	Floor float64 `json:"floor"`
+}
+
+// Memory is what the profiler held while the program ran.
+type Memory struct {
+	// Bound is the bound on HotListBytes (--memory).
+	Bound int `json:"bound"`
+	// HotListBytes is the concise sample's memory (HotList.Bytes).
+	HotListBytes int `json:"hot_list_bytes"`
+	// BufferBytes is the recorder's memory, one 64 KiB wasm page,
+	// whatever the bound.
+	BufferBytes int `json:"buffer_bytes"`
+	// Pairs is the number of distinct subpaths in the hot list.
+	Pairs int `json:"pairs"`
+}
+
+// Function is a function of the original module.
+type Function struct {
+	Index uint32 `json:"index"`
+	Name  string `json:"name,omitempty"`
+}
+
+// Subpath is one sampled subpath.
+type Subpath struct {
+	Length int `json:"length"`
+	// Count is how many samples the hot list holds of it.
+	Count uint64 `json:"count"`
+	// Estimate is Count·τ·Scale (of its length): its estimated number of
+	// occurrences.
+	Estimate float64 `json:"estimate"`
+	// Error is the half-width of a 95% interval around Estimate:
+	// 1.96·√Count·τ·Scale.
+	Error  float64    `json:"error"`
+	Blocks []BlockRef `json:"blocks"`
+}
+
+// BlockRef is a basic block: its function (index in the original module)
+// and the file offset of its first instruction in the original module.
+type BlockRef struct {
+	Func   uint32 `json:"func"`
+	Offset int    `json:"offset"`
+}
+
+// Offsets returns the file offsets of the subpath's blocks.
+func (s *Subpath) Offsets() []int {
+	o := make([]int, len(s.Blocks))
+	for i, b := range s.Blocks {
+		o[i] = b.Offset
+	}
+	return o
+}
+
+// WriteFile writes p as indented JSON.
+func WriteFile(path string, p *Profile) error {
+	b, err := json.MarshalIndent(p, "", " ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// ReadFile reads an OSP profile, refusing other formats and versions.
+func ReadFile(path string) (*Profile, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var p Profile
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if p.Format != Format {
+		return nil, fmt.Errorf("%s: not an OSP profile (format %q, want %q)", path, p.Format, Format)
+	}
+	if p.Version != Version {
+		return nil, fmt.Errorf("%s: OSP profile version %d, this pathprof reads version %d", path, p.Version, Version)
+	}
+	for i, s := range p.Subpaths {
+		if s.Length != len(s.Blocks) || s.Length == 0 {
+			return nil, fmt.Errorf("%s: subpath %d has length %d and %d blocks", path, i, s.Length, len(s.Blocks))
+		}
+	}
+	return &p, nil
+}

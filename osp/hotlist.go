@@ -1,0 +1,467 @@
+package osp
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"unsafe"
+)
+
+// HotList holds concise samples (Gibbons and Matias, SIGMOD 1998) of
+// streams of subpaths, one stream per subpath length, together in a fixed
+// number of bytes.
+//
+// Each element of a length's stream enters that length's sample with
+// probability 1/τ, τ being the length's threshold; the sample is kept as
+// ⟨subpath, count⟩ pairs, so a hot subpath costs its bytes once however
+// often it is sampled. Every τ starts at 1 (everything enters). When a
+// new pair finds no room, the length whose pairs take the most bytes has
+// its τ raised to τ' = Growth·τ, and each of its counted occurrences is
+// kept with probability τ/τ' (each count is thinned binomially, and pairs
+// left at zero are dropped): that leaves exactly a sample of its stream at
+// rate 1/τ'. The count of a subpath times its length's τ then estimates
+// how often it was offered.
+//
+// Lengths have a τ each because their streams differ: short subpaths are
+// few and repeat, so their samples stay exact (τ = 1) in little memory,
+// while long ones are diverse and take the thinning.
+//
+// The bytes are those of five arrays that HotList allocates itself, with
+// capacities it chooses: a byte arena holding the pairs (a 12-byte header
+// and the subpath, block ids as varint deltas, mostly a byte a block), an
+// open-addressing table of int32 arena offsets, a scratch buffer for one
+// encoded subpath and the per-length state (two arrays); plus the HotList
+// struct. Bytes counts their capacities, and they never grow past the
+// bound given to NewHotList.
+type HotList struct {
+	rng     rand.PCG
+	classes []class
+	byLen   []int // indices of classes, shortest length first
+
+	slots   []int32 // arena offset of each pair, or -1
+	arena   []byte
+	used    int // bytes of arena in use
+	n       int // pairs
+	scratch []byte
+
+	maxSlots, maxArena int
+}
+
+// class is the state of one length's concise sample.
+type class struct {
+	length  int
+	tau     float64
+	bytes   int // arena bytes its pairs take
+	pairs   int
+	raises  int
+	offered uint64
+}
+
+// Growth is the factor by which a length's τ is raised.
+const Growth = 1.25
+
+// headerBytes is the size of a pair's header in the arena: count u32,
+// hash u32, encoded size u16, length in blocks u16.
+const headerBytes = 12
+
+// NewHotList returns empty concise samples for subpaths of the given
+// lengths that never hold more than bound bytes. seed fixes the coin flips.
+func NewHotList(bound int, lengths []int, seed uint64) (*HotList, error) {
+	if err := checkLengths(lengths); err != nil {
+		return nil, err
+	}
+	maxLen := slices.Max(lengths)
+	h := &HotList{rng: *rand.NewPCG(seed, 0x6f7370686f746c69)}
+	h.classes = make([]class, len(lengths))
+	for i, l := range lengths {
+		h.classes[i] = class{length: l, tau: 1}
+		h.byLen = append(h.byLen, i)
+	}
+	slices.SortFunc(h.byLen, func(a, b int) int { return lengths[a] - lengths[b] })
+	h.scratch = make([]byte, 0, binary.MaxVarintLen32*maxLen)
+	avail := bound - int(unsafe.Sizeof(*h)) - cap(h.scratch) - cap(h.classes)*int(unsafe.Sizeof(class{})) - 8*cap(h.byLen)
+	// A fifth of the rest for the table, filled to three quarters at
+	// most; the rest for the pairs, whose headers alone take 12 bytes
+	// for the table's 4.
+	h.maxSlots = max(16, avail/5/4)
+	h.maxArena = avail - 4*h.maxSlots
+	if worst := headerBytes + binary.MaxVarintLen32*maxLen; h.maxArena < 2*len(lengths)*worst {
+		return nil, fmt.Errorf("a memory bound of %d bytes is too small for %d lengths up to %d blocks (want at least %d)",
+			bound, len(lengths), maxLen, bound-h.maxArena+2*len(lengths)*worst)
+	}
+	h.slots = make([]int32, 16)
+	for i := range h.slots {
+		h.slots[i] = -1
+	}
+	h.arena = make([]byte, min(1024, h.maxArena))
+	return h, nil
+}
+
+// Bytes is the memory the samples hold: the capacities of their arrays
+// and the struct. It only grows, so it is also the peak (not counting,
+// while an array grows, the old copy that the garbage collector then
+// frees).
+func (h *HotList) Bytes() int {
+	return int(unsafe.Sizeof(*h)) + 4*cap(h.slots) + cap(h.arena) + cap(h.scratch) + cap(h.classes)*int(unsafe.Sizeof(class{})) + 8*cap(h.byLen)
+}
+
+// Len is the number of distinct subpaths held.
+func (h *HotList) Len() int { return h.n }
+
+// LengthState is one length's sample state.
+type LengthState struct {
+	Length  int
+	Tau     float64
+	Pairs   int
+	Bytes   int
+	Raises  int
+	Offered uint64
+}
+
+// Lengths returns the state of each length's sample, in the order of the
+// lengths given to NewHotList.
+func (h *HotList) Lengths() []LengthState {
+	out := make([]LengthState, len(h.classes))
+	for i, c := range h.classes {
+		out[i] = LengthState{Length: c.length, Tau: c.tau, Pairs: c.pairs, Bytes: c.bytes, Raises: c.raises, Offered: c.offered}
+	}
+	return out
+}
+
+func (h *HotList) float() float64 {
+	return float64(h.rng.Uint64()>>11) / (1 << 53)
+}
+
+func (h *HotList) class(length int) *class {
+	for i := range h.classes {
+		if h.classes[i].length == length {
+			return &h.classes[i]
+		}
+	}
+	return nil
+}
+
+// Add offers one occurrence of the subpath blocks, whose length must be
+// one of those given to NewHotList.
+func (h *HotList) Add(blocks []uint32) {
+	c := h.class(len(blocks))
+	if c == nil {
+		panic(fmt.Sprintf("osp: a subpath of length %d offered to a hot list without that length", len(blocks)))
+	}
+	c.offered++
+	if c.tau > 1 && h.float()*c.tau >= 1 {
+		return
+	}
+	enc := encodeBlocks(h.scratch[:0], blocks)
+	h.add(c, enc, hashBytes(enc))
+}
+
+// AddPrefixes offers, for each length of the hot list up to len(blocks),
+// the prefix of blocks of that length. It is Add for each, sharing the
+// encoding and the hashing.
+func (h *HotList) AddPrefixes(blocks []uint32) {
+	enc := h.scratch[:0]
+	fnv := uint64(fnvOffset)
+	n := 0
+	for _, i := range h.byLen {
+		c := &h.classes[i]
+		if c.length > len(blocks) {
+			break
+		}
+		// Extend the encoding and its hash to c.length blocks.
+		for ; n < c.length; n++ {
+			d := int64(blocks[n])
+			if n > 0 {
+				d -= int64(blocks[n-1])
+			}
+			start := len(enc)
+			enc = binary.AppendUvarint(enc, uint64(d<<1)^uint64(d>>63))
+			for _, b := range enc[start:] {
+				fnv = (fnv ^ uint64(b)) * fnvPrime
+			}
+		}
+		c.offered++
+		if c.tau > 1 && h.float()*c.tau >= 1 {
+			continue
+		}
+		h.add(c, enc, uint32(fnv^fnv>>32))
+	}
+}
+
+// add counts one admitted occurrence of the encoded subpath enc of
+// length c.length.
+func (h *HotList) add(c *class, enc []byte, hash uint32) {
+	if at := h.find(enc, hash); at >= 0 {
+		n := binary.LittleEndian.Uint32(h.arena[at:])
+		if n == math.MaxUint32 {
+			// Keep the count exact at the price of the sample's
+			// rate: thin this length, as a full arena would.
+			h.raise(c)
+			if at = h.find(enc, hash); at < 0 {
+				return
+			}
+			n = binary.LittleEndian.Uint32(h.arena[at:])
+		}
+		binary.LittleEndian.PutUint32(h.arena[at:], n+1)
+		return
+	}
+	need := headerBytes + len(enc)
+	for !h.fits(need) {
+		if h.grow(need) {
+			continue
+		}
+		v := h.victim(need)
+		old := v.tau
+		h.raise(v)
+		// The new occurrence was admitted at rate 1/τ: if its length
+		// was thinned, it stays at rate 1/τ' only with probability
+		// τ/τ', like every other.
+		if v == c && h.float()*c.tau >= old {
+			return
+		}
+	}
+	at := h.used
+	binary.LittleEndian.PutUint32(h.arena[at:], 1)
+	binary.LittleEndian.PutUint32(h.arena[at+4:], hash)
+	binary.LittleEndian.PutUint16(h.arena[at+8:], uint16(len(enc)))
+	binary.LittleEndian.PutUint16(h.arena[at+10:], uint16(c.length))
+	copy(h.arena[at+headerBytes:], enc)
+	h.used += need
+	h.n++
+	c.pairs++
+	c.bytes += need
+	h.place(int32(at), hash)
+}
+
+// victim is the length to thin: the one whose pairs take the most bytes
+// when the arena is what is full, the one with the most pairs when the
+// table is (the longest on a tie).
+func (h *HotList) victim(need int) *class {
+	byPairs := h.used+need <= len(h.arena)
+	size := func(c *class) int {
+		if byPairs {
+			return c.pairs
+		}
+		return c.bytes
+	}
+	v := &h.classes[0]
+	for i := range h.classes {
+		c := &h.classes[i]
+		if size(c) > size(v) || (size(c) == size(v) && c.length > v.length) {
+			v = c
+		}
+	}
+	return v
+}
+
+func (h *HotList) fits(need int) bool {
+	return h.used+need <= len(h.arena) && !h.crowded(h.n+1)
+}
+
+// crowded reports whether n pairs fill the table beyond three quarters.
+func (h *HotList) crowded(n int) bool { return 4*n > 3*len(h.slots) }
+
+// slot maps a hash to a table index (Lemire's multiply-shift, so the
+// table's length need not be a power of two).
+func (h *HotList) slot(hash uint32) int { return int(uint64(hash) * uint64(len(h.slots)) >> 32) }
+
+// grow enlarges whichever array is too small, if the bound allows.
+func (h *HotList) grow(need int) bool {
+	grew := false
+	if h.used+need > len(h.arena) {
+		if len(h.arena) >= h.maxArena {
+			return false
+		}
+		a := make([]byte, min(h.maxArena, max(2*len(h.arena), h.used+need)))
+		copy(a, h.arena[:h.used])
+		h.arena = a
+		grew = true
+	}
+	if h.crowded(h.n + 1) {
+		if len(h.slots) >= h.maxSlots {
+			return false
+		}
+		h.slots = make([]int32, min(h.maxSlots, 2*len(h.slots)))
+		h.rehash()
+		grew = true
+	}
+	return grew
+}
+
+// find returns the arena offset of the pair holding enc, or -1.
+func (h *HotList) find(enc []byte, hash uint32) int {
+	for i := h.slot(hash); ; i++ {
+		if i == len(h.slots) {
+			i = 0
+		}
+		at := h.slots[i]
+		if at < 0 {
+			return -1
+		}
+		a := h.arena[at:]
+		if binary.LittleEndian.Uint32(a[4:]) == hash && int(binary.LittleEndian.Uint16(a[8:])) == len(enc) &&
+			string(a[headerBytes:headerBytes+len(enc)]) == string(enc) {
+			return int(at)
+		}
+	}
+}
+
+func (h *HotList) place(at int32, hash uint32) {
+	i := h.slot(hash)
+	for h.slots[i] >= 0 {
+		if i++; i == len(h.slots) {
+			i = 0
+		}
+	}
+	h.slots[i] = at
+}
+
+func (h *HotList) rehash() {
+	for i := range h.slots {
+		h.slots[i] = -1
+	}
+	for at := 0; at < h.used; {
+		a := h.arena[at:]
+		h.place(int32(at), binary.LittleEndian.Uint32(a[4:]))
+		at += headerBytes + int(binary.LittleEndian.Uint16(a[8:]))
+	}
+}
+
+// raise multiplies c's τ by Growth and thins its counts, compacting the
+// arena in place.
+func (h *HotList) raise(c *class) {
+	next := c.tau * Growth
+	keep := c.tau / next
+	c.tau = next
+	c.raises++
+	w := 0
+	h.n = 0
+	for at := 0; at < h.used; {
+		size := headerBytes + int(binary.LittleEndian.Uint16(h.arena[at+8:]))
+		n := binary.LittleEndian.Uint32(h.arena[at:])
+		if int(binary.LittleEndian.Uint16(h.arena[at+10:])) == c.length {
+			if n = h.binomial(n, keep); n == 0 {
+				c.pairs--
+				c.bytes -= size
+			}
+		}
+		if n > 0 {
+			copy(h.arena[w:], h.arena[at:at+size])
+			binary.LittleEndian.PutUint32(h.arena[w:], n)
+			w += size
+			h.n++
+		}
+		at += size
+	}
+	h.used = w
+	h.rehash()
+}
+
+// binomial draws from Binomial(n, p) exactly, in time proportional to the
+// smaller of the successes and the failures, by jumping from one to the
+// next with geometric gaps.
+func (h *HotList) binomial(n uint32, p float64) uint32 {
+	if n == 0 {
+		return 0
+	}
+	q, flip := p, false
+	if q > 0.5 {
+		q, flip = 1-q, true
+	}
+	var k uint32
+	if q > 0 {
+		lq := math.Log1p(-q)
+		var pos uint64
+		for {
+			u := 1 - h.float() // (0, 1]
+			pos += 1 + uint64(math.Log(u)/lq)
+			if pos > uint64(n) {
+				break
+			}
+			k++
+		}
+	}
+	if flip {
+		return n - k
+	}
+	return k
+}
+
+// Pair is one subpath of a sample with its count.
+type Pair struct {
+	Blocks []uint32
+	Count  uint64
+}
+
+// Pairs returns the pairs of every length, in the order they entered.
+func (h *HotList) Pairs() []Pair {
+	ps := make([]Pair, 0, h.n)
+	for at := 0; at < h.used; {
+		a := h.arena[at:]
+		size := int(binary.LittleEndian.Uint16(a[8:]))
+		n := int(binary.LittleEndian.Uint16(a[10:]))
+		ps = append(ps, Pair{
+			Blocks: decodeBlocks(make([]uint32, 0, n), a[headerBytes:headerBytes+size]),
+			Count:  uint64(binary.LittleEndian.Uint32(a)),
+		})
+		at += headerBytes + size
+	}
+	return ps
+}
+
+// encodeBlocks appends the blocks as varints: the first id, then the
+// zigzag-coded difference to the previous one. Successive blocks are
+// mostly in one function, whose ids are consecutive, so most take a byte.
+func encodeBlocks(b []byte, blocks []uint32) []byte {
+	prev := int64(0)
+	for _, x := range blocks {
+		d := int64(x) - prev
+		b = binary.AppendUvarint(b, uint64(d<<1)^uint64(d>>63))
+		prev = int64(x)
+	}
+	return b
+}
+
+func decodeBlocks(out []uint32, b []byte) []uint32 {
+	prev := int64(0)
+	for len(b) > 0 {
+		z, n := binary.Uvarint(b)
+		b = b[n:]
+		prev += int64(z>>1) ^ -int64(z&1)
+		out = append(out, uint32(prev))
+	}
+	return out
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// hashBytes is FNV-1a folded to 32 bits.
+func hashBytes(b []byte) uint32 {
+	h := uint64(fnvOffset)
+	for _, c := range b {
+		h = (h ^ uint64(c)) * fnvPrime
+	}
+	return uint32(h ^ h>>32)
+}
+
+// sortPairs orders pairs by count, most first, then by length and blocks,
+// so that equal samples list equally.
+func sortPairs(ps []Pair) {
+	slices.SortFunc(ps, func(a, b Pair) int {
+		if a.Count != b.Count {
+			if a.Count > b.Count {
+				return -1
+			}
+			return 1
+		}
+		if len(a.Blocks) != len(b.Blocks) {
+			return len(a.Blocks) - len(b.Blocks)
+		}
+		return slices.Compare(a.Blocks, b.Blocks)
+	})
+}

@@ -1,0 +1,278 @@
+package osp
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// stream is a synthetic stream of subpaths: n draws from a Zipf
+// distribution over distinct subpaths of the given lengths.
+func stream(seed uint64, n, distinct int, lengths []int) [][]uint32 {
+	r := rand.New(rand.NewPCG(seed, 1))
+	paths := make([][]uint32, distinct)
+	for i := range paths {
+		p := make([]uint32, lengths[i%len(lengths)])
+		for j := range p {
+			p[j] = uint32(r.IntN(5000))
+		}
+		paths[i] = p
+	}
+	z := rand.NewZipf(r, 1.1, 2, uint64(distinct-1))
+	out := make([][]uint32, n)
+	for i := range out {
+		out[i] = paths[z.Uint64()]
+	}
+	return out
+}
+
+func key(p []uint32) string { return fmt.Sprint(p) }
+
+// TestHotListExactWhileItFits checks that with room for everything the
+// sample is the stream: τ stays 1 and every count is exact.
+func TestHotListExactWhileItFits(t *testing.T) {
+	lengths := []int{2, 8, 32}
+	h, err := NewHotList(4<<20, lengths, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact := map[string]uint64{}
+	for _, p := range stream(1, 50000, 3000, lengths) {
+		h.Add(p)
+		exact[key(p)]++
+	}
+	for _, st := range h.Lengths() {
+		if st.Tau != 1 || st.Raises != 0 {
+			t.Errorf("length %d: τ %v after %d raises, want 1", st.Length, st.Tau, st.Raises)
+		}
+	}
+	pairs := h.Pairs()
+	if len(pairs) != len(exact) || h.Len() != len(exact) {
+		t.Fatalf("%d pairs (Len %d), want %d", len(pairs), h.Len(), len(exact))
+	}
+	for _, p := range pairs {
+		if p.Count != exact[key(p.Blocks)] {
+			t.Errorf("%v: count %d, want %d", p.Blocks, p.Count, exact[key(p.Blocks)])
+		}
+	}
+	if h.Bytes() > 4<<20 {
+		t.Errorf("%d bytes, bound %d", h.Bytes(), 4<<20)
+	}
+}
+
+// TestHotListBounded checks the invariants of a sample that must thin:
+// the bytes never pass the bound, τ only grows, each length's counts
+// represent its stream at rate 1/τ, and the hottest subpaths' estimates
+// are within a few standard deviations of their exact counts.
+func TestHotListBounded(t *testing.T) {
+	lengths := []int{2, 8, 32}
+	const bound = 16 << 10
+	h, err := NewHotList(bound, lengths, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact := map[string]uint64{}
+	offered := map[int]uint64{}
+	taus := make([]float64, len(lengths))
+	for i, p := range stream(2, 200000, 20000, lengths) {
+		h.Add(p)
+		exact[key(p)]++
+		offered[len(p)]++
+		if i%1000 == 0 {
+			if b := h.Bytes(); b > bound {
+				t.Fatalf("after %d subpaths: %d bytes, bound %d", i, b, bound)
+			}
+			for j, st := range h.Lengths() {
+				if st.Tau < taus[j] {
+					t.Fatalf("length %d: τ fell from %v to %v", st.Length, taus[j], st.Tau)
+				}
+				taus[j] = st.Tau
+			}
+		}
+	}
+	if b := h.Bytes(); b > bound {
+		t.Fatalf("%d bytes, bound %d", b, bound)
+	}
+	states := h.Lengths()
+	sums := map[int]uint64{}
+	pairs := map[int]int{}
+	var byLen = map[int][]Pair{}
+	for _, p := range h.Pairs() {
+		sums[len(p.Blocks)] += p.Count
+		pairs[len(p.Blocks)]++
+		byLen[len(p.Blocks)] = append(byLen[len(p.Blocks)], p)
+	}
+	raised := false
+	for _, st := range states {
+		if st.Offered != offered[st.Length] || st.Pairs != pairs[st.Length] {
+			t.Errorf("length %d: offered %d pairs %d, want %d and %d", st.Length, st.Offered, st.Pairs, offered[st.Length], pairs[st.Length])
+		}
+		raised = raised || st.Tau > 1
+		// Σ count is Binomial-like with mean offered/τ.
+		mean := float64(offered[st.Length]) / st.Tau
+		if d := math.Abs(float64(sums[st.Length]) - mean); d > 5*math.Sqrt(mean)+1 {
+			t.Errorf("length %d: the counts add up to %d, expected about %.0f (τ %.3g)", st.Length, sums[st.Length], mean, st.Tau)
+		}
+		ps := byLen[st.Length]
+		sortPairs(ps)
+		for _, p := range ps[:min(5, len(ps))] {
+			est := float64(p.Count) * st.Tau
+			truth := float64(exact[key(p.Blocks)])
+			if d := math.Abs(est - truth); d > 5*math.Sqrt(truth*st.Tau)+st.Tau {
+				t.Errorf("length %d: estimate %.0f of a subpath seen %.0f times (τ %.3g)", st.Length, est, truth, st.Tau)
+			}
+		}
+	}
+	if !raised {
+		t.Fatal("the bound never made the sample thin: the test tests nothing")
+	}
+	// The longest subpaths are the most diverse: they take the thinning.
+	if states[2].Tau < states[0].Tau {
+		t.Errorf("τ of length 32 (%v) below that of length 2 (%v)", states[2].Tau, states[0].Tau)
+	}
+}
+
+// TestHotListUnbiased checks that count·τ is an unbiased estimate: its mean
+// over many seeds is within a few standard errors of the exact count.
+func TestHotListUnbiased(t *testing.T) {
+	lengths := []int{4}
+	s := stream(3, 20000, 4000, lengths)
+	exact := map[string]uint64{}
+	for _, p := range s {
+		exact[key(p)]++
+	}
+	// Subpaths of several frequencies: the 1st, 10th and 100th hottest.
+	var keys []string
+	for k := range exact {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		if exact[a] != exact[b] {
+			return int(exact[b]) - int(exact[a])
+		}
+		return 0
+	})
+	probe := []string{keys[0], keys[9], keys[99]}
+	const runs = 200
+	sum := make([]float64, len(probe))
+	sumSq := make([]float64, len(probe))
+	var tau float64
+	for seed := range uint64(runs) {
+		h, err := NewHotList(4<<10, lengths, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range s {
+			h.Add(p)
+		}
+		tau = h.Lengths()[0].Tau
+		got := map[string]float64{}
+		for _, p := range h.Pairs() {
+			got[key(p.Blocks)] = float64(p.Count) * tau
+		}
+		for i, k := range probe {
+			sum[i] += got[k]
+			sumSq[i] += got[k] * got[k]
+		}
+	}
+	if tau < 2 {
+		t.Fatalf("τ is only %v: the test tests nothing", tau)
+	}
+	for i, k := range probe {
+		mean := sum[i] / runs
+		sd := math.Sqrt(sumSq[i]/runs - mean*mean)
+		se := sd / math.Sqrt(runs)
+		if d := math.Abs(mean - float64(exact[k])); d > 4*se+0.5 {
+			t.Errorf("subpath seen %d times: mean estimate %.1f over %d seeds (standard error %.1f)", exact[k], mean, runs, se)
+		}
+	}
+}
+
+func TestBinomial(t *testing.T) {
+	h, _ := NewHotList(64<<10, []int{2}, 5)
+	for _, c := range []struct {
+		n uint32
+		p float64
+	}{{1, 0.8}, {10, 0.8}, {1000, 0.8}, {1000, 0.2}, {20000, 1 / 1.25}, {7, 0}, {7, 1}} {
+		const draws = 4000
+		var s, s2 float64
+		for range draws {
+			k := float64(h.binomial(c.n, c.p))
+			if k < 0 || k > float64(c.n) {
+				t.Fatalf("Binomial(%d, %v) gave %v", c.n, c.p, k)
+			}
+			s += k
+			s2 += k * k
+		}
+		mean, vr := s/draws, s2/draws-(s/draws)*(s/draws)
+		wantMean, wantVar := float64(c.n)*c.p, float64(c.n)*c.p*(1-c.p)
+		if math.Abs(mean-wantMean) > 5*math.Sqrt(wantVar/draws)+1e-9 {
+			t.Errorf("Binomial(%d, %v): mean %.3f, want %.3f", c.n, c.p, mean, wantMean)
+		}
+		if wantVar > 0 && math.Abs(vr-wantVar) > 0.15*wantVar {
+			t.Errorf("Binomial(%d, %v): variance %.3f, want %.3f", c.n, c.p, vr, wantVar)
+		}
+	}
+}
+
+func TestEncodeBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for range 1000 {
+		p := make([]uint32, 1+r.IntN(64))
+		for i := range p {
+			if r.IntN(2) == 0 {
+				p[i] = uint32(r.Int64N(1 << 31))
+			} else {
+				p[i] = uint32(r.IntN(100))
+			}
+		}
+		enc := encodeBlocks(nil, p)
+		if got := decodeBlocks(nil, enc); !slices.Equal(got, p) {
+			t.Fatalf("%v came back as %v", p, got)
+		}
+	}
+	// Neighbouring ids take a byte each.
+	if n := len(encodeBlocks(nil, []uint32{1000, 1001, 1003, 999, 1000})); n != 2+4 {
+		t.Errorf("%d bytes for five neighbouring blocks, want 6", n)
+	}
+}
+
+func TestNewHotListTooSmall(t *testing.T) {
+	if _, err := NewHotList(1000, []int{2, 64}, 0); err == nil {
+		t.Error("a 1000-byte bound was accepted")
+	}
+	if _, err := NewHotList(1<<20, []int{2, 2}, 0); err == nil {
+		t.Error("a length given twice was accepted")
+	}
+}
+
+// TestAddPrefixes checks that AddPrefixes is Add of each prefix.
+func TestAddPrefixes(t *testing.T) {
+	lengths := []int{2, 8, 3, 32}
+	a, _ := NewHotList(1<<20, lengths, 1)
+	b, _ := NewHotList(1<<20, lengths, 1)
+	for _, p := range stream(5, 20000, 500, []int{1, 2, 5, 8, 40}) {
+		a.AddPrefixes(p)
+		for _, l := range lengths {
+			if l <= len(p) {
+				b.Add(p[:l])
+			}
+		}
+	}
+	pa, pb := a.Pairs(), b.Pairs()
+	sortPairs(pa)
+	sortPairs(pb)
+	if len(pa) != len(pb) || len(pa) == 0 {
+		t.Fatalf("%d and %d pairs", len(pa), len(pb))
+	}
+	for i := range pa {
+		if pa[i].Count != pb[i].Count || !slices.Equal(pa[i].Blocks, pb[i].Blocks) {
+			t.Fatalf("pair %d: %v, want %v", i, pa[i], pb[i])
+		}
+	}
+	if !slices.Equal(a.Lengths(), b.Lengths()) {
+		t.Errorf("states %v, want %v", a.Lengths(), b.Lengths())
+	}
+}

@@ -1,0 +1,409 @@
+package osp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"pathprof/internal/testprogs"
+	"pathprof/runner"
+	"pathprof/tracer"
+	"pathprof/wasm"
+)
+
+// validate runs wasm-validate on b when it is installed.
+func validate(t *testing.T, name string, b []byte) {
+	t.Helper()
+	path, err := exec.LookPath("wasm-validate")
+	if err != nil {
+		return
+	}
+	f := filepath.Join(t.TempDir(), name+".wasm")
+	if err := os.WriteFile(f, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(path, "--enable-all", f).CombinedOutput(); err != nil {
+		t.Errorf("wasm-validate rejects %s: %v\n%s", name, err, strings.TrimSpace(string(out)))
+	}
+}
+
+// TestInstrumentedModulesValidate checks the recorders and the
+// instrumented C programs and Go program with wasm-validate.
+func TestInstrumentedModulesValidate(t *testing.T) {
+	if _, err := exec.LookPath("wasm-validate"); err != nil {
+		t.Skip("wasm-validate is not installed")
+	}
+	for mode, f := range recorders {
+		b, err := f()
+		if err != nil {
+			t.Fatal(err)
+		}
+		validate(t, []string{"sampling recorder", "tracing recorder"}[mode], b)
+	}
+	for _, p := range benchPrograms(t, false) {
+		orig, err := os.ReadFile(p.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins, err := Instrument(orig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		validate(t, p.name, ins.Wasm)
+	}
+	orig, err := os.ReadFile(testprogs.GoHello(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins, err := Instrument(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate(t, "hello", ins.Wasm)
+}
+
+// TestProgramsRunUnchanged runs every C program and the Go program
+// sampled: each prints and exits as it should, the hot list keeps within
+// its bound, and the block entries counted through the skips are exact.
+// On the smaller C programs the traced run counts the same block entries,
+// and so does the independent tracer of package tracer.
+func TestProgramsRunUnchanged(t *testing.T) {
+	ctx := context.Background()
+	progs := append(benchPrograms(t, false), program{name: "hello", path: testprogs.GoHello(t), want: testprogs.GoHelloStableOutput(t)})
+	for _, p := range progs {
+		t.Run(p.name, func(t *testing.T) {
+			orig, err := os.ReadFile(p.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want bytes.Buffer
+			wres, err := runner.Run(ctx, orig, p.config(t, &want))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.name != "hello" && want.String() != p.want {
+				t.Fatalf("the original printed %q", want.String())
+			}
+			var got bytes.Buffer
+			opt := Options{Memory: 32 << 10, Seed: 3}
+			prof, res, err := Run(ctx, orig, opt, p.config(t, &got))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want.String() || res.ExitCode != wres.ExitCode {
+				t.Fatalf("sampled: exit %d, want %d; output differs: %v", res.ExitCode, wres.ExitCode, got.String() != want.String())
+			}
+			if !prof.Run.Complete || prof.Run.ExitCode != wres.ExitCode {
+				t.Errorf("profile facts: %+v", prof.Run)
+			}
+			if prof.Memory.HotListBytes > opt.Memory {
+				t.Errorf("the hot list took %d bytes, bound %d", prof.Memory.HotListBytes, opt.Memory)
+			}
+			checkProfile(t, prof)
+			if !slices.Contains([]string{"records", "grid", "wordfreq"}, p.name) {
+				return
+			}
+			var traced bytes.Buffer
+			ex, _, tres, err := Count(ctx, orig, DefaultLengths, p.config(t, &traced))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if traced.String() != want.String() || tres.ExitCode != wres.ExitCode {
+				t.Fatal("the traced run printed or exited differently")
+			}
+			if ex.Blocks != prof.Run.BlockEntries {
+				t.Errorf("traced run: %d block entries, sampled run: %d", ex.Blocks, prof.Run.BlockEntries)
+			}
+			tr, _, err := tracer.Run(ctx, orig, p.config(t, &bytes.Buffer{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tr.Events != ex.Blocks {
+				t.Errorf("package tracer saw %d block entries, the traced run %d", tr.Events, ex.Blocks)
+			}
+		})
+	}
+}
+
+// checkProfile checks a profile's internal arithmetic.
+func checkProfile(t *testing.T, p *Profile) {
+	t.Helper()
+	var samples, pairs uint64
+	for i, lf := range p.Sampling.ByLength {
+		samples += lf.Samples
+		pairs += uint64(lf.Pairs)
+		var longer uint64
+		for _, o := range p.Sampling.ByLength {
+			if o.Length >= lf.Length {
+				longer += o.Samples
+			}
+		}
+		if lf.Windows != longer {
+			t.Errorf("length %d: %d windows, but %d samples at least as long", lf.Length, lf.Windows, longer)
+		}
+		if lf.Windows > 0 && math.Abs(lf.Scale-float64(p.Run.BlockEntries)/float64(lf.Windows)) > 1e-6*lf.Scale {
+			t.Errorf("length %d: scale %v", lf.Length, lf.Scale)
+		}
+		if i > 0 && lf.Tau < 1 {
+			t.Errorf("length %d: τ %v", lf.Length, lf.Tau)
+		}
+	}
+	if samples != p.Sampling.Samples || pairs != uint64(p.Memory.Pairs) || len(p.Subpaths) != p.Memory.Pairs {
+		t.Errorf("samples %d/%d, pairs %d/%d/%d", samples, p.Sampling.Samples, pairs, p.Memory.Pairs, len(p.Subpaths))
+	}
+	// Every sample records its blocks, and every block entry between
+	// samples is one of the skips: one sample per MeanSkip entries.
+	if p.Run.BlockEntries > 100*uint64(p.Sampling.MeanSkip) {
+		expect := float64(p.Run.BlockEntries) / (p.Sampling.MeanSkip + float64(p.Sampling.SampledBlocks)/float64(p.Sampling.Samples))
+		if d := math.Abs(float64(p.Sampling.Samples) - expect); d > 5*math.Sqrt(expect) {
+			t.Errorf("%d samples in %d block entries, expected about %.0f", p.Sampling.Samples, p.Run.BlockEntries, expect)
+		}
+	}
+	for i, s := range p.Subpaths {
+		if i > 0 && s.Estimate > p.Subpaths[i-1].Estimate {
+			t.Fatalf("subpaths not sorted by estimate at %d", i)
+		}
+		lf := p.Sampling.ByLength[slices.IndexFunc(p.Sampling.ByLength, func(l LengthFacts) bool { return l.Length == s.Length })]
+		if want := float64(s.Count) * lf.Tau * lf.Scale; math.Abs(s.Estimate-want) > 1e-9*want || len(s.Blocks) != s.Length {
+			t.Fatalf("subpath %d: estimate %v, want %v; %d blocks for length %d", i, s.Estimate, want, len(s.Blocks), s.Length)
+		}
+	}
+}
+
+// TestDeterministic checks that a seed fixes the profile, and that
+// another seed samples differently.
+func TestDeterministic(t *testing.T) {
+	ctx := context.Background()
+	p := benchPrograms(t, false)[0] // calc
+	orig, err := os.ReadFile(p.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins, err := Instrument(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := Compile(ctx, ins, ModeSample, p.config(t, &bytes.Buffer{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prog.Close(ctx)
+	run := func(seed uint64) []byte {
+		prof, _, err := prog.Sample(ctx, Options{Seed: seed, Memory: 16 << 10}, p.config(t, &bytes.Buffer{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		prof.Run.Seconds = 0
+		b, err := json.Marshal(prof)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	a, b, c := run(42), run(42), run(43)
+	if !bytes.Equal(a, b) {
+		t.Error("two runs with seed 42 gave different profiles")
+	}
+	if bytes.Equal(a, c) {
+		t.Error("seeds 42 and 43 gave the same profile")
+	}
+	// The same profile comes from a separately instrumented and compiled
+	// module too.
+	prof, _, err := Run(ctx, orig, Options{Seed: 42, Memory: 16 << 10}, p.config(t, &bytes.Buffer{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof.Run.Seconds = 0
+	if d, _ := json.Marshal(prof); !bytes.Equal(a, d) {
+		t.Error("Run gave another profile than Program.Sample with the same seed")
+	}
+}
+
+// TestAccuracyCalc scores calc's profile: the short subpaths of this
+// loop-heavy program must be found and counted well.
+func TestAccuracyCalc(t *testing.T) {
+	ctx := context.Background()
+	p := benchPrograms(t, false)[0]
+	if p.name != "calc" {
+		t.Fatalf("the first C program is %s, not calc", p.name)
+	}
+	orig, err := os.ReadFile(p.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, _, err := Run(ctx, orig, Options{}, p.config(t, &bytes.Buffer{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, _, _, err := Count(ctx, orig, prof.Sampling.Lengths, p.config(t, &bytes.Buffer{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ScoreProfile(ex, prof, []int{10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range s.Lengths[:3] {
+		if a := r.At[0]; a.Recall < 0.9 || a.MedianError > 0.1 {
+			t.Errorf("length %d: recall@10 %.2f, median error %.3f", r.Length, a.Recall, a.MedianError)
+		}
+	}
+}
+
+// trapModule is a command whose _start loops n times and then traps.
+func trapModule(n int32) []byte {
+	var a wasm.Asm
+	a.Block(wasm.OpLoop)
+	a.Idx(wasm.OpLocalGet, 0).I32(1).Op(wasm.OpI32Add).Idx(0x22, 0) // local.tee
+	a.I32(n).Op(wasm.OpI32LtU).Idx(wasm.OpBrIf, 0)
+	a.Op(wasm.OpEnd)
+	a.Op(wasm.OpUnreachable).Op(wasm.OpEnd)
+	m := &wasm.Module{
+		Version: 1,
+		Types:   []wasm.FuncType{{}},
+		Funcs:   []uint32{0},
+		Exports: []wasm.Export{{Name: "_start", Kind: wasm.KindFunc}},
+		Code:    []wasm.Code{{Body: append([]byte{1, 1, wasm.I32}, a.B...), ExprOff: 3}},
+	}
+	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecExport, wasm.SecCode} {
+		m.Touch(id)
+	}
+	b, err := m.Encode()
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestTrap checks that a run that traps still gives its samples, marked
+// incomplete, with the block entries counted up to the trap.
+func TestTrap(t *testing.T) {
+	ctx := context.Background()
+	mod := trapModule(100000)
+	prof, res, err := Run(ctx, mod, Options{MeanSkip: 50, Lengths: []int{2, 4}}, runner.Config{})
+	if err == nil || res.Trap == nil || prof == nil {
+		t.Fatalf("error %v, trap %v, profile %v", err, res.Trap, prof != nil)
+	}
+	if prof.Run.Complete || prof.Run.Error == "" {
+		t.Errorf("a trapped run's profile: %+v", prof.Run)
+	}
+	ex, _, _, err := Count(ctx, mod, []int{2, 4}, runner.Config{})
+	if err == nil {
+		t.Fatal("the traced run did not trap")
+	}
+	// Block entries: the loop body 100000 times, plus the blocks around it.
+	if ex.Blocks != prof.Run.BlockEntries || ex.Blocks < 100000 || ex.Blocks > 100003 {
+		t.Errorf("block entries: traced %d, sampled %d", ex.Blocks, prof.Run.BlockEntries)
+	}
+	if prof.Sampling.Samples < 1000 || len(prof.Subpaths) == 0 {
+		t.Errorf("%d samples, %d subpaths", prof.Sampling.Samples, len(prof.Subpaths))
+	}
+	// A loop of one block: its subpaths are that block repeated, and
+	// every window of the run is one of them but those at the ends.
+	top := prof.Subpaths[0]
+	if top.Blocks[0] != top.Blocks[1] {
+		t.Errorf("the hottest subpath is %+v", top.Blocks)
+	}
+	checkProfile(t, prof)
+}
+
+// TestSkips checks the skip distribution: geometric with the mean asked for.
+func TestSkips(t *testing.T) {
+	for _, mean := range []float64{1, 7, 1000} {
+		s, err := newSampler(Options{Memory: DefaultMemory, Lengths: DefaultLengths, MeanSkip: mean, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 200000
+		var sum float64
+		ones := 0
+		for range n {
+			k := s.skip()
+			if k < 1 {
+				t.Fatalf("skip %d", k)
+			}
+			sum += float64(k)
+			if k == 1 {
+				ones++
+			}
+		}
+		got := sum / n
+		sd := math.Sqrt(mean * (mean - 1))
+		if math.Abs(got-mean) > 5*sd/math.Sqrt(n)+1e-9 {
+			t.Errorf("mean skip %v: sample mean %v", mean, got)
+		}
+		// P(skip = 1) = 1/mean: memoryless.
+		if p := float64(ones) / n; math.Abs(p-1/mean) > 5*math.Sqrt(1/mean/n)+1e-9 {
+			t.Errorf("mean skip %v: P(1) = %v, want %v", mean, p, 1/mean)
+		}
+	}
+}
+
+// TestReport checks that the report names blocks by source line where
+// the module has DWARF (the C programs) and that a written profile reads
+// back equal.
+func TestReport(t *testing.T) {
+	ctx := context.Background()
+	p := benchPrograms(t, false)[6] // grid
+	orig, err := os.ReadFile(p.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, _, err := Run(ctx, orig, Options{MeanSkip: 100}, p.config(t, &bytes.Buffer{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof.Module.Path = p.path
+	file := filepath.Join(t.TempDir(), "osp.json")
+	if err := WriteFile(file, prof); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(prof)
+	b, _ := json.Marshal(back)
+	if !bytes.Equal(a, b) {
+		t.Error("the profile read back differs")
+	}
+	loc, err := NewLocator(back, orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := WriteReport(&out, back, loc, 2); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "grid.c:") || !strings.Contains(out.String(), "length 64:") {
+		t.Errorf("report:\n%s", out.String())
+	}
+	if _, err := NewLocator(back, trapModule(1)); err == nil {
+		t.Error("a locator for another module was made")
+	}
+	// Without DWARF, blocks are named by function and offset.
+	mod := trapModule(10)
+	tp, _, _ := Run(ctx, mod, Options{MeanSkip: 1, Lengths: []int{2}}, runner.Config{})
+	loc, err = NewLocator(tp, mod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at := loc.At(tp.Subpaths[0].Blocks[0]); !strings.HasPrefix(at, "func[0]+0x") {
+		t.Errorf("a block of a module without names or DWARF is at %q", at)
+	}
+	for _, bad := range []string{`{"format":"pathprof","version":1}`, `{"format":"pathprof-osp","version":2}`,
+		`{"format":"pathprof-osp","version":1,"subpaths":[{"length":2,"blocks":[{"offset":1}]}]}`} {
+		f := filepath.Join(t.TempDir(), "bad.json")
+		os.WriteFile(f, []byte(bad), 0o644)
+		if _, err := ReadFile(f); err == nil {
+			t.Errorf("%s was read", bad)
+		}
+	}
+}
