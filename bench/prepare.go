@@ -28,6 +28,13 @@ type PrepareOptions struct {
 	Go string
 	// Progress receives a line per step; nil for none.
 	Progress io.Writer
+	// Debian also builds the C programs from Debian source packages with
+	// bench/debian/build.sh, which needs APT, clang-14 for wasm32-wasi and
+	// the network (or installs them as root). Without it, Debian programs
+	// of an earlier preparation are kept as they are.
+	Debian bool
+	// Shell runs the build script; default "bash".
+	Shell string
 }
 
 // Origins of the programs Prepare makes. Programs of other origins in an
@@ -37,6 +44,7 @@ const (
 	OriginGo      = "testdata/go"
 	OriginGoStd   = "go std"
 	OriginGoTools = "go cmd"
+	OriginDebian  = "debian"
 )
 
 // stdTests are the standard-library packages whose test binaries are in
@@ -73,8 +81,10 @@ func DefaultDir() string {
 // Prepare makes or refreshes the suite in dir: it copies the committed C
 // programs, builds the Go programs for wasip1 (kept under go/GOVERSION,
 // so a second Prepare with the same toolchain builds nothing), and writes
-// the manifest. Programs of the existing manifest that Prepare did not make
-// are kept, after its own.
+// the manifest. With opt.Debian it also builds the Debian C programs,
+// kept under debian/HASH where HASH covers bench/debian (the build script,
+// its stubs and the Lua scripts), so they too are built once. Programs of
+// the existing manifest that Prepare did not make are kept, after its own.
 func Prepare(dir string, opt PrepareOptions) (*Suite, error) {
 	if opt.Go == "" {
 		opt.Go = "go"
@@ -188,6 +198,13 @@ func Prepare(dir string, opt PrepareOptions) (*Suite, error) {
 	for i := range s.Programs {
 		s.Programs[i].Quick = quick[s.Programs[i].Name]
 	}
+	if opt.Debian {
+		progs, err := prepareDebian(dir, opt, progress)
+		if err != nil {
+			return nil, err
+		}
+		s.Programs = append(s.Programs, progs...)
+	}
 
 	// Programs added to the manifest by hand or by later preparation
 	// steps (other origins) survive a refresh.
@@ -197,7 +214,7 @@ func Prepare(dir string, opt PrepareOptions) (*Suite, error) {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestName), err)
 		}
 		for _, p := range prev.Programs {
-			if mine(p.Origin) {
+			if mine(p.Origin) || opt.Debian && p.Origin == OriginDebian {
 				continue
 			}
 			if _, dup := s.Program(p.Name); dup {

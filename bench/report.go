@@ -16,7 +16,9 @@ const (
 	JSONName     = "results.json"
 )
 
-// WriteFiles writes the report into dir as results.md and results.json.
+// WriteFiles writes the report into dir as results.md and results.json,
+// and, when it has partitioned strategies, the chart of their hits as
+// hits.svg.
 func (r *Report) WriteFiles(dir string) error {
 	var md strings.Builder
 	if err := r.WriteMarkdown(&md); err != nil {
@@ -25,6 +27,15 @@ func (r *Report) WriteFiles(dir string) error {
 	js, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
+	}
+	if r.hasShares() {
+		var svg strings.Builder
+		if err := r.WriteChart(&svg); err != nil {
+			return err
+		}
+		if err := writeFileAtomic(filepath.Join(dir, ChartName), []byte(svg.String())); err != nil {
+			return err
+		}
 	}
 	if err := writeFileAtomic(filepath.Join(dir, MarkdownName), []byte(md.String())); err != nil {
 		return err
@@ -114,8 +125,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if len(failed) > 0 {
 		fmt.Fprintf(&b, "\n%d of %d programs failed; the geometric mean leaves them out.\n\n%s\n", len(failed), len(r.Programs), strings.Join(failed, "\n"))
 	}
-	if len(r.Strategies) > 1 {
+	if r.hasShares() {
 		writeShares(&b, r)
+		fmt.Fprintf(&b, "\n![Slowest copy's probe hits relative to SBL, per program and strategy](%s)\n", ChartName)
 	}
 	b.WriteString("\n| program | module MB | functions | profiled | possible paths | paths executed | path executions |\n")
 	b.WriteString("| --- | --: | --: | --: | --: | --: | --: |\n")
@@ -233,4 +245,18 @@ func writeShares(b *strings.Builder, r *Report) {
 			fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
 		}
 	}
+}
+
+// hasShares says whether some program has figures for every strategy and
+// there are partitioned strategies: the share tables and the chart.
+func (r *Report) hasShares() bool {
+	if len(r.Strategies) < 2 {
+		return false
+	}
+	for _, p := range r.Programs {
+		if p.Error == "" && len(p.Strategies) == len(r.Strategies) {
+			return true
+		}
+	}
+	return false
 }

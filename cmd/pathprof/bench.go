@@ -21,15 +21,17 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	suiteDir := fs.String("suite", bench.DefaultDir(), "suite `DIR` (holding suite.json); prepared on first use")
 	out := fs.String("o", "bench-out", "write results.md and results.json into `DIR`")
 	runs := fs.Int("runs", 0, fmt.Sprintf("timed runs of each build per program (default %d)", bench.DefaultRuns))
-	prepare := fs.Bool("prepare", false, "prepare (or refresh) the suite and exit: copy the C programs, build the Go programs")
+	prepare := fs.Bool("prepare", false, "prepare (or refresh) the suite and exit: copy the C programs, build the Go programs and the Debian C programs")
+	noDebian := fs.Bool("no-debian", false, "prepare without building the Debian C programs (which need apt-get source and clang-14); the first --quick run never builds them")
 	src := fs.String("src", "", "the pathprof source tree for --prepare (default: found from the current directory)")
 	var only multiFlag
 	fs.Var(&only, "only", "run only the program `NAME` (repeatable)")
 	cache := fs.String("cache", defaultCache(), "compilation cache `DIR` (\"\" for none)")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
+	from := fs.String("from", "", "run nothing: write results.md, results.json and the chart into -o DIR from an earlier run's results.json `FILE`")
 	strategies := fs.Bool("strategies", false, "also measure PBL and P3 at k = 2, 4, 8: hit shares, profile equality, slowest copy's time")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: pathprof bench [--quick] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]\n       pathprof bench --prepare [--suite DIR] [--src DIR]")
+		fmt.Fprintln(stderr, "usage: pathprof bench [--quick] [--strategies] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]\n       pathprof bench --prepare [--no-debian] [--suite DIR] [--src DIR]\n       pathprof bench --from RESULTS.json -o DIR")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(interleaved(fs, args)); err != nil {
@@ -39,6 +41,22 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	if *from != "" {
+		// The report format or the chart may change after a long run;
+		// its raw results are enough to write them again.
+		rep, err := bench.ReadReport(*from)
+		if err == nil {
+			err = rep.WriteFiles(*out)
+		}
+		if err == nil {
+			err = rep.WriteMarkdown(stdout)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "pathprof: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	var progress io.Writer = stderr
 	if *quiet {
 		progress = nil
@@ -46,7 +64,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	popt := bench.PrepareOptions{Source: *src, Progress: progress}
+	popt := bench.PrepareOptions{Source: *src, Progress: progress, Debian: !*noDebian}
 	if *prepare {
 		if _, err := bench.Prepare(*suiteDir, popt); err != nil {
 			fmt.Fprintf(stderr, "pathprof: %v\n", err)
@@ -60,6 +78,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		if progress != nil {
 			fmt.Fprintf(progress, "bench: no suite in %s yet: preparing it\n", *suiteDir)
 		}
+		// The quick subset has no Debian programs, so it must not need
+		// what building them needs (root or clang-14, APT's sources).
+		popt.Debian = popt.Debian && !*quick
 		s, err = bench.Prepare(*suiteDir, popt)
 	} else {
 		s, err = bench.Load(*suiteDir)
@@ -69,6 +90,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 
+	if !*quick && len(only) == 0 && progress != nil && !hasOrigin(s, bench.OriginDebian) {
+		fmt.Fprintf(progress, "bench: the suite has no Debian programs: pathprof bench --prepare builds them\n")
+	}
 	sts := []bench.Strategy{bench.SBL}
 	if *strategies {
 		sts = append(sts, bench.Partitioned...)
@@ -106,4 +130,13 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+func hasOrigin(s *bench.Suite, origin string) bool {
+	for _, p := range s.Programs {
+		if p.Origin == origin {
+			return true
+		}
+	}
+	return false
 }

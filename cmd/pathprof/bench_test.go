@@ -88,6 +88,70 @@ func TestBenchQuick(t *testing.T) {
 	}
 }
 
+// TestBenchStrategies runs pathprof bench --strategies on one small C
+// program: every partitioned strategy gets its row, share tables and a
+// chart with one bar per program and strategy.
+func TestBenchStrategies(t *testing.T) {
+	grid := testprogs.CProgramByName(t, "grid")
+	dir := t.TempDir()
+	data, err := json.Marshal(map[string]any{
+		"version":  1,
+		"programs": []map[string]any{{"name": "grid", "wasm": grid.Wasm, "args": grid.Args, "mounts": []string{"@tmp:/tmp"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, bench.ManifestName), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	var stdout, stderr bytes.Buffer
+	code := cmdBench([]string{"--strategies", "--suite", dir, "-o", out, "--runs", "1", "--cache", testprogs.WazeroCacheDir(t), "-q"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	md := stdout.String()
+	for _, want := range []string{"| SBL ms | ratio | PBL k=2 ms | ratio |", "P3 k=8 ms", "Slowest copy's probe hits as a share of SBL's",
+		"| **average** |", "](" + bench.ChartName + ")"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("results lack %q:\n%s", want, md)
+		}
+	}
+	svg, err := os.ReadFile(filepath.Join(out, bench.ChartName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(svg), `class="bar"`); n != 2*len(bench.Partitioned) {
+		t.Errorf("the chart has %d bars, want %d (grid and the average)", n, 2*len(bench.Partitioned))
+	}
+	rep, err := bench.ReadReport(filepath.Join(out, bench.JSONName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range rep.Programs[0].Strategies[1:] {
+		if m.ProfileEqual == nil || !*m.ProfileEqual || m.HitShare <= 0 || len(m.CopyHits) != m.Strategy.Copies {
+			t.Errorf("%s: %+v", m.Strategy, m)
+		}
+	}
+
+	// --from writes the same files again from results.json.
+	again := filepath.Join(t.TempDir(), "again")
+	var stdout2 bytes.Buffer
+	if code := cmdBench([]string{"--from", filepath.Join(out, bench.JSONName), "-o", again}, &stdout2, &stderr); code != 0 {
+		t.Fatalf("--from: exit %d\n%s", code, stderr.String())
+	}
+	for _, name := range []string{bench.MarkdownName, bench.JSONName, bench.ChartName} {
+		a, err1 := os.ReadFile(filepath.Join(out, name))
+		b, err2 := os.ReadFile(filepath.Join(again, name))
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			t.Errorf("--from wrote a different %s (%v, %v)", name, err1, err2)
+		}
+	}
+	if stdout2.String() != md {
+		t.Errorf("--from printed a different table")
+	}
+}
+
 func TestBenchBadSuite(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, bench.ManifestName), []byte(`{"version": 1, "programs": [{"name": "x"}]}`), 0o644); err != nil {

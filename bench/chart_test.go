@@ -1,0 +1,155 @@
+package bench
+
+import (
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func chartReport() *Report {
+	sts := append([]Strategy{SBL}, Partitioned...)
+	r := &Report{Strategies: sts, GeoMean: map[string]float64{}}
+	for i, name := range []string{"calc", "gofmt", "lua-<json>"} {
+		p := ProgramResult{Name: name, Strategies: []Measure{{Strategy: SBL, Ratio: 1.5, ProbeHits: 1000}}}
+		for j, st := range Partitioned {
+			p.Strategies = append(p.Strategies, Measure{Strategy: st, HitShare: 0.9 / float64(st.Copies) * float64(i+j+1) / 4})
+		}
+		r.Programs = append(r.Programs, p)
+	}
+	// A copy above SBL's hits raises the axis; a failed program has no
+	// bars.
+	r.Programs[1].Strategies[6].HitShare = 1.3
+	r.Programs = append(r.Programs, ProgramResult{Name: "broken", Error: "trap", Strategies: []Measure{{Strategy: SBL}}})
+	return r
+}
+
+type svgBar struct {
+	program, strategy string
+	y, height         float64
+}
+
+// parseBars parses an SVG document and returns its bars.
+func parseBars(t *testing.T, r io.Reader) []svgBar {
+	t.Helper()
+	dec := xml.NewDecoder(r)
+	var bars []svgBar
+	root := ""
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("the chart is not well-formed XML: %v", err)
+		}
+		el, ok := tok.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		if root == "" {
+			root = el.Name.Local
+		}
+		attr := map[string]string{}
+		for _, a := range el.Attr {
+			attr[a.Name.Local] = a.Value
+		}
+		if el.Name.Local != "rect" || attr["class"] != "bar" {
+			continue
+		}
+		y, err1 := strconv.ParseFloat(attr["y"], 64)
+		h, err2 := strconv.ParseFloat(attr["height"], 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("bar with y %q height %q", attr["y"], attr["height"])
+		}
+		bars = append(bars, svgBar{attr["data-program"], attr["data-strategy"], y, h})
+	}
+	if root != "svg" {
+		t.Fatalf("root element %q, want svg", root)
+	}
+	return bars
+}
+
+func TestChart(t *testing.T) {
+	r := chartReport()
+	var b strings.Builder
+	if err := r.WriteChart(&b); err != nil {
+		t.Fatal(err)
+	}
+	bars := parseBars(t, strings.NewReader(b.String()))
+	seen := map[string]int{}
+	heights := map[string]float64{}
+	for _, bar := range bars {
+		seen[bar.program+"|"+bar.strategy]++
+		heights[bar.program+"|"+bar.strategy] = bar.height
+	}
+	programs := []string{"calc", "gofmt", "lua-<json>", "average"}
+	if len(bars) != len(programs)*len(Partitioned) {
+		t.Errorf("%d bars, want %d", len(bars), len(programs)*len(Partitioned))
+	}
+	for _, p := range programs {
+		for _, st := range Partitioned {
+			if n := seen[p+"|"+st.String()]; n != 1 {
+				t.Errorf("%s %s: %d bars, want 1", p, st, n)
+			}
+		}
+	}
+	// Heights are proportional to the shares, on an axis that reaches
+	// 150% because of gofmt's 130%.
+	unit := heights["calc|pbl-k2"] / r.Programs[0].Strategies[1].HitShare
+	if got, want := unit*1.5, float64(chartPlotH); abs(got-want) > 0.5 {
+		t.Errorf("100%% of the axis is %.1f units, want %d", got, chartPlotH)
+	}
+	var sum float64
+	for _, p := range r.Programs[:3] {
+		sum += p.Strategies[4].HitShare
+	}
+	if got, want := heights["average|p3-k2"], unit*sum/3; abs(got-want) > 0.2 {
+		t.Errorf("average bar height %.1f, want %.1f", got, want)
+	}
+	if strings.Contains(b.String(), "broken") {
+		t.Errorf("the failed program is in the chart")
+	}
+
+	// WriteFiles writes it next to results.md, which shows it.
+	dir := t.TempDir()
+	if err := r.WriteFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, ChartName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if n := len(parseBars(t, f)); n != len(bars) {
+		t.Errorf("%s has %d bars, want %d", ChartName, n, len(bars))
+	}
+	md, err := os.ReadFile(filepath.Join(dir, MarkdownName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "]("+ChartName+")") {
+		t.Errorf("results.md does not show the chart:\n%s", md)
+	}
+
+	// Without partitioned strategies there is no chart.
+	r.Strategies = r.Strategies[:1]
+	dir = t.TempDir()
+	if err := r.WriteFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ChartName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a chart without partitioned strategies: %v", err)
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

@@ -1,0 +1,168 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DebianScript is the build script of the Debian programs, relative to
+// the source tree.
+const DebianScript = "bench/debian/build.sh"
+
+// prepareDebian builds the Debian C programs with bench/debian/build.sh
+// into dir/debian/HASH, unless an earlier preparation did, and returns
+// their manifest entries.
+func prepareDebian(dir string, opt PrepareOptions, progress func(string, ...any)) ([]Program, error) {
+	scriptDir := filepath.Join(opt.Source, filepath.FromSlash(path.Dir(DebianScript)))
+	h, err := hashTree(scriptDir)
+	if err != nil {
+		return nil, err
+	}
+	rel := "debian/" + h[:12]
+	final := filepath.Join(dir, filepath.FromSlash(rel))
+	list := filepath.Join(final, "programs.txt")
+	if _, err := os.Stat(list); err != nil {
+		if err := buildDebian(dir, final, opt, progress); err != nil {
+			return nil, err
+		}
+	}
+	data, err := os.ReadFile(list)
+	if err != nil {
+		return nil, err
+	}
+	progs, err := parseDebianList(data, rel)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", list, err)
+	}
+	progress("%d Debian programs in %s", len(progs), final)
+	return progs, nil
+}
+
+// buildDebian runs the build script into a fresh directory and renames it
+// to final when the script succeeded, so that an interrupted or failed
+// build is never taken for a finished one. Builds made from other versions
+// of the script are removed.
+func buildDebian(dir, final string, opt PrepareOptions, progress func(string, ...any)) error {
+	shell := opt.Shell
+	if shell == "" {
+		shell = "bash"
+	}
+	parent := filepath.Dir(final)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, ".build-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	start := time.Now()
+	progress("building the Debian programs (%s): fetches source packages, needs clang-14 for wasm32-wasi", DebianScript)
+	cmd := exec.Command(shell, filepath.Join(opt.Source, filepath.FromSlash(DebianScript)), tmp)
+	cmd.Dir = opt.Source
+	// The script's own progress lines are worth seeing live: fetching and
+	// building takes a minute. Without a progress writer only the end of
+	// its output is kept, for the error message.
+	tail := &tailWriter{max: 4000}
+	var w io.Writer = tail
+	if opt.Progress != nil {
+		w = io.MultiWriter(tail, opt.Progress)
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(string(tail.bytes()))
+		if opt.Progress != nil {
+			msg = "see its output above"
+		}
+		return fmt.Errorf("%s: %v (%s); pathprof bench --prepare --no-debian prepares the suite without the Debian programs", DebianScript, err, msg)
+	}
+	if err := os.RemoveAll(final); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return err
+	}
+	progress("built the Debian programs in %.0fs", time.Since(start).Seconds())
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.IsDir() && e.Name() != filepath.Base(final) && !strings.HasPrefix(e.Name(), ".build-") {
+			os.RemoveAll(filepath.Join(parent, e.Name()))
+		}
+	}
+	return nil
+}
+
+// parseDebianList reads the script's programs.txt
+// (NAME WASM STDIN EXPECT_STDOUT EXIT_CODE [ARGS...], STDIN "-" for none)
+// into manifest entries whose files are under rel.
+func parseDebianList(data []byte, rel string) ([]Program, error) {
+	var progs []Program
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for lineno := 1; sc.Scan(); lineno++ {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		if len(f) < 5 {
+			return nil, fmt.Errorf("line %d: want NAME WASM STDIN EXPECT_STDOUT EXIT_CODE [ARGS...]", lineno)
+		}
+		code, err := strconv.ParseUint(f[4], 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: exit code: %w", lineno, err)
+		}
+		p := Program{Name: f[0], Origin: OriginDebian, Wasm: rel + "/" + f[1],
+			ExpectStdout: rel + "/" + f[3], ExpectExitCode: u32(uint32(code)), Args: f[5:]}
+		if f[2] != "-" {
+			p.Stdin = rel + "/" + f[2]
+		}
+		if err := p.validate(); err != nil {
+			return nil, fmt.Errorf("line %d: %w", lineno, err)
+		}
+		progs = append(progs, p)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(progs) == 0 {
+		return nil, fmt.Errorf("no programs")
+	}
+	return progs, nil
+}
+
+// hashTree hashes the relative names and contents of the regular files
+// under dir.
+func hashTree(dir string) (string, error) {
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		r, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(h, "%s\x00%d\x00", filepath.ToSlash(r), len(b))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

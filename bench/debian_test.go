@@ -1,0 +1,120 @@
+package bench
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeDebianSource makes a source tree whose bench/debian/build.sh writes
+// one program and counts its runs in runs.txt beside the tree.
+func fakeDebianSource(t *testing.T, script string) string {
+	t.Helper()
+	src := t.TempDir()
+	dir := filepath.Join(src, "bench", "debian")
+	if err := os.MkdirAll(filepath.Join(dir, "lua"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "build.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "lua", "a.lua"), []byte("print(1)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+const fakeBuild = `set -e
+echo run >>"$(dirname "$0")/../../runs.txt"
+mkdir -p "$1/bin" "$1/lua"
+printf 'wasm' >"$1/bin/lua.wasm"
+cp "$(dirname "$0")/lua/a.lua" "$1/lua/a.lua"
+echo 1 >"$1/lua/a.expected"
+echo "built" >&2
+printf '# NAME WASM STDIN EXPECT EXIT ARGS\nlua-a bin/lua.wasm lua/a.lua lua/a.expected 0 -\nnoin bin/lua.wasm - lua/a.expected 3 -e x=1\n' >"$1/programs.txt"
+`
+
+func TestPrepareDebian(t *testing.T) {
+	src := fakeDebianSource(t, fakeBuild)
+	dir := t.TempDir()
+	var log strings.Builder
+	opt := PrepareOptions{Source: src, Progress: &log}
+	progress := func(format string, args ...any) { log.WriteString(strings.TrimSpace(format) + "\n") }
+	progs, err := prepareDebian(dir, opt, progress)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if len(progs) != 2 {
+		t.Fatalf("%d programs: %+v", len(progs), progs)
+	}
+	a, b := progs[0], progs[1]
+	rel := strings.TrimSuffix(a.Wasm, "/bin/lua.wasm")
+	if !strings.HasPrefix(rel, "debian/") || a.Name != "lua-a" || a.Origin != OriginDebian || a.Stdin != rel+"/lua/a.lua" ||
+		a.ExpectStdout != rel+"/lua/a.expected" || *a.ExpectExitCode != 0 || strings.Join(a.Args, " ") != "-" {
+		t.Errorf("first program: %+v", a)
+	}
+	if b.Stdin != "" || *b.ExpectExitCode != 3 || strings.Join(b.Args, " ") != "-e x=1" {
+		t.Errorf("second program: %+v", b)
+	}
+	if !strings.Contains(log.String(), "built\n") {
+		t.Errorf("the script's output is not passed on:\n%s", log.String())
+	}
+	s := &Suite{Version: ManifestVersion, Dir: dir, Programs: progs}
+	if err := s.checkFiles(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A second preparation builds nothing.
+	if _, err := prepareDebian(dir, opt, progress); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := os.ReadFile(filepath.Join(src, "runs.txt"))
+	if err != nil || string(runs) != "run\n" {
+		t.Fatalf("the script ran %q times", runs)
+	}
+
+	// A changed script (or Lua script) builds afresh and replaces the
+	// old build.
+	if err := os.WriteFile(filepath.Join(src, "bench", "debian", "lua", "a.lua"), []byte("print(2)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	progs2, err := prepareDebian(dir, opt, progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if progs2[0].Wasm == a.Wasm {
+		t.Errorf("a changed Lua script kept the build directory %s", a.Wasm)
+	}
+	ents, _ := os.ReadDir(filepath.Join(dir, "debian"))
+	if len(ents) != 1 {
+		t.Errorf("debian/ holds %d entries, want the new build alone", len(ents))
+	}
+}
+
+func TestPrepareDebianFails(t *testing.T) {
+	src := fakeDebianSource(t, "echo 'debian: missing packages: clang-14' >&2\nexit 1\n")
+	dir := t.TempDir()
+	_, err := prepareDebian(dir, PrepareOptions{Source: src}, func(string, ...any) {})
+	if err == nil || !strings.Contains(err.Error(), "missing packages: clang-14") || !strings.Contains(err.Error(), "--no-debian") {
+		t.Fatalf("error %v", err)
+	}
+	// Nothing half-built is left to be taken for a build.
+	ents, _ := os.ReadDir(filepath.Join(dir, "debian"))
+	if len(ents) != 0 {
+		t.Errorf("a failed build left %d entries in debian/", len(ents))
+	}
+}
+
+func TestParseDebianListErrors(t *testing.T) {
+	for _, c := range []struct{ list, want string }{
+		{"", "no programs"},
+		{"a bin/a.wasm - a.expected\n", "line 1: want NAME"},
+		{"a bin/a.wasm - a.expected x\n", "line 1: exit code"},
+		{"a|b bin/a.wasm - a.expected 0\n", "line 1: the name may not"},
+	} {
+		if _, err := parseDebianList([]byte(c.list), "debian/x"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.list, err, c.want)
+		}
+	}
+}
