@@ -326,25 +326,16 @@ func (b *benchmark) run(ctx context.Context) (r ProgramResult) {
 	if err := b.checkExpected(want); err != nil {
 		return fail("original run: %v%s", err, want.tail())
 	}
-	var mem []byte
-	got, err := b.runOnce(ctx, instrProg, func(_ context.Context, mods map[string]api.Module) error {
-		m := mods[counters.ModuleName].Memory()
-		view, ok := m.Read(0, m.Size())
-		if !ok {
-			return errors.New("cannot read the counter module's memory")
-		}
-		mem = bytes.Clone(view)
-		return nil
+	var counts counters.Counts
+	got, err := b.runOnce(ctx, instrProg, func(_ context.Context, mods map[string]api.Module) (err error) {
+		counts, err = counters.ReadInstance(mods)
+		return err
 	})
 	if err != nil {
 		return fail("instrumented run: %v%s", err, got.tail())
 	}
 	if err := sameOutput(want, got); err != nil {
 		return fail("instrumented run: %v", err)
-	}
-	counts, err := counters.Read(mem)
-	if err != nil {
-		return fail("%v", err)
 	}
 	fs, hits, err := res.Functions(counts)
 	if err != nil {
@@ -463,15 +454,10 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Str
 		if err != nil {
 			return m, err
 		}
-		var mem []byte
-		got, err := b.runOnce(ctx, prog, func(_ context.Context, mods map[string]api.Module) error {
-			cm := mods[counters.ModuleName].Memory()
-			view, ok := cm.Read(0, cm.Size())
-			if !ok {
-				return errors.New("cannot read the counter module's memory")
-			}
-			mem = bytes.Clone(view)
-			return nil
+		var counts counters.Counts
+		got, err := b.runOnce(ctx, prog, func(_ context.Context, mods map[string]api.Module) (err error) {
+			counts, err = counters.ReadInstance(mods)
+			return err
 		})
 		if err == nil {
 			err = sameOutput(want, got)
@@ -479,10 +465,6 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Str
 		if err != nil {
 			prog.Close(context.WithoutCancel(ctx))
 			return m, fmt.Errorf("copy %d: %v%s", c, err, got.tail())
-		}
-		counts, err := counters.Read(mem)
-		if err != nil {
-			return m, err
 		}
 		part, _, err := res.Functions(counts)
 		if err != nil {
