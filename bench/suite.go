@@ -63,7 +63,7 @@ type Suite struct {
 type Program struct {
 	Name string `json:"name"`
 	// Origin says where the program comes from ("testdata/c", "go std",
-	// "debian bzip2", ...); Prepare replaces only programs it made.
+	// "debian", ...); Prepare replaces only programs it made.
 	Origin string `json:"origin,omitempty"`
 	// Wasm is the module's file.
 	Wasm string `json:"wasm"`
