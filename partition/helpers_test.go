@@ -7,51 +7,13 @@ import (
 	"testing"
 
 	"pathprof/cfg"
+	"pathprof/internal/dagtest"
 	"pathprof/numbering"
 	"pathprof/wasm"
 )
 
-// mkDAG fills Out, In and Topo (Kahn's algorithm over the nodes reachable
-// from the entry) for an edge list.
-func mkDAG(nn int, edges []cfg.DAGEdge) *cfg.DAG {
-	d := &cfg.DAG{NumNodes: nn, Edges: edges, Out: make([][]int32, nn), In: make([][]int32, nn)}
-	for i, e := range edges {
-		d.Out[e.From] = append(d.Out[e.From], int32(i))
-		d.In[e.To] = append(d.In[e.To], int32(i))
-	}
-	reach := make([]bool, nn)
-	reach[cfg.Entry] = true
-	stack := []int32{cfg.Entry}
-	for len(stack) > 0 {
-		v := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, e := range d.Out[v] {
-			if w := edges[e].To; !reach[w] {
-				reach[w] = true
-				stack = append(stack, w)
-			}
-		}
-	}
-	indeg := make([]int, nn)
-	for _, e := range edges {
-		if reach[e.From] {
-			indeg[e.To]++
-		}
-	}
-	queue := []int32{cfg.Entry}
-	for len(queue) > 0 {
-		v := queue[0]
-		queue = queue[1:]
-		d.Topo = append(d.Topo, v)
-		for _, e := range d.Out[v] {
-			w := edges[e].To
-			if indeg[w]--; indeg[w] == 0 {
-				queue = append(queue, w)
-			}
-		}
-	}
-	return d
-}
+// mkDAG fills Out, In and Topo for an edge list.
+func mkDAG(nn int, edges []cfg.DAGEdge) *cfg.DAG { return dagtest.New(nn, edges) }
 
 // edgesDAG builds a DAG from (from, to) pairs, all plain branch edges.
 func edgesDAG(nn int, pairs ...[2]int32) *cfg.DAG {

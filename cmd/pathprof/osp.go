@@ -125,15 +125,9 @@ func cmdOSP(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	path := fs.Arg(0)
-	orig, err := os.ReadFile(path)
-	if err != nil {
-		fmt.Fprintf(stderr, "pathprof: %v\n", err)
-		return 1
-	}
-	cfg, err := rf.config(path, progArgs, stdout, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "pathprof: %v\n", err)
-		return 2
+	orig, cfg, code := rf.load(path, progArgs, stdout, stderr)
+	if code != 0 {
+		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

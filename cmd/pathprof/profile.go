@@ -81,6 +81,23 @@ func (r *runFlags) config(module string, args []string, stdout, stderr io.Writer
 	return cfg, nil
 }
 
+// load reads the module and builds its run configuration, or says why not
+// and returns the exit code: 1 for a module that cannot be read, 2 for
+// flags that do not make sense.
+func (r *runFlags) load(path string, args []string, stdout, stderr io.Writer) ([]byte, runner.Config, int) {
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return nil, runner.Config{}, 1
+	}
+	cfg, err := r.config(path, args, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return nil, runner.Config{}, 2
+	}
+	return orig, cfg, 0
+}
+
 // splitArgs separates the program's arguments (after "--") from pathprof's.
 func splitArgs(args []string) (own, prog []string) {
 	for i, a := range args {
@@ -116,15 +133,9 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	path := fs.Arg(0)
-	orig, err := os.ReadFile(path)
-	if err != nil {
-		fmt.Fprintf(stderr, "pathprof: %v\n", err)
-		return 1
-	}
-	cfg, err := rf.config(path, progArgs, stdout, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "pathprof: %v\n", err)
-		return 2
+	orig, cfg, code := rf.load(path, progArgs, stdout, stderr)
+	if code != 0 {
+		return code
 	}
 	var progress io.Writer = stderr
 	if *quiet {
