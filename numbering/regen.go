@@ -54,17 +54,25 @@ func KindOf(d *cfg.DAG, path []int32) PathKind {
 // edge into a dead end may share its Val with the next edge). n must be a
 // numbering of d.
 func Regenerate(n *Numbering, d *cfg.DAG, id uint64) ([]int32, PathKind, error) {
+	path, err := regenerate(n, d, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	return path, KindOf(d, path), nil
+}
+
+func regenerate(n *Numbering, d *cfg.DAG, id uint64) ([]int32, error) {
 	if n == nil || d == nil || len(n.Val) != len(d.Edges) || len(n.NumPaths) != d.NumNodes || len(d.Out) != d.NumNodes {
-		return nil, 0, errors.New("numbering: numbering does not match the DAG")
+		return nil, errors.New("numbering: numbering does not match the DAG")
 	}
 	if id >= uint64(max(n.Paths(), 0)) {
-		return nil, 0, fmt.Errorf("%w: %d, with %d paths", ErrBadID, id, n.Paths())
+		return nil, fmt.Errorf("%w: %d, with %d paths", ErrBadID, id, n.Paths())
 	}
 	r := int64(id)
 	var path []int32
 	for v := int32(cfg.Entry); v != cfg.Exit; {
 		if len(path) >= d.NumNodes {
-			return nil, 0, errors.New("numbering: regeneration does not reach the exit")
+			return nil, errors.New("numbering: regeneration does not reach the exit")
 		}
 		best := int32(-1)
 		for _, e := range d.Out[v] {
@@ -76,14 +84,14 @@ func Regenerate(n *Numbering, d *cfg.DAG, id uint64) ([]int32, PathKind, error) 
 			}
 		}
 		if best < 0 {
-			return nil, 0, fmt.Errorf("numbering: path %d runs into a dead end at node %d", id, v)
+			return nil, fmt.Errorf("numbering: path %d runs into a dead end at node %d", id, v)
 		}
 		r -= n.Val[best]
 		v = d.Edges[best].To
 		if r >= n.NumPaths[v] {
-			return nil, 0, fmt.Errorf("numbering: path %d runs into a dead end at node %d", id, v)
+			return nil, fmt.Errorf("numbering: path %d runs into a dead end at node %d", id, v)
 		}
 		path = append(path, best)
 	}
-	return path, KindOf(d, path), nil
+	return path, nil
 }
