@@ -9,9 +9,10 @@
 //
 // Functions with few paths get a dense array of counters; the rest share an
 // open-addressing hash table that grows itself (memory.grow and rehash) when
-// half full. The module exports memory "memory" and two functions:
+// half full. The module exports memory "memory" and three functions:
 //
 //	count(slot i64)            adds one to dense counter slot (the byte offset / 8)
+//	count_n(slot i64, n i64)   adds n to dense counter slot
 //	count_hash(f i32, p i64)   adds one to path p of hashed function f
 //
 // The instrumenter folds a function's first slot (Layout.Slot) into the
@@ -44,6 +45,7 @@ const (
 	ModuleName    = "pathprof"
 	CountName     = "count"
 	CountHashName = "count_hash"
+	CountNName    = "count_n"
 )
 
 // Kinds of counter storage per function.
@@ -85,7 +87,9 @@ type FuncLayout struct {
 // Options tune the layout.
 type Options struct {
 	// DenseMax is the largest number of paths a function may have to get a
-	// dense array (default 4096).
+	// dense array (default 1<<18: 2 MiB). A hashed count costs several
+	// times a dense one, and interpreter loops have tens of thousands of
+	// paths.
 	DenseMax uint64
 	// DenseBudget caps the bytes of all dense arrays together (default 64 MiB).
 	DenseBudget uint64
@@ -95,7 +99,7 @@ type Options struct {
 // path ids of function f, or 0 for a function that is not profiled.
 func NewLayout(paths []uint64, opt Options) (*Layout, error) {
 	if opt.DenseMax == 0 {
-		opt.DenseMax = 4096
+		opt.DenseMax = 1 << 18
 	}
 	if opt.DenseBudget == 0 {
 		opt.DenseBudget = 64 << 20
@@ -145,12 +149,14 @@ func (l *Layout) Module() ([]byte, error) {
 		{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}}, // count_hash, hinc
 		{},                                    // grow
 		{Params: []wasm.ValType{wasm.ValI64}}, // count
+		{Params: []wasm.ValType{wasm.ValI64, wasm.ValI64}}, // count_n
 	}
-	m.Funcs = []uint32{2, 0, 0, 1}
+	m.Funcs = []uint32{2, 0, 0, 1, 3}
 	pages := (uint64(l.Size) + 65535) / 65536
 	m.Memories = []wasm.Limits{{Min: pages}}
 	m.Exports = []wasm.Export{{Name: "memory", Kind: wasm.KindMemory},
-		{Name: CountName, Kind: wasm.KindFunc, Index: 0}, {Name: CountHashName, Kind: wasm.KindFunc, Index: 1}}
+		{Name: CountName, Kind: wasm.KindFunc, Index: 0}, {Name: CountHashName, Kind: wasm.KindFunc, Index: 1},
+		{Name: CountNName, Kind: wasm.KindFunc, Index: 4}}
 	hdr := l.header()
 	hash := make([]byte, 16)
 	binary.LittleEndian.PutUint32(hash[0:], initialSlots)
@@ -164,6 +170,7 @@ func (l *Layout) Module() ([]byte, error) {
 		body([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, countCode(uint32(len(l.Funcs)))),
 		body([]wasm.LocalDecl{{Count: 5, Type: wasm.ValI32}}, hincCode(l.HashOff)),
 		body([]wasm.LocalDecl{{Count: 8, Type: wasm.ValI32}}, growCode(l.HashOff)),
+		body([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, countNCode(l.DenseEnd/8)),
 	}
 	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecMemory, wasm.SecExport, wasm.SecCode, wasm.SecData} {
 		m.Touch(id)
@@ -195,6 +202,17 @@ func countDenseCode(limit uint32) []byte {
 	a.Idx(wasm.OpLocalGet, slot).I64(int64(limit)).Op(wasm.OpI64GeU).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
 	a.Idx(wasm.OpLocalGet, slot).Op(wasm.OpI32Wrap).I32(3).Op(wasm.OpI32Shl).Idx(wasm.OpLocalTee, addr)
 	a.Idx(wasm.OpLocalGet, addr).Mem(wasm.OpI64Load, 3, 0).I64(1).Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, 0)
+	a.Op(wasm.OpEnd)
+	return a.B
+}
+
+// countNCode: count_n(slot i64, n i64); local 2: the slot's address.
+func countNCode(limit uint32) []byte {
+	const slot, n, addr = 0, 1, 2
+	var a wasm.Asm
+	a.Idx(wasm.OpLocalGet, slot).I64(int64(limit)).Op(wasm.OpI64GeU).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
+	a.Idx(wasm.OpLocalGet, slot).Op(wasm.OpI32Wrap).I32(3).Op(wasm.OpI32Shl).Idx(wasm.OpLocalTee, addr)
+	a.Idx(wasm.OpLocalGet, addr).Mem(wasm.OpI64Load, 3, 0).Idx(wasm.OpLocalGet, n).Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, 0)
 	a.Op(wasm.OpEnd)
 	return a.B
 }

@@ -34,13 +34,18 @@ func TestCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	dense, hashed := inst.ExportedFunction(CountName), inst.ExportedFunction(CountHashName)
+	denseN := inst.ExportedFunction(CountNName)
 	want := Counts{}
 	r := rand.New(rand.NewPCG(3, 4))
 	for i := 0; i < 20000; i++ {
 		f := uint32(1 + r.IntN(len(paths)-1))
 		p := r.Uint64N(min(paths[f], 3000)) // repeats, and many distinct keys
 		var err error
-		if l.Funcs[f].Kind == KindDense {
+		n := uint64(1)
+		if l.Funcs[f].Kind == KindDense && r.IntN(3) == 0 {
+			n = r.Uint64N(5) // zero too: a flush of a counter that did not move
+			_, err = denseN.Call(ctx, uint64(l.Slot(f))+p, n)
+		} else if l.Funcs[f].Kind == KindDense {
 			_, err = dense.Call(ctx, uint64(l.Slot(f))+p)
 		} else {
 			_, err = hashed.Call(ctx, uint64(f), p)
@@ -51,7 +56,9 @@ func TestCounts(t *testing.T) {
 		if want[f] == nil {
 			want[f] = map[uint64]uint64{}
 		}
-		want[f][p]++
+		if n > 0 {
+			want[f][p] += n
+		}
 	}
 	mem, ok := inst.Memory().Read(0, inst.Memory().Size())
 	if !ok {
@@ -106,5 +113,9 @@ func TestTraps(t *testing.T) {
 	}
 	if _, err := dense.Call(ctx, uint64(l.Slot(1))+9); err != nil {
 		t.Errorf("count of the last dense slot: %v", err)
+	}
+	denseN := inst.ExportedFunction(CountNName)
+	if _, err := denseN.Call(ctx, uint64(l.Slot(1))+10, 1); err == nil {
+		t.Errorf("count_n past the dense arrays did not trap")
 	}
 }
