@@ -35,6 +35,9 @@ type Options struct {
 	// once the function's DAG is known. nil profiles every function with
 	// Ball-Larus (the SBL copy).
 	Mode func(f *Func) Mode
+	// NoLoopCounts turns off local loop counters (see loops.go): every
+	// completed path is then a call into the counter module.
+	NoLoopCounts bool
 }
 
 // HitsGlobal is the export name of the hit counter of Options.CountHits.
@@ -72,6 +75,14 @@ type Func struct {
 	Mode Mode
 	// Sel is the PSPP labeling of a Selective function.
 	Sel *numbering.Selective
+	// Rev is the reverse numbering whose ids a Ball-Larus function counts
+	// (nil for other modes): its ids of the paths that end at one back
+	// edge are contiguous, which local loop counters need. Profiles name
+	// paths by Ball-Larus ids all the same.
+	Rev *numbering.Reverse
+	// LoopCounters is how many i64 locals count paths of loops without
+	// calls (see loops.go).
+	LoopCounters int
 	// Cuts are the blocks at which the DAG was cut to fit 63 bits.
 	Cuts []int32
 	// origOff is the original body's file offset and bodyMap the edited
@@ -119,11 +130,13 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		wasm.Import{Module: counters.ModuleName, Name: counters.CountName, Kind: wasm.KindFunc,
 			Type: m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI64}})},
 		wasm.Import{Module: counters.ModuleName, Name: counters.CountHashName, Kind: wasm.KindFunc,
-			Type: m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}})})
+			Type: m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}})},
+		wasm.Import{Module: counters.ModuleName, Name: counters.CountNName, Kind: wasm.KindFunc,
+			Type: m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI64, wasm.ValI64}})})
 	if err != nil {
 		return nil, err
 	}
-	hashFn := countFn + 1
+	fns := countFns{count: countFn, hash: countFn + 1, countN: countFn + 2}
 	shift := m.NumImportedFuncs - numImported
 	cfgOpt := cfg.Options{NoReturn: cfg.NoReturnImports(m, opt.NoReturn...)}
 	paths := make([]uint64, numImported+uint32(len(m.Code)))
@@ -164,7 +177,7 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		if f.Plan == nil {
 			continue
 		}
-		if err := emitFunc(m, &m.Code[i], f, res.Layout, countFn, hashFn, hitsGlobal); err != nil {
+		if err := emitFunc(m, &m.Code[i], f, res.Layout, fns, hitsGlobal, !opt.NoLoopCounts); err != nil {
 			return nil, fmt.Errorf("function %d (%s): %w", f.Index, f.Name, err)
 		}
 	}
@@ -370,13 +383,16 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 		if err != nil {
 			return err
 		}
-		inc, err := numbering.Chords(d, n, w)
+		if f.Rev, err = numbering.NumberReverse(d, n); err != nil {
+			return err
+		}
+		inc, err := numbering.Chords(d, f.Rev.Forward(), w)
 		if err != nil {
 			return err
 		}
 		// Counts stay where paths end, so a path cut short by a trap is
 		// not counted.
-		if plan, err = numbering.Place(d, n, inc, numbering.PlaceOptions{NoCountFolding: true}); err != nil {
+		if plan, err = numbering.Place(d, f.Rev.Forward(), inc, numbering.PlaceOptions{NoCountFolding: true}); err != nil {
 			return err
 		}
 	}
@@ -390,12 +406,25 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 }
 
 // emitFunc inserts the probes chosen by planFunc.
-func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, countFn, hashFn uint32, hitsGlobal int64) error {
+func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fns countFns, hitsGlobal int64, useLoopCounts bool) error {
 	g, s, ops := f.Graph, f.scan, f.ops
 	reg, cond, idx := f.reg, f.cond, f.idx
+	countFn, hashFn := fns.count, fns.hash
 	f.seqs = make([]uint8, len(g.Edges))
 	dense := layout.Funcs[f.Index].Kind == counters.KindDense
 	slot := layout.Slot(f.Index)
+	var lc *loopCounts
+	if useLoopCounts && dense && f.Rev != nil {
+		var err error
+		if lc, err = planLoopCounts(c, f, idx+1, slot, fns.countN); err != nil {
+			return err
+		}
+		if lc != nil {
+			f.LoopCounters = int(lc.total)
+		}
+	}
+	// has says whether edge e gets any code.
+	has := func(e int32) bool { return len(ops[e]) > 0 || lc.flushes(e) }
 	// count appends the call that counts path id (the i64 on the stack,
 	// plus v).
 	count := func(a *wasm.Asm, v int64) {
@@ -417,11 +446,16 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, co
 			a.Idx(wasm.OpGlobalGet, uint32(hitsGlobal)).I64(1).Op(wasm.OpI64Add).Idx(wasm.OpGlobalSet, uint32(hitsGlobal))
 		}
 	}
-	emit := func(a *wasm.Asm, list []numbering.Op) {
-		if len(list) > 0 {
-			hit(a)
+	emit := func(a *wasm.Asm, e int32) {
+		if !has(e) {
+			return
 		}
-		for _, o := range list {
+		hit(a)
+		for i, o := range ops[e] {
+			if i == 0 && lc.counts(e) {
+				lc.emitCount(a, e, o, reg)
+				continue
+			}
 			switch o.Kind {
 			case numbering.Init:
 				a.I64(o.Value).Idx(wasm.OpLocalSet, reg)
@@ -441,6 +475,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, co
 				}
 			}
 		}
+		lc.emitFlush(a, e)
 	}
 	var edits []edit
 	put := func(off uint32, del uint32, prio int, code []byte) {
@@ -449,33 +484,33 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, co
 	// Group the edges by the instruction that makes them.
 	bySite := map[uint32][]int32{}
 	for i, e := range g.Edges {
-		if len(ops[i]) == 0 && e.Kind != cfg.EdgeBrIfTaken && e.Kind != cfg.EdgeBrIfNot && e.Kind != cfg.EdgeBrTable {
+		if !has(int32(i)) && e.Kind != cfg.EdgeBrIfTaken && e.Kind != cfg.EdgeBrIfNot && e.Kind != cfg.EdgeBrTable {
 			continue
 		}
 		switch e.Kind {
 		case cfg.EdgeEntry:
 			var a wasm.Asm
-			emit(&a, ops[i])
+			emit(&a, int32(i))
 			put(c.ExprOff, 0, 0, a.B)
 			f.seqs[i] = 1
 		case cfg.EdgeFallthrough, cfg.EdgeBr, cfg.EdgeReturn, cfg.EdgeTailCall, cfg.EdgeThrow, cfg.EdgeNoReturn:
 			var a wasm.Asm
-			emit(&a, ops[i])
+			emit(&a, int32(i))
 			put(e.Instr, 0, 1, a.B)
 			f.seqs[i] = 1
 		case cfg.EdgeIfThen:
 			var a wasm.Asm
-			emit(&a, ops[i])
+			emit(&a, int32(i))
 			put(e.Instr+s.instrLen[e.Instr], 0, 0, a.B)
 			f.seqs[i] = 1
 		case cfg.EdgeIfElse:
 			var a wasm.Asm
 			if els := s.ifElse[e.Instr]; els >= 0 {
-				emit(&a, ops[i])
+				emit(&a, int32(i))
 				put(uint32(els)+s.instrLen[uint32(els)], 0, 0, a.B)
 			} else {
 				a.Op(wasm.OpElse)
-				emit(&a, ops[i])
+				emit(&a, int32(i))
 				put(s.ifEnd[e.Instr], 0, 2, a.B)
 			}
 			f.seqs[i] = 1
@@ -487,7 +522,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, co
 	}
 	for site, es := range bySite {
 		if g.Edges[es[0]].Kind == cfg.EdgeBrTable {
-			code, err := brTableCode(m, s, site, g, es, ops, emit, idx, f.seqs)
+			code, err := brTableCode(m, s, site, g, es, has, emit, idx, f.seqs)
 			if err != nil {
 				return err
 			}
@@ -505,27 +540,30 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, co
 				not, ni = ops[e], e
 			}
 		}
-		if len(taken) == 0 && len(not) == 0 {
+		hasT, hasN := ti >= 0 && has(ti), ni >= 0 && has(ni)
+		if !hasT && !hasN {
 			continue
 		}
 		var a wasm.Asm
-		if isAdds(taken) && isAdds(not) {
+		if isAdds(taken) && isAdds(not) && !lc.flushes(ti) && !lc.flushes(ni) {
 			// Branch-free: r += select(k_taken, k_not, cond).
 			hit(&a)
 			a.Idx(wasm.OpLocalSet, cond).Idx(wasm.OpLocalGet, reg).I64(addValue(taken)).I64(addValue(not)).Idx(wasm.OpLocalGet, cond).Op(wasm.OpSelect).Op(wasm.OpI64Add).Idx(wasm.OpLocalSet, reg).Idx(wasm.OpLocalGet, cond)
 			f.seqs[ti], f.seqs[ni] = 1, 1
 		} else {
 			a.Idx(wasm.OpLocalTee, cond).Block(wasm.OpIf)
-			emit(&a, taken)
-			if len(not) > 0 {
+			if hasT {
+				emit(&a, ti)
+			}
+			if hasN {
 				a.Op(wasm.OpElse)
-				emit(&a, not)
+				emit(&a, ni)
 			}
 			a.Op(wasm.OpEnd).Idx(wasm.OpLocalGet, cond)
-			if len(taken) > 0 {
+			if hasT {
 				f.seqs[ti] = 1
 			}
-			if len(not) > 0 {
+			if hasN {
 				f.seqs[ni] = 1
 			}
 		}
@@ -541,8 +579,17 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, co
 	for i, e := range edits {
 		list[i] = e.Edit
 	}
-	return c.Splice(list)
+	if err := c.Splice(list); err != nil {
+		return err
+	}
+	// The loop counters are declared last, after every other local, so
+	// the indices used above hold.
+	return lc.declare(c)
 }
+
+// countFns are the counter module's functions as the instrumented module
+// imports them.
+type countFns struct{ count, hash, countN uint32 }
 
 func isAdds(ops []numbering.Op) bool {
 	return len(ops) == 0 || len(ops) == 1 && ops[0].Kind == numbering.Add
@@ -560,13 +607,13 @@ func addValue(ops []numbering.Op) int64 {
 // which runs the target's probes and branches on; arms to targets without
 // probes branch straight out of the nest. It returns nil when no edge of
 // the br_table has probes.
-func brTableCode(m *wasm.Module, s *scan, site uint32, g *cfg.Graph, es []int32, ops [][]numbering.Op,
-	emit func(*wasm.Asm, []numbering.Op), idx uint32, seqs []uint8) ([]byte, error) {
+func brTableCode(m *wasm.Module, s *scan, site uint32, g *cfg.Graph, es []int32,
+	has func(int32) bool, emit func(*wasm.Asm, int32), idx uint32, seqs []uint8) ([]byte, error) {
 	labels := s.brTable[site]
 	armTramp := make([]int, len(labels)) // trampoline number (1-based) per arm, 0 for none
 	var tramps []int32                   // edges with probes, innermost first
 	for _, e := range es {
-		if len(ops[e]) == 0 {
+		if !has(e) {
 			continue
 		}
 		tramps = append(tramps, e)
@@ -601,7 +648,7 @@ func brTableCode(m *wasm.Module, s *scan, site uint32, g *cfg.Graph, es []int32,
 	a.BrTable(nl)
 	for j, e := range tramps {
 		a.Op(wasm.OpEnd)
-		emit(&a, ops[e])
+		emit(&a, e)
 		a.Idx(wasm.OpBr, labels[g.Edges[e].Arms[0]]+nt-uint32(j+1))
 	}
 	return a.B, nil

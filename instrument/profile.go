@@ -75,7 +75,8 @@ type countedPath struct {
 	edges []int32
 }
 
-// countedPaths regenerates a function's counted ids into paths, named by
+// countedPaths regenerates a function's counted ids (reverse ids for a
+// Ball-Larus function, PSPP ids for a selective one) into paths, named by
 // their Ball-Larus ids. A selective copy's counts of uninteresting paths
 // are dropped: other copies count those paths exactly.
 func (f *Func) countedPaths(ids []uint64, counts map[uint64]uint64) ([]countedPath, error) {
@@ -91,6 +92,18 @@ func (f *Func) countedPaths(ids []uint64, counts map[uint64]uint64) ([]countedPa
 				id += f.Num.Val[e]
 			}
 			out = append(out, countedPath{id: uint64(id), count: p.Count, kind: p.Kind, edges: p.Edges})
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+		return out, nil
+	}
+	if f.Rev != nil {
+		// The copy counted reverse ids: name the paths by Ball-Larus ids.
+		for _, id := range ids {
+			bl, edges, kind, err := f.Rev.BallLarus(id)
+			if err != nil {
+				return nil, fmt.Errorf("path with reverse id %d: %w", id, err)
+			}
+			out = append(out, countedPath{id: bl, count: counts[id], kind: kind, edges: edges})
 		}
 		sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
 		return out, nil

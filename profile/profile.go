@@ -28,7 +28,9 @@ type Profile struct {
 	// Complete is false when the run did not finish normally (a trap, a
 	// missing import, an interrupted run) or a copy's counts were lost;
 	// Incomplete says why. The counts present are still exact for the
-	// paths that completed.
+	// paths that completed, except that a trap at an instruction inside a
+	// loop with loop counters also loses the paths that loop completed
+	// since it was entered (docs/instrumentation.md).
 	Complete   bool   `json:"complete"`
 	Incomplete string `json:"incomplete,omitempty"`
 	// ExitCode is the program's exit code.

@@ -68,11 +68,17 @@ const (
 	OpI32LtU    Op = 0x49
 	OpI32GtU    Op = 0x4B
 	OpI32GeU    Op = 0x4F
+	OpI64Eqz    Op = 0x50
 	OpI64Eq     Op = 0x51
 	OpI64GeU    Op = 0x5A
+	OpI32DivU   Op = 0x6E
+	OpI32RemU   Op = 0x70
 	OpI32And    Op = 0x71
 	OpI32Shl    Op = 0x74
 	OpI32ShrU   Op = 0x76
+	OpI64Ctz    Op = 0x7A
+	OpI64And    Op = 0x83
+	OpI64Or     Op = 0x84
 	OpI64Xor    Op = 0x85
 	OpI64ShrU   Op = 0x88
 	OpI32Wrap   Op = 0xA7
