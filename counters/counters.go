@@ -146,17 +146,17 @@ func (l *Layout) header() []byte {
 func (l *Layout) Module() ([]byte, error) {
 	m := &wasm.Module{Version: 1}
 	m.Types = []wasm.FuncType{
-		{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}}, // count_hash, hinc
+		{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}}, // count_hash
 		{},                                    // grow
 		{Params: []wasm.ValType{wasm.ValI64}}, // count
 		{Params: []wasm.ValType{wasm.ValI64, wasm.ValI64}}, // count_n
 	}
-	m.Funcs = []uint32{2, 0, 0, 1, 3}
+	m.Funcs = []uint32{2, 0, 1, 3}
 	pages := (uint64(l.Size) + 65535) / 65536
 	m.Memories = []wasm.Limits{{Min: pages}}
 	m.Exports = []wasm.Export{{Name: "memory", Kind: wasm.KindMemory},
 		{Name: CountName, Kind: wasm.KindFunc, Index: 0}, {Name: CountHashName, Kind: wasm.KindFunc, Index: 1},
-		{Name: CountNName, Kind: wasm.KindFunc, Index: 4}}
+		{Name: CountNName, Kind: wasm.KindFunc, Index: 3}}
 	hdr := l.header()
 	hash := make([]byte, 16)
 	binary.LittleEndian.PutUint32(hash[0:], initialSlots)
@@ -167,8 +167,7 @@ func (l *Layout) Module() ([]byte, error) {
 	}
 	m.Code = []wasm.Code{
 		body([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, countDenseCode(l.DenseEnd/8)),
-		body([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, countCode(uint32(len(l.Funcs)))),
-		body([]wasm.LocalDecl{{Count: 5, Type: wasm.ValI32}}, hincCode(l.HashOff)),
+		body([]wasm.LocalDecl{{Count: 6, Type: wasm.ValI32}}, countCode(uint32(len(l.Funcs)), l.HashOff)),
 		body([]wasm.LocalDecl{{Count: 8, Type: wasm.ValI32}}, growCode(l.HashOff)),
 		body([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, countNCode(l.DenseEnd/8)),
 	}
@@ -217,15 +216,20 @@ func countNCode(limit uint32) []byte {
 	return a.B
 }
 
-// countCode: count_hash(f i32, p i64); local 2: descriptor address.
-func countCode(nfuncs uint32) []byte {
+// growFn is the index of grow in the counter module.
+const growFn = 2
+
+// countCode: count_hash(f i32, p i64); local 2: descriptor address, locals
+// 3 to 7: the hash table's. The table probe is inline: a second call per
+// count cost the hashed functions, the biggest of every program, more.
+func countCode(nfuncs, h uint32) []byte {
 	const f, p, d = 0, 1, 2
 	var a wasm.Asm
 	// A function out of range, or not hashed: trap.
 	a.Idx(wasm.OpLocalGet, f).I32(int32(nfuncs)).Op(wasm.OpI32GeU).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
 	a.Idx(wasm.OpLocalGet, f).I32(4).Op(wasm.OpI32Shl).I32(16).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, d)
 	a.Idx(wasm.OpLocalGet, d).Mem(wasm.OpI32Load, 2, 0).I32(KindHash).Op(wasm.OpI32Ne).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
-	a.Idx(wasm.OpLocalGet, f).Idx(wasm.OpLocalGet, p).Idx(wasm.OpCall, 2)
+	hashIncr(&a, h, d+1)
 	a.Op(wasm.OpEnd)
 	return a.B
 }
@@ -242,15 +246,16 @@ func hashOf(a *wasm.Asm, pushP, pushF, pushCap func()) {
 	a.I32(1).Op(wasm.OpI32Sub).Op(wasm.OpI32And)
 }
 
-// hincCode: hinc(f i32, p i64); locals key, idx, e, cap, base.
-func hincCode(h uint32) []byte {
-	const f, p, key, idx, e, capL, base = 0, 1, 2, 3, 4, 5, 6
-	var a wasm.Asm
+// hashIncr appends the count of (f, p), the first two locals, in the hash
+// table at h, using five i32 locals from first on: key, idx, e, cap, base.
+func hashIncr(a *wasm.Asm, h, first uint32) {
+	const f, p = 0, 1
+	key, idx, e, capL, base := first, first+1, first+2, first+3, first+4
 	get := func(l uint32) func() { return func() { a.Idx(wasm.OpLocalGet, l) } }
 	a.Idx(wasm.OpLocalGet, f).I32(1).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, key)
 	a.I32(int32(h)).Mem(wasm.OpI32Load, 2, 0).Idx(wasm.OpLocalSet, capL)
 	a.I32(int32(h)).Mem(wasm.OpI32Load, 2, 8).Idx(wasm.OpLocalSet, base)
-	hashOf(&a, get(p), get(f), get(capL))
+	hashOf(a, get(p), get(f), get(capL))
 	a.Idx(wasm.OpLocalSet, idx)
 	a.Block(wasm.OpLoop)
 	{
@@ -262,7 +267,7 @@ func hincCode(h uint32) []byte {
 			a.Idx(wasm.OpLocalGet, e).I64(1).Mem(wasm.OpI64Store, 3, 16)
 			a.I32(int32(h)).I32(int32(h)).Mem(wasm.OpI32Load, 2, 4).I32(1).Op(wasm.OpI32Add).Mem(wasm.OpI32Store, 2, 4)
 			a.I32(int32(h)).Mem(wasm.OpI32Load, 2, 4).I32(1).Op(wasm.OpI32Shl).Idx(wasm.OpLocalGet, capL).Op(wasm.OpI32GtU)
-			a.Block(wasm.OpIf).Idx(wasm.OpCall, 3).Op(wasm.OpEnd)
+			a.Block(wasm.OpIf).Idx(wasm.OpCall, growFn).Op(wasm.OpEnd)
 			a.Op(wasm.OpReturn)
 		}
 		a.Op(wasm.OpEnd)
@@ -278,8 +283,6 @@ func hincCode(h uint32) []byte {
 		a.Idx(wasm.OpBr, 0)
 	}
 	a.Op(wasm.OpEnd)
-	a.Op(wasm.OpEnd)
-	return a.B
 }
 
 // growCode doubles the hash table into fresh pages and rehashes it.
