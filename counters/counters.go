@@ -166,10 +166,10 @@ func (l *Layout) Module() ([]byte, error) {
 		{Flags: 0, Offset: constI32(int32(l.HashOff)), Init: hash},
 	}
 	m.Code = []wasm.Code{
-		body([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, countDenseCode(l.DenseEnd/8)),
+		body([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, countDenseCode(l.DenseEnd/8, false)),
 		body([]wasm.LocalDecl{{Count: 6, Type: wasm.ValI32}}, countCode(uint32(len(l.Funcs)), l.HashOff)),
 		body([]wasm.LocalDecl{{Count: 8, Type: wasm.ValI32}}, growCode(l.HashOff)),
-		body([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, countNCode(l.DenseEnd/8)),
+		body([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, countDenseCode(l.DenseEnd/8, true)),
 	}
 	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecMemory, wasm.SecExport, wasm.SecCode, wasm.SecData} {
 		m.Touch(id)
@@ -194,24 +194,24 @@ func body(locals []wasm.LocalDecl, code []byte) wasm.Code {
 	return wasm.Code{Body: a.B, ExprOff: uint32(n), Locals: locals}
 }
 
-// countDenseCode: count(slot i64); local 1: the slot's address.
-func countDenseCode(limit uint32) []byte {
-	const slot, addr = 0, 1
+// countDenseCode: count(slot i64), or with byN count_n(slot i64, n i64);
+// the local after the parameters holds the slot's address.
+func countDenseCode(limit uint32, byN bool) []byte {
+	const slot = 0
+	addr := uint32(1)
+	if byN {
+		addr = 2
+	}
 	var a wasm.Asm
 	a.Idx(wasm.OpLocalGet, slot).I64(int64(limit)).Op(wasm.OpI64GeU).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
 	a.Idx(wasm.OpLocalGet, slot).Op(wasm.OpI32Wrap).I32(3).Op(wasm.OpI32Shl).Idx(wasm.OpLocalTee, addr)
-	a.Idx(wasm.OpLocalGet, addr).Mem(wasm.OpI64Load, 3, 0).I64(1).Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, 0)
-	a.Op(wasm.OpEnd)
-	return a.B
-}
-
-// countNCode: count_n(slot i64, n i64); local 2: the slot's address.
-func countNCode(limit uint32) []byte {
-	const slot, n, addr = 0, 1, 2
-	var a wasm.Asm
-	a.Idx(wasm.OpLocalGet, slot).I64(int64(limit)).Op(wasm.OpI64GeU).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
-	a.Idx(wasm.OpLocalGet, slot).Op(wasm.OpI32Wrap).I32(3).Op(wasm.OpI32Shl).Idx(wasm.OpLocalTee, addr)
-	a.Idx(wasm.OpLocalGet, addr).Mem(wasm.OpI64Load, 3, 0).Idx(wasm.OpLocalGet, n).Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, 0)
+	a.Idx(wasm.OpLocalGet, addr).Mem(wasm.OpI64Load, 3, 0)
+	if byN {
+		a.Idx(wasm.OpLocalGet, 1)
+	} else {
+		a.I64(1)
+	}
+	a.Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, 0)
 	a.Op(wasm.OpEnd)
 	return a.B
 }

@@ -202,6 +202,10 @@ type scan struct {
 	instrLen map[uint32]uint32 // of if, else and br_table instructions
 	brTypes  map[uint32][]wasm.ValType
 	brTable  map[uint32][]uint32 // br_table offset -> labels (default last)
+	// calls holds the offsets of the instructions that may leave the
+	// function and never come back other than by a trap or a branch:
+	// calls of every kind and throws.
+	calls []uint32
 }
 
 func scanBody(m *wasm.Module, c *wasm.Code, results []wasm.ValType) (*scan, error) {
@@ -265,6 +269,9 @@ func scanBody(m *wasm.Module, c *wasm.Code, results []wasm.ValType) (*scan, erro
 			if len(stack) == 0 {
 				return s, nil
 			}
+		case wasm.OpCall, wasm.OpCallIndirect, wasm.OpCallRef, wasm.OpReturnCall, wasm.OpReturnCallIndirect,
+			wasm.OpReturnCallRef, wasm.OpThrow:
+			s.calls = append(s.calls, in.Off)
 		case wasm.OpBrTable:
 			l := in.Labels[0]
 			if int(l) >= len(stack) {
@@ -309,6 +316,9 @@ func (s *scan) shift(d int64) {
 		brTable[mv(k)] = v
 	}
 	s.ifElse, s.ifEnd, s.instrLen, s.brTypes, s.brTable = ifElse, ifEnd, instrLen, brTypes, brTable
+	for i, o := range s.calls {
+		s.calls[i] = mv(o)
+	}
 }
 
 // edit is a splice with an order among edits at the same offset: code
@@ -415,10 +425,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 	slot := layout.Slot(f.Index)
 	var lc *loopCounts
 	if useLoopCounts && dense && f.Rev != nil {
-		var err error
-		if lc, err = planLoopCounts(c, f, idx+1, slot, fns.countN); err != nil {
-			return err
-		}
+		lc = planLoopCounts(f, idx+1, slot, fns.countN)
 		if lc != nil {
 			f.LoopCounters = int(lc.total)
 		}

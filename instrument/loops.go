@@ -42,11 +42,10 @@ const (
 
 // loopCounts is one function's local loop counters.
 type loopCounts struct {
-	countN uint32 // the counter module's count_n
-	first  uint32 // first new local
-	total  uint32 // new locals
-	slot   int64  // the function's first counter slot
-	sites  []*loopSite
+	countN uint32                // the counter module's count_n
+	first  uint32                // first new local
+	total  uint32                // new locals
+	slot   int64                 // the function's first counter slot
 	at     map[int32]*loopSite   // Graph back edge -> the site counting there
 	flush  map[int32][]*loopSite // Graph edge leaving a loop -> sites to flush
 	// init maps each Graph edge entering a loop from outside to the sites
@@ -65,7 +64,7 @@ type loopSite struct {
 // edges and calls that flush them. first is the index of the first new
 // local; slot the function's first dense counter slot. It returns nil when
 // no back edge qualifies.
-func planLoopCounts(c *wasm.Code, f *Func, first uint32, slot int64, countN uint32) (*loopCounts, error) {
+func planLoopCounts(f *Func, first uint32, slot int64, countN uint32) *loopCounts {
 	g, d, plan := f.Graph, f.DAG, f.Plan
 	hasBack := false
 	for _, e := range g.Edges {
@@ -75,16 +74,9 @@ func planLoopCounts(c *wasm.Code, f *Func, first uint32, slot int64, countN uint
 		}
 	}
 	if !hasBack {
-		return nil, nil
+		return nil
 	}
-	calls, err := callSites(c, g)
-	if err != nil {
-		return nil, err
-	}
-	calling := make([]bool, len(g.Blocks))
-	for _, cs := range calls {
-		calling[cs.block] = true
-	}
+	calling := callingBlocks(g, f.scan.calls)
 	lc := &loopCounts{countN: countN, first: first, slot: slot,
 		at: map[int32]*loopSite{}, flush: map[int32][]*loopSite{}, init: map[int32][]*loopSite{}}
 	in := make([]bool, len(g.Blocks))
@@ -142,7 +134,6 @@ func planLoopCounts(c *wasm.Code, f *Func, first uint32, slot int64, countN uint
 		flushCost += len(exits) * int(n)
 		st := &loopSite{lo: lo, n: n, local: lc.first + lc.total}
 		lc.total += size
-		lc.sites = append(lc.sites, st)
 		for _, b := range de.Back {
 			lc.at[b] = st
 		}
@@ -153,10 +144,10 @@ func planLoopCounts(c *wasm.Code, f *Func, first uint32, slot int64, countN uint
 			lc.init[e] = append(lc.init[e], st)
 		}
 	}
-	if len(lc.sites) == 0 {
-		return nil, nil
+	if lc.total == 0 {
+		return nil
 	}
-	return lc, nil
+	return lc
 }
 
 // loopBackEdges returns every back edge into the targets of the given back
@@ -242,22 +233,17 @@ func (lc *loopCounts) emitCount(a *wasm.Asm, e int32, op numbering.Op, reg uint3
 	} else {
 		a.I32(int32(op.Value - st.lo))
 	}
-	a.BrTable(seqLabels(n))
+	labels := make([]uint32, n+1) // n arms and the default
+	for j := range labels {
+		labels[j] = uint32(j)
+	}
+	a.BrTable(labels)
 	for j := range n {
 		a.Op(wasm.OpEnd)
 		inc(st.local + j)
 		a.Idx(wasm.OpBr, n-j)
 	}
 	a.Op(wasm.OpEnd).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
-}
-
-// seqLabels returns 0..n: n arms and a default.
-func seqLabels(n uint32) []uint32 {
-	labels := make([]uint32, n+1)
-	for j := range labels {
-		labels[j] = uint32(j)
-	}
-	return labels
 }
 
 // emitFlush adds the nonzero counters of the loops that edge e leaves to
@@ -291,41 +277,22 @@ func (lc *loopCounts) declare(c *wasm.Code) error {
 	return c.SetLocals(ls)
 }
 
-// callSite is a call or throw instruction and its block.
-type callSite struct {
-	off   uint32
-	block int32
-}
-
-// callSites lists the instructions that may leave the function other than
-// by a trap or a branch, and so may never come back: calls of every kind
-// and throws.
-func callSites(c *wasm.Code, g *cfg.Graph) ([]callSite, error) {
+// callingBlocks marks the blocks that hold one of the calls (instruction
+// offsets, as scanBody lists them).
+func callingBlocks(g *cfg.Graph, calls []uint32) []bool {
 	order := make([]int32, 0, len(g.Blocks))
 	for b := 2; b < len(g.Blocks); b++ {
 		order = append(order, int32(b))
 	}
 	sort.Slice(order, func(i, j int) bool { return g.Blocks[order[i]].Start < g.Blocks[order[j]].Start })
-	var out []callSite
-	r := wasm.NewReader(c.Body, c.OrigOff, "code")
-	r.Seek(int(c.ExprOff))
-	var in wasm.Instr
-	for !r.Done() {
-		if err := r.Next(&in); err != nil {
-			return nil, err
-		}
-		switch in.Op {
-		case wasm.OpCall, wasm.OpCallIndirect, wasm.OpCallRef, wasm.OpReturnCall, wasm.OpReturnCallIndirect,
-			wasm.OpReturnCallRef, wasm.OpThrow, wasm.OpThrowRef, wasm.OpRethrow:
-		default:
-			continue
-		}
-		i := sort.Search(len(order), func(i int) bool { return g.Blocks[order[i]].Start > in.Off }) - 1
+	calling := make([]bool, len(g.Blocks))
+	for _, off := range calls {
+		i := sort.Search(len(order), func(i int) bool { return g.Blocks[order[i]].Start > off }) - 1
 		if i >= 0 {
-			if b := order[i]; in.Off < g.Blocks[b].End {
-				out = append(out, callSite{off: in.Off, block: b})
+			if b := order[i]; off < g.Blocks[b].End {
+				calling[b] = true
 			}
 		}
 	}
-	return out, nil
+	return calling
 }
