@@ -306,14 +306,18 @@ func selective(d *cfg.DAG, interesting []bool, limit int64, ord minOrder) (*Sele
 // edges where paths restart after back edges), r += Label on other edges
 // with a non-zero label, and count[r + Label]++ on the edges into the exit
 // (real exit edges, and the dummy ones, run by back edges before the next
-// path's r = ...). Every entry-to-exit path therefore runs one count: an
-// interesting path's with its id, any other path's with a value in
-// [0, Plan.NumPaths) that is no interesting path's id. Plan.NumPaths is the
-// function's path count, Initial.Paths().
+// path's r = ...). An interesting path therefore runs one count, with its
+// id; any other path runs at most one, with a value in [0, Plan.NumPaths)
+// that is no interesting path's id. Plan.NumPaths is the function's path
+// count, Initial.Paths().
 //
-// Uninteresting paths are counted too, because a path cannot know it is
-// uninteresting before its last edge; their counts are to be dropped when
-// the ids are read back (InterestingCounts).
+// Uninteresting paths that end on an interesting edge into the exit are
+// counted too, because such a path cannot know it is uninteresting before
+// its last edge; their counts are to be dropped when the ids are read back
+// (InterestingCounts). An edge into the exit that is not interesting ends
+// no interesting path, so it counts nothing: in a copy that profiles part
+// of a function, the paths leaving by the other copies' exits (a loop's
+// other back edges, other returns) cost no count.
 func PlaceSelective(d *cfg.DAG, s *Selective) (*Plan, error) {
 	if err := validate(d); err != nil {
 		return nil, err
@@ -331,6 +335,9 @@ func PlaceSelective(d *cfg.DAG, s *Selective) (*Plan, error) {
 		}
 		c := s.Label[i]
 		first, last := e.From == cfg.Entry, e.To == cfg.Exit
+		if last && !s.Interesting[i] {
+			continue // no interesting path ends here: nothing to count
+		}
 		switch {
 		case first && last:
 			plan.Ops[i] = Op{CountConst, c}

@@ -183,8 +183,9 @@ func checkSelective(t *testing.T, d *cfg.DAG, interesting []bool, paths [][]int3
 		t.Fatalf("path %v counts as interesting path %v\nlabels %v", p, q, s.Label)
 	}
 
-	// Probes along every path count exactly the final sum, once, at the
-	// end of the path, below Plan.NumPaths.
+	// Probes along every path that ends on an interesting edge into the
+	// exit count exactly the final sum, once, at the end of the path,
+	// below Plan.NumPaths; the other paths count nothing.
 	plan, err := PlaceSelective(d, s)
 	if err != nil {
 		t.Fatalf("PlaceSelective: %v", err)
@@ -196,7 +197,7 @@ func checkSelective(t *testing.T, d *cfg.DAG, interesting []bool, paths [][]int3
 		switch {
 		case op.Kind != None && !live[i]:
 			t.Fatalf("edge %d on no path has %v", i, op)
-		case (op.Kind == Count || op.Kind == CountConst) != (live[i] && d.Edges[i].To == cfg.Exit):
+		case (op.Kind == Count || op.Kind == CountConst) != (live[i] && d.Edges[i].To == cfg.Exit && s.Interesting[i]):
 			t.Fatalf("edge %d into node %d has %v", i, d.Edges[i].To, op)
 		case op.Kind == Add && (op.Value == 0 || !s.Interesting[i]):
 			t.Fatalf("edge %d (interesting %v) has %v", i, s.Interesting[i], op)
@@ -211,11 +212,17 @@ func checkSelective(t *testing.T, d *cfg.DAG, interesting []bool, paths [][]int3
 			t.Fatalf("path %v: %v\nops %v", p, err, plan.Ops)
 		}
 		f := sumOf(s.Label, p)
-		if len(got) != 1 || got[0] != f || f >= plan.NumPaths {
-			t.Fatalf("path %v (final sum %d) counted %v", p, f, got)
-		}
 		if last := d.Edges[p[len(p)-1]]; last.To != cfg.Exit {
 			t.Fatalf("path %v ends at %d", p, last.To)
+		}
+		if !s.Interesting[p[len(p)-1]] {
+			if usesOnly(s.Interesting, p) || len(got) != 0 {
+				t.Fatalf("path %v out by an uninteresting edge counted %v", p, got)
+			}
+			continue
+		}
+		if len(got) != 1 || got[0] != f || f >= plan.NumPaths {
+			t.Fatalf("path %v (final sum %d) counted %v", p, f, got)
 		}
 		k := 1 + r.Uint64N(3)
 		counts[uint64(f)] += k
@@ -532,7 +539,9 @@ func TestPSPPGraphWalks(t *testing.T) {
 			reg := int64(r.Uint64())
 			var seg []int32
 			end := func() {
-				all++
+				if s.Interesting[seg[len(seg)-1]] {
+					all++ // counted, interesting or not
+				}
 				if s.IsInteresting(seg) {
 					want[uint64(pathSum(s.Initial, seg))]++
 				}
@@ -651,6 +660,13 @@ func TestPSPPOverflow(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, err := simulate(plan.Ops, p, int64(r.Uint64()))
+		if err == nil && !in[p[len(p)-1]] {
+			if ok || len(got) != 0 {
+				t.Fatalf("path %d out by an uninteresting edge counted %v (interesting %v)", id, got, ok)
+			}
+			nun++
+			continue
+		}
 		if err != nil || len(got) != 1 || got[0] < 0 {
 			t.Fatalf("path %d counted %v, %v", id, got, err)
 		}
