@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"reflect"
@@ -694,13 +695,20 @@ func checkPlan(t *testing.T, m *wasm.Module, graphs []*cfg.DAG, p *Plan, weights
 		if len(weights) > 0 && weights[0][def] != nil {
 			classes = Reduce(d).WeightedClasses(Tau(d, p.K), weights[0][def])
 		}
-		if len(classes) != len(f.Tasks) {
-			t.Fatalf("function %d: %d tasks, %d classes", def, len(f.Tasks), len(classes))
+		// Tasks hold the classes in order, one each or Classes of them.
+		var copyOf []int
+		for _, ts := range f.Tasks {
+			for range max(1, ts.Classes) {
+				copyOf = append(copyOf, ts.Copy)
+			}
+		}
+		if len(classes) != len(copyOf) {
+			t.Fatalf("function %d: %d tasks hold %d classes, not %d", def, len(f.Tasks), len(copyOf), len(classes))
 		}
 		live := Live(d)
 		perCopy := map[int][]bool{}
 		for j, c := range classes {
-			cp := f.Tasks[j].Copy
+			cp := copyOf[j]
 			if perCopy[cp] == nil {
 				perCopy[cp] = make([]bool, len(d.Edges))
 			}
@@ -939,5 +947,97 @@ func TestEdgeListJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(bad), &l); err == nil {
 			t.Errorf("%s accepted as %v", bad, l)
 		}
+	}
+}
+
+// TestMakeWeightsSplitAnyFunction: planned with weights, a function the
+// call-site rule refuses (several callers or an escaping reference) is
+// split when it dominates the load, and the split lowers the largest
+// copy load; planned without weights it stays whole.
+func TestMakeWeightsSplitAnyFunction(t *testing.T) {
+	names, ms, gs := realModules(t)
+	tried := 0
+	for i, m := range ms {
+		graphs := gs[i]
+		callers, err := FindCallers(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The heaviest function by static weight that the rule refuses
+		// and that has several classes.
+		hot, hotCost := -1, 0.0
+		ws := make([][]float64, len(graphs))
+		for def, d := range graphs {
+			if d == nil {
+				continue
+			}
+			w, err := numbering.StaticWeights(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Static weights grow tenfold a loop level and saturate the
+			// costs of deep functions: bring every function to at most 100.
+			top := max(1, slices.Max(w))
+			for j := range w {
+				w[j] = math.Ceil(w[j] * 100 / top)
+			}
+			ws[def] = w
+			fn := m.NumImportedFuncs + uint32(def)
+			if callers.Candidate(fn) || len(Classes(d, Tau(d, 4))) < 2 {
+				continue
+			}
+			var sum float64
+			for _, x := range w {
+				sum += x
+			}
+			if sum > hotCost {
+				hot, hotCost = def, sum
+			}
+		}
+		if hot < 0 {
+			continue
+		}
+		var rest float64
+		for def, w := range ws {
+			for _, x := range w {
+				if def != hot {
+					rest += x
+				}
+			}
+		}
+		for j := range ws[hot] {
+			ws[hot][j] *= 4 * rest / hotCost // it dominates every copy's load
+		}
+		tried++
+		static, err := Make(m, graphs, P3, 4, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if static.Funcs[hot].Candidate || static.Funcs[hot].Profitable() {
+			t.Fatalf("%s: function %d split without weights", names[i], hot)
+		}
+		p, err := Make(m, graphs, P3, 4, Options{Weights: ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPlan(t, m, graphs, p, ws)
+		pbl, err := Make(m, graphs, PBL, 4, Options{Weights: ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		load := func(p *Plan) int64 {
+			var mx int64
+			for _, c := range p.Copies {
+				mx = max(mx, c.Load)
+			}
+			return mx
+		}
+		if !p.Funcs[hot].Candidate || !p.Funcs[hot].Profitable() || load(p) >= load(pbl) {
+			t.Errorf("%s: function %d (%d call sites): candidate %v, split %v; largest load %d, PBL's %d",
+				names[i], hot, p.Funcs[hot].CallSites, p.Funcs[hot].Candidate, p.Funcs[hot].Profitable(), load(p), load(pbl))
+		}
+	}
+	if tried == 0 {
+		t.Fatal("no program has a function the call-site rule refuses")
 	}
 }

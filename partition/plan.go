@@ -61,8 +61,9 @@ type Plan struct {
 // FuncInfo is what planning found out about one function.
 type FuncInfo struct {
 	CallSites int `json:"call_sites"`
-	// Candidate: at most one call site and no unknown callers. Only P3
-	// partitions candidates.
+	// Candidate: P3 may partition the function. Planned with weights,
+	// every function is one; without, only a function with at most one
+	// call site and no unknown callers (the P3 paper's rule).
 	Candidate bool `json:"candidate,omitempty"`
 	// Tasks are the function's tasks, in the order of their classes; none
 	// when the function had no DAG (it is not profiled).
@@ -72,11 +73,15 @@ type FuncInfo struct {
 // Profitable reports whether the function was split into several tasks.
 func (f *FuncInfo) Profitable() bool { return len(f.Tasks) > 1 }
 
-// TaskInfo is one task: a class of a function's paths.
+// TaskInfo is one task: a class of a function's paths, or a run of
+// consecutive classes.
 type TaskInfo struct {
 	Cost  int64 `json:"cost"`
 	Copy  int   `json:"copy"`
-	Edges int   `json:"edges"` // DAG edges in the class
+	Edges int   `json:"edges"` // DAG edges in the task's classes
+	// Classes is how many classes the task holds when more than one:
+	// the tasks of a function hold its classes in order.
+	Classes int `json:"classes,omitempty"`
 }
 
 // CopyPlan is one copy. A function listed in neither list gets no probes.
@@ -191,12 +196,14 @@ type Options struct {
 	// custom Cost that wants frequencies can look them up by DAG.
 	Weights [][]float64
 	// Candidates, when set, says per defined function whether P3 may
-	// partition it, in place of FindCallers' rule. That rule is
-	// conservative: Go's wasm port, for one, puts every function in its
-	// table (a goroutine resumes by calling its frames through it), so no
-	// Go function is a candidate and P3 plans as PBL there. Splitting a
-	// function with many callers keeps the profile exact; it only costs
-	// the overlap the rule avoids.
+	// partition it. Otherwise, with Weights every function may, and
+	// without them FindCallers' rule decides: at most one call site and no
+	// unknown callers. That rule guards against overlapping probes without
+	// knowing where they run, and it is conservative: Go's wasm port, for
+	// one, puts every function in its table (a goroutine resumes by
+	// calling its frames through it), so no Go function passes it.
+	// Splitting a function with many callers keeps the profile exact; it
+	// only costs overlap, which weighted costs measure.
 	Candidates []bool
 	// Workers bounds the goroutines that plan functions; 0 means
 	// GOMAXPROCS. The plan does not depend on it.
@@ -211,6 +218,8 @@ type task struct {
 	// whole marks the whole-function alternative planFunc appends after
 	// a split function's classes.
 	whole bool
+	// classes counts the classes of a task that joins several (else 0).
+	classes int
 }
 
 // Make plans the copies for a strategy: SBL (k must be 1), PBL or P3.
@@ -250,6 +259,12 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy string, k int, opt Options
 		if opt.Candidates != nil {
 			p.Funcs[i].Candidate = opt.Candidates[i]
 		}
+		if opt.Candidates == nil && opt.Weights != nil {
+			// Weighted costs price the overlap of a split, so the
+			// call-site rule, which guards against it blindly, is not
+			// needed: chooseSplits keeps only the splits that pay.
+			p.Funcs[i].Candidate = true
+		}
 	}
 
 	perFunc := make([][]task, len(m.Code))
@@ -281,7 +296,9 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy string, k int, opt Options
 	}
 
 	if opt.Weights != nil {
-		chooseSplits(perFunc, k)
+		if err := chooseSplits(perFunc, k, graphs, lives, opt.Weights); err != nil {
+			return nil, err
+		}
 	} else {
 		for i, ts := range perFunc {
 			if len(ts) > 1 {
@@ -299,7 +316,7 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy string, k int, opt Options
 	for i, t := range all {
 		c := assign[i]
 		p.Copies[c].Load += t.cost
-		p.Funcs[t.def].Tasks = append(p.Funcs[t.def].Tasks, TaskInfo{Cost: t.cost, Copy: c})
+		p.Funcs[t.def].Tasks = append(p.Funcs[t.def].Tasks, TaskInfo{Cost: t.cost, Copy: c, Classes: t.classes})
 	}
 
 	for def, ts := range perFunc {
@@ -508,51 +525,136 @@ func (p *Plan) Check(graphs []*cfg.DAG) error {
 	return nil
 }
 
-// chooseSplits decides which split functions stay split. Splitting a
-// function costs probes (its classes share most of them), so it pays only
-// for a function too heavy for the copies to balance whole: one whose cost
-// exceeds the ideal load of a copy (the sum of all whole costs over k).
-// The others go back to one whole task. If the split plan still does not
-// beat the plan with every function whole (PBL) on the largest copy load,
-// every function goes whole: P3 is never planned worse than PBL by its own
-// estimate. Make uses it only with profile weights, whose costs estimate
-// probe executions; static probe counts say too little about load.
-func chooseSplits(perFunc [][]task, k int) {
-	wholes := make([]task, len(perFunc))
+// chooseSplits decides which split functions stay split, and into how
+// many tasks. Splitting a function costs probes (its classes share most of
+// them, and a copy given two classes of a function pays their shared
+// probes once, not twice), so the classes are offered in g contiguous
+// groups for g = 2 .. min(k, classes), each group priced as one task on
+// the union of its classes' edges, and a split is kept only where it
+// lowers the largest copy load of the LPT assignment. Starting from every
+// function whole (PBL's plan), the functions that can split are tried one
+// by one, heaviest whole cost first, each kept with the grouping that
+// lowers the largest load most below the best so far: P3 is never planned
+// worse than PBL by its own estimate. Make uses it only with profile
+// weights, whose costs estimate probe executions; static probe counts say
+// too little about load.
+func chooseSplits(perFunc [][]task, k int, graphs []*cfg.DAG, lives [][]bool, weights [][]float64) error {
+	type option struct {
+		def   int
+		whole int64
+	}
+	var tries []option
+	costs := make([][]int64, len(perFunc))
+	for i, ts := range perFunc {
+		if len(ts) == 0 {
+			continue
+		}
+		costs[i] = []int64{ts[len(ts)-1].cost} // the whole task, or the only one
+		if len(ts) > 1 {
+			tries = append(tries, option{i, ts[len(ts)-1].cost})
+		}
+	}
+	flat := func() []int64 {
+		var all []int64
+		for _, c := range costs {
+			all = append(all, c...)
+		}
+		return all
+	}
+	slices.SortStableFunc(tries, func(a, b option) int { return cmp.Compare(b.whole, a.whole) })
+	if len(tries) > maxSplitTries {
+		tries = tries[:maxSplitTries]
+	}
+	best := maxLoad(flat(), k)
+	chosen := make([][]task, len(perFunc))
+	var c coster
+	for _, t := range tries {
+		ts := perFunc[t.def]
+		classes := ts[:len(ts)-1]
+		whole := costs[t.def]
+		c.w = weights[t.def]
+		for g := 2; g <= min(k, len(classes)); g++ {
+			groups, err := groupClasses(classes, g, graphs[t.def], lives[t.def], &c)
+			if err != nil {
+				return err
+			}
+			costs[t.def] = costsOf(ptrs(groups))
+			if l := maxLoad(flat(), k); l < best {
+				best, chosen[t.def] = l, groups
+			}
+		}
+		costs[t.def] = whole
+		if chosen[t.def] != nil {
+			costs[t.def] = costsOf(ptrs(chosen[t.def]))
+		}
+	}
+	for i, ts := range perFunc {
+		switch {
+		case len(ts) <= 1:
+		case chosen[i] != nil:
+			perFunc[i] = chosen[i]
+		default:
+			w := ts[len(ts)-1]
+			w.whole, w.edges = false, nil
+			perFunc[i] = []task{w}
+		}
+	}
+	return nil
+}
+
+// groupClasses joins a function's classes, in class order (neighbours
+// share the longest prefixes, so the most probes), into g runs of about
+// equal summed cost, and prices each run as one task on the union of its
+// classes' edges.
+func groupClasses(classes []task, g int, d *cfg.DAG, live []bool, c *coster) ([]task, error) {
 	var total int64
-	for i, ts := range perFunc {
-		if len(ts) == 0 {
-			continue
-		}
-		w := ts[len(ts)-1] // the whole task, or the only one
-		w.whole, w.edges = false, nil
-		wholes[i] = w
-		total += w.cost
+	for _, t := range classes {
+		total += t.cost
 	}
-	limit := total / int64(k)
-	var split, whole []int64
-	for i, ts := range perFunc {
-		if len(ts) == 0 {
-			continue
-		}
-		whole = append(whole, wholes[i].cost)
-		if len(ts) > 1 && wholes[i].cost > limit {
-			perFunc[i] = ts[:len(ts)-1]
-			for _, t := range perFunc[i] {
-				split = append(split, t.cost)
+	groups := make([]task, 0, g)
+	var sum int64
+	for i := 0; i < len(classes); {
+		// Take classes until the run reaches its share of the total,
+		// leaving at least one class for each later run.
+		target := total * int64(len(groups)+1) / int64(g)
+		first := i
+		union := make([]bool, len(d.Edges))
+		for j := i; ; {
+			for e, in := range classes[j].edges {
+				union[e] = union[e] || in
 			}
-			continue
-		}
-		perFunc[i] = []task{wholes[i]}
-		split = append(split, wholes[i].cost)
-	}
-	if maxLoad(split, k) >= maxLoad(whole, k) {
-		for i, ts := range perFunc {
-			if len(ts) > 1 {
-				perFunc[i] = []task{wholes[i]}
+			sum += classes[j].cost
+			j++
+			i = j
+			left := len(classes) - j
+			if left == 0 || left == g-len(groups)-1 || (sum >= target && len(groups) < g-1) {
+				break
 			}
 		}
+		cost, err := c.cost(d, live, union)
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		if j := i - first; j > 1 {
+			n = j
+		}
+		groups = append(groups, task{def: classes[0].def, cost: int64(cost), edges: union, classes: n})
 	}
+	return groups, nil
+}
+
+// maxSplitTries bounds the functions chooseSplits tries to split: a
+// function far lighter than the largest copy load barely moves it, and
+// each try plans the whole program once more.
+const maxSplitTries = 64
+
+func ptrs(ts []task) []*task {
+	p := make([]*task, len(ts))
+	for i := range ts {
+		p[i] = &ts[i]
+	}
+	return p
 }
 
 // maxLoad is the largest copy load of the LPT assignment of costs.

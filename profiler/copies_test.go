@@ -53,6 +53,29 @@ func TestStrategiesEqualSBL(t *testing.T) {
 					t.Logf("%s k=%d: %s", strategy, k, hitsLine(sbl, prof))
 				}
 			}
+			// Planned with the profile's frequencies, P3 may split any
+			// function, table-reachable ones (every Go function) too.
+			a, err := Analyze(orig)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := a.Result.EdgeFrequencies(sbl.Functions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			prof, err := Profile(ctx, orig, Options{Strategy: "p3", Copies: 4, Jobs: 2, ModulePath: p.path, Run: p.config(t, &got),
+				Partition: partition.Options{Weights: w}})
+			if err != nil {
+				t.Fatalf("weighted p3: %v", err)
+			}
+			if got.String() != want.String() || prof.ExitCode != sbl.ExitCode {
+				t.Fatal("weighted p3: output or exit code differs")
+			}
+			if ok, diff := sbl.Equal(prof); !ok {
+				t.Fatalf("weighted p3: merged profile differs from SBL: %s", diff)
+			}
+			t.Logf("weighted p3 k=4: %s", hitsLine(sbl, prof))
 		})
 	}
 }
