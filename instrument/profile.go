@@ -169,6 +169,36 @@ func (r *Result) HitsOf(exact []profile.Function) (uint64, error) {
 	return hits, nil
 }
 
+// HitsOfFrequencies computes this copy's probe hits from how often each
+// DAG edge of each defined function ran (EdgeFrequencies' result, indexed
+// like Funcs): the same figure as HitsOf on the profile they came from,
+// since every sequence sits on one edge (a back edge's on its dummy exit
+// edge).
+func (r *Result) HitsOfFrequencies(freq [][]float64) (float64, error) {
+	if len(freq) != len(r.Funcs) {
+		return 0, fmt.Errorf("frequencies of %d functions for %d", len(freq), len(r.Funcs))
+	}
+	var hits float64
+	for i, f := range r.Funcs {
+		w := freq[i]
+		if f.Plan == nil || w == nil {
+			continue
+		}
+		if len(w) != len(f.DAG.Edges) {
+			return 0, fmt.Errorf("function %d (%s): %d frequencies for %d DAG edges", f.Index, f.Name, len(w), len(f.DAG.Edges))
+		}
+		for e, de := range f.DAG.Edges {
+			switch {
+			case de.Orig >= 0:
+				hits += w[e] * float64(f.seqs[de.Orig])
+			case de.Kind == cfg.EdgeDummyExit:
+				hits += w[e]
+			}
+		}
+	}
+	return hits, nil
+}
+
 // EdgeFrequencies turns an exact profile into how often each DAG edge of
 // each defined function ran (nil for functions without a DAG or without
 // executed paths): weights for spanning trees and for P3's task costs.

@@ -78,7 +78,7 @@ func (c *coster) cost(d *cfg.DAG, live, interesting []bool) (int, error) {
 	}
 	var s float64
 	for i, op := range ops {
-		if op.Kind == numbering.None {
+		if !seq(d, edges, i, op) {
 			continue
 		}
 		e := i
@@ -94,6 +94,27 @@ func (c *coster) cost(d *cfg.DAG, live, interesting []bool) (int, error) {
 		return math.MaxInt32, nil
 	}
 	return int(math.Round(s)), nil
+}
+
+// seq reports whether the operation of DAG edge i runs a sequence of its
+// own, as the instrumenter emits them and counts hits (instrument's
+// pathSeqs): weighted costs estimate hits. A back edge runs one sequence,
+// the ending path's count, if any, and the next path's initialisation,
+// which every live dummy entry edge has. So the dummy exit edge stands for
+// that sequence, count or not (a dead one weighs nothing), and the dummy
+// entry edge's operation is part of it. Static costs count probes, as the
+// P3 paper does.
+func seq(d *cfg.DAG, edges []int32, i int, op numbering.Op) bool {
+	if edges != nil {
+		i = int(edges[i])
+	}
+	switch d.Edges[i].Kind {
+	case cfg.EdgeDummyExit:
+		return true
+	case cfg.EdgeDummyEntry:
+		return false
+	}
+	return op.Kind != numbering.None
 }
 
 // multiplicity is how many Graph-edge probes the operation of DAG edge i

@@ -381,6 +381,9 @@ func planFunc(def int, d *cfg.DAG, partition bool, k int, opt *Options, c *coste
 		c.w = opt.Weights[def]
 	}
 	live := Live(d)
+	if partition && c.w != nil && !slices.ContainsFunc(c.w, func(x float64) bool { return x > 0 }) {
+		partition = false // never ran: splitting cannot lower any load
+	}
 	if partition {
 		var classes [][]bool
 		if c.w != nil {

@@ -3,6 +3,7 @@ package profiler
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -31,6 +32,10 @@ type Copies struct {
 	// PlanSeconds is the time partition.Make took; the analysis and
 	// instrumenting the copies are not included.
 	PlanSeconds float64
+	// FellBack is set when a P3 plan made with weights split functions
+	// but its copies would have made more hits on the weights' run than
+	// PBL's: the copies are then PBL's (Plan.Strategy still says p3).
+	FellBack bool
 }
 
 // Build plans a strategy over k copies and instruments each copy.
@@ -50,7 +55,54 @@ func Build(orig []byte, strategy string, k int, opt instrument.Options, popt par
 		return nil, err
 	}
 	cs.PlanSeconds = planSecs
+	if strategy == partition.P3 && popt.Weights != nil && split(plan) {
+		// The planner prices probes with a model of the instrumenter;
+		// the copies' hits on the profiled run are exact. Keep P3's
+		// splits only if they beat the plan with every function whole.
+		pbl, err := partition.Make(m, dags, partition.PBL, k, popt)
+		if err != nil {
+			return nil, err
+		}
+		pcs, err := instrumentCopies(orig, m, pbl, analysis.Funcs, opt)
+		if err != nil {
+			return nil, err
+		}
+		mine, err1 := maxHits(cs, popt.Weights)
+		whole, err2 := maxHits(pcs, popt.Weights)
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, err
+		}
+		if whole <= mine {
+			pbl.Strategy = partition.P3
+			pcs.Plan, pcs.PlanSeconds, pcs.FellBack = pbl, planSecs, true
+			return pcs, nil
+		}
+	}
 	return cs, nil
+}
+
+// split reports whether a plan splits any function.
+func split(p *partition.Plan) bool {
+	for i := range p.Funcs {
+		if p.Funcs[i].Profitable() {
+			return true
+		}
+	}
+	return false
+}
+
+// maxHits is the largest of the copies' hits on the run whose edge
+// frequencies are freq.
+func maxHits(cs *Copies, freq [][]float64) (float64, error) {
+	var mx float64
+	for _, res := range cs.Copy {
+		h, err := res.HitsOfFrequencies(freq)
+		if err != nil {
+			return 0, err
+		}
+		mx = max(mx, h)
+	}
+	return mx, nil
 }
 
 // BuildPlan instruments the copies of a plan made earlier (read from a

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/tetratelabs/wazero/api"
@@ -119,6 +120,14 @@ func TestHitsComputedFromProfile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		a, err := Analyze(orig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		freq, err := a.Result.EdgeFrequencies(exact.Functions)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, strategy := range []string{"sbl", "pbl", "p3"} {
 			k := 4
 			if strategy == "sbl" {
@@ -142,6 +151,9 @@ func TestHitsComputedFromProfile(t *testing.T) {
 				}
 				if _, err := runner.Run(ctx, res.Module, cfg); err != nil {
 					t.Fatal(err)
+				}
+				if fromFreq, err := res.HitsOfFrequencies(freq); err != nil || fromFreq != float64(computed) {
+					t.Errorf("%s %s copy %d: %v hits from edge frequencies (%v), %d from paths", name, strategy, c, fromFreq, err, computed)
 				}
 				if direct < computed || direct-computed > 64 {
 					t.Errorf("%s %s copy %d: %d hits counted at run time, %d computed from the profile", name, strategy, c, direct, computed)
@@ -245,5 +257,68 @@ func TestCopiesDirectory(t *testing.T) {
 	odd.OutputSHA256 = "11"
 	if _, err := MergeParts(man, rebuilt, []*Part{parts[0], parts[1], &odd}); err == nil {
 		t.Error("copies with different output were merged")
+	}
+}
+
+// TestWeightedP3NeverAbovePBL: planned with a profile, P3's slowest copy
+// never makes more hits on that run than PBL's, falling back to PBL's
+// copies when its splits would.
+func TestWeightedP3NeverAbovePBL(t *testing.T) {
+	ctx := context.Background()
+	fell, kept := 0, 0
+	for _, p := range oraclePrograms(t) {
+		if !slices.Contains([]string{"calc", "sort", "grid", "vm", "wordfreq"}, p.name) {
+			continue
+		}
+		orig, err := os.ReadFile(p.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact, err := Profile(ctx, orig, Options{ModulePath: p.path, Run: p.config(t, &bytes.Buffer{})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := Analyze(orig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		freq, err := a.Result.EdgeFrequencies(exact.Functions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []int{2, 4, 8} {
+			slowest := map[string]uint64{}
+			var p3 *Copies
+			for _, strategy := range []string{"pbl", "p3"} {
+				cs, err := Build(orig, strategy, k, instrument.Options{}, partition.Options{Weights: freq})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, res := range cs.Copy {
+					h, err := res.HitsOf(exact.Functions)
+					if err != nil {
+						t.Fatal(err)
+					}
+					slowest[strategy] = max(slowest[strategy], h)
+				}
+				p3 = cs
+			}
+			if slowest["p3"] > slowest["pbl"] {
+				t.Errorf("%s k=%d: slowest P3 copy %d hits, PBL's %d", p.name, k, slowest["p3"], slowest["pbl"])
+			}
+			if p3.FellBack {
+				fell++
+				if split(p3.Plan) || p3.Plan.Strategy != partition.P3 {
+					t.Errorf("%s k=%d: fell back to a plan that splits", p.name, k)
+				}
+			} else if split(p3.Plan) {
+				kept++
+			}
+			t.Logf("%s k=%d: P3 %d, PBL %d hits; fell back %v", p.name, k, slowest["p3"], slowest["pbl"], p3.FellBack)
+		}
+	}
+	t.Logf("%d plans kept their splits, %d fell back", kept, fell)
+	if kept == 0 {
+		t.Error("no weighted P3 plan kept a split")
 	}
 }
