@@ -871,15 +871,8 @@ func TestMakeWeights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	maxOf := func(p *Plan) int64 {
-		var mx int64
-		for _, c := range p.Copies {
-			mx = max(mx, c.Load)
-		}
-		return mx
-	}
-	if maxOf(p) > maxOf(pbl) {
-		t.Fatalf("weighted P3 plan's largest load %d above PBL's %d", maxOf(p), maxOf(pbl))
+	if largestLoad(p) > largestLoad(pbl) {
+		t.Fatalf("weighted P3 plan's largest load %d above PBL's %d", largestLoad(p), largestLoad(pbl))
 	}
 	differ := false
 	for i := range p.Funcs {
@@ -1038,19 +1031,21 @@ func TestMakeWeightsSplitAnyFunction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		load := func(p *Plan) int64 {
-			var mx int64
-			for _, c := range p.Copies {
-				mx = max(mx, c.Load)
-			}
-			return mx
-		}
-		if !p.Funcs[hot].Candidate || !p.Funcs[hot].Profitable() || load(p) >= load(pbl) {
+		if !p.Funcs[hot].Candidate || !p.Funcs[hot].Profitable() || largestLoad(p) >= largestLoad(pbl) {
 			t.Errorf("%s: function %d (%d call sites): candidate %v, split %v; largest load %d, PBL's %d",
-				names[i], hot, p.Funcs[hot].CallSites, p.Funcs[hot].Candidate, p.Funcs[hot].Profitable(), load(p), load(pbl))
+				names[i], hot, p.Funcs[hot].CallSites, p.Funcs[hot].Candidate, p.Funcs[hot].Profitable(), largestLoad(p), largestLoad(pbl))
 		}
 	}
 	if tried == 0 {
 		t.Fatal("no program has a function the call-site rule refuses")
 	}
+}
+
+// largestLoad is the largest load of a plan's copies.
+func largestLoad(p *Plan) int64 {
+	var mx int64
+	for _, c := range p.Copies {
+		mx = max(mx, c.Load)
+	}
+	return mx
 }

@@ -111,23 +111,7 @@ func TestHitsComputedFromProfile(t *testing.T) {
 				p = q
 			}
 		}
-		orig, err := os.ReadFile(p.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out bytes.Buffer
-		exact, err := Profile(ctx, orig, Options{ModulePath: p.path, Run: p.config(t, &out)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := Analyze(orig)
-		if err != nil {
-			t.Fatal(err)
-		}
-		freq, err := a.Result.EdgeFrequencies(exact.Functions)
-		if err != nil {
-			t.Fatal(err)
-		}
+		orig, exact, freq := exactRun(t, p)
 		for _, strategy := range []string{"sbl", "pbl", "p3"} {
 			k := 4
 			if strategy == "sbl" {
@@ -264,28 +248,12 @@ func TestCopiesDirectory(t *testing.T) {
 // never makes more hits on that run than PBL's, falling back to PBL's
 // copies when its splits would.
 func TestWeightedP3NeverAbovePBL(t *testing.T) {
-	ctx := context.Background()
 	fell, kept := 0, 0
 	for _, p := range oraclePrograms(t) {
 		if !slices.Contains([]string{"calc", "sort", "grid", "vm", "wordfreq"}, p.name) {
 			continue
 		}
-		orig, err := os.ReadFile(p.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		exact, err := Profile(ctx, orig, Options{ModulePath: p.path, Run: p.config(t, &bytes.Buffer{})})
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := Analyze(orig)
-		if err != nil {
-			t.Fatal(err)
-		}
-		freq, err := a.Result.EdgeFrequencies(exact.Functions)
-		if err != nil {
-			t.Fatal(err)
-		}
+		orig, exact, freq := exactRun(t, p)
 		for _, k := range []int{2, 4, 8} {
 			slowest := map[string]uint64{}
 			var p3 *Copies
@@ -321,4 +289,27 @@ func TestWeightedP3NeverAbovePBL(t *testing.T) {
 	if kept == 0 {
 		t.Error("no weighted P3 plan kept a split")
 	}
+}
+
+// exactRun reads a program, profiles one run with SBL and returns the
+// module, the exact profile and its DAG edge frequencies.
+func exactRun(t *testing.T, p program) ([]byte, *profile.Profile, [][]float64) {
+	t.Helper()
+	orig, err := os.ReadFile(p.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, err := Profile(context.Background(), orig, Options{ModulePath: p.path, Run: p.config(t, &bytes.Buffer{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Analyze(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	freq, err := a.Result.EdgeFrequencies(exact.Functions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return orig, exact, freq
 }

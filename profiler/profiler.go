@@ -154,6 +154,9 @@ func profileCopies(ctx context.Context, orig []byte, opt Options) (*profile.Prof
 	}
 	p.Module.CodeOffset = cs.Copy[0].CodeOffset
 	progress("built %d copies in %.2fs", k, time.Since(start).Seconds())
+	if cs.FellBack {
+		progress("p3's splits would make more probe hits than pbl's on the weights' run: the copies are pbl's")
+	}
 	jobs := opt.Jobs
 	if jobs < 1 {
 		jobs = k

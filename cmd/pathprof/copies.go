@@ -65,6 +65,9 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "wrote %d copies of %s to %s (%s)\n", len(cs.Copy), path, *out, *strategy)
+	if cs.FellBack {
+		fmt.Fprintln(stdout, "p3's splits would make more probe hits than pbl's on the run of --weights: the copies are pbl's")
+	}
 	fmt.Fprintf(stdout, "run each: pathprof exec %s COPY [-- ARGS...]  or  node %s COPY.wasm COUNTERS.wasm COUNTS.out [ARGS...]\n", *out, filepath.Join(*out, "run.cjs"))
 	fmt.Fprintf(stdout, "then: pathprof merge -o profile.json %s\n", filepath.Join(*out, "part-*.json"))
 	return 0
