@@ -61,6 +61,11 @@ type Options struct {
 	// Strategies to measure besides the original; default SBL alone. PBL
 	// and P3 (at k = 2, 4, 8) will be columns of their own once they exist.
 	Strategies []Strategy
+	// HitsOnly measures PBL and P3 by their hits alone: the copies are
+	// planned and their hits computed from SBL's profile, but they are
+	// neither run (so their profiles are not checked against SBL's) nor
+	// timed. A sweep of plans then costs one SBL run per program.
+	HitsOnly bool
 	// CacheDir is wazero's compilation cache; "" for none.
 	CacheDir string
 	// Progress receives a line per step; nil for none.
@@ -75,14 +80,16 @@ type Report struct {
 	Command string `json:"command,omitempty"`
 	// GoVersion is the toolchain pathprof was built with; SuiteGoVersion
 	// the one that built the suite's Go programs.
-	GoVersion      string     `json:"go_version"`
-	SuiteGoVersion string     `json:"suite_go_version,omitempty"`
-	CPUs           int        `json:"cpus"`
-	OS             string     `json:"os"`
-	Arch           string     `json:"arch"`
-	Runs           int        `json:"runs"`
-	Quick          bool       `json:"quick,omitempty"`
-	Strategies     []Strategy `json:"strategies"`
+	GoVersion      string `json:"go_version"`
+	SuiteGoVersion string `json:"suite_go_version,omitempty"`
+	CPUs           int    `json:"cpus"`
+	OS             string `json:"os"`
+	Arch           string `json:"arch"`
+	Runs           int    `json:"runs"`
+	Quick          bool   `json:"quick,omitempty"`
+	// HitsOnly: the PBL and P3 copies were planned, not run (Options).
+	HitsOnly   bool       `json:"hits_only,omitempty"`
+	Strategies []Strategy `json:"strategies"`
 	// Seconds is the wall time of the whole benchmark.
 	Seconds  float64         `json:"seconds"`
 	Programs []ProgramResult `json:"programs"`
@@ -215,6 +222,7 @@ func Run(ctx context.Context, s *Suite, opt Options) (*Report, error) {
 		Arch:           runtime.GOARCH,
 		Runs:           opt.Runs,
 		Quick:          opt.Quick,
+		HitsOnly:       opt.HitsOnly && len(opt.Strategies) > 1,
 		Strategies:     opt.Strategies,
 		GeoMean:        map[string]float64{},
 	}
@@ -233,11 +241,11 @@ func Run(ctx context.Context, s *Suite, opt Options) (*Report, error) {
 	for j, st := range opt.Strategies {
 		var ratios []float64
 		for _, r := range rep.Programs {
-			if r.Error == "" && j < len(r.Strategies) {
+			if r.Error == "" && j < len(r.Strategies) && r.Strategies[j].Ratio > 0 {
 				ratios = append(ratios, r.Strategies[j].Ratio)
 			}
 		}
-		if len(ratios) > 0 {
+		if len(ratios) > 0 { // none for copies not timed (HitsOnly)
 			rep.GeoMean[st.String()] = GeoMean(ratios)
 		}
 	}
@@ -445,6 +453,9 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Str
 	b.progress("%s: planned in %.2fs, instrumented in %.2fs; slowest copy %d has %.1f%% of SBL's hits (static plan %.1f%%)",
 		st, m.PlanSeconds, m.InstrumentSeconds, m.SlowestCopy, 100*m.HitShare, 100*m.StaticHitShare)
 
+	if b.opt.HitsOnly {
+		return m, nil
+	}
 	// Every copy runs once: same output, and the merged profile is SBL's.
 	var parts [][]profile.Function
 	var slowProg *runner.Program

@@ -70,6 +70,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, " (suite built with %s)", r.SuiteGoVersion)
 	}
 	fmt.Fprintf(&b, "  \nMedians of %d timed runs per build, original and instrumented interleaved, after one untimed check run; ratio = instrumented median / original median. The whole run took %s.\n\n", r.Runs, duration(r.Seconds))
+	if r.HitsOnly {
+		b.WriteString("The PBL and P3 copies were only planned (`--hits-only`): their hits are computed from SBL's profile, but they were not run, so neither timed nor checked against SBL's profile.\n\n")
+	}
 
 	head := []string{"program", "original ms"}
 	align := []string{"---", "--:"}
@@ -95,7 +98,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		for j := range r.Strategies {
 			if j < len(p.Strategies) && p.Error == "" {
 				m := p.Strategies[j]
-				cells = append(cells, msCell(m.MedianSeconds), fmt.Sprintf("%.2f", m.Ratio))
+				if m.Ratio > 0 {
+					cells = append(cells, msCell(m.MedianSeconds), fmt.Sprintf("%.2f", m.Ratio))
+				} else {
+					cells = append(cells, "", "not run") // HitsOnly
+				}
 			} else {
 				cells = append(cells, "", "**FAILED**")
 			}

@@ -30,14 +30,15 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	from := fs.String("from", "", "run nothing: write results.md, results.json and the chart into -o DIR from an earlier run's results.json `FILE`")
 	strategies := fs.Bool("strategies", false, "also measure PBL and P3 at k = 2, 4, 8: hit shares, profile equality, slowest copy's time")
+	hitsOnly := fs.Bool("hits-only", false, "with --strategies: only plan the copies and compute their hits from SBL's profile; do not run or time them")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: pathprof bench [--quick] [--strategies] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]\n       pathprof bench --prepare [--no-debian] [--suite DIR] [--src DIR]\n       pathprof bench --from RESULTS.json -o DIR")
+		fmt.Fprintln(stderr, "usage: pathprof bench [--quick] [--strategies [--hits-only]] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]\n       pathprof bench --prepare [--no-debian] [--suite DIR] [--src DIR]\n       pathprof bench --from RESULTS.json -o DIR")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(interleaved(fs, args)); err != nil {
 		return 2
 	}
-	if fs.NArg() != 0 || *runs < 0 {
+	if fs.NArg() != 0 || *runs < 0 || *hitsOnly && !*strategies {
 		fs.Usage()
 		return 2
 	}
@@ -99,6 +100,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	}
 	rep, err := bench.Run(ctx, s, bench.Options{
 		Strategies: sts,
+		HitsOnly:   *hitsOnly,
 		Runs:       *runs,
 		Quick:      *quick,
 		Only:       only,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -149,6 +150,33 @@ func TestBenchStrategies(t *testing.T) {
 	}
 	if stdout2.String() != md {
 		t.Errorf("--from printed a different table")
+	}
+
+	// --hits-only plans the same copies, with the same hits, and runs none.
+	quick := filepath.Join(t.TempDir(), "hits")
+	var stdout3 bytes.Buffer
+	code = cmdBench([]string{"--strategies", "--hits-only", "--suite", dir, "-o", quick, "--runs", "1", "--cache", testprogs.WazeroCacheDir(t), "-q"}, &stdout3, &stderr)
+	if code != 0 {
+		t.Fatalf("--hits-only: exit %d\n%s", code, stderr.String())
+	}
+	hits, err := bench.ReadReport(filepath.Join(quick, bench.JSONName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hits.HitsOnly || !strings.Contains(stdout3.String(), "not run") {
+		t.Errorf("--hits-only not reported:\n%s", stdout3.String())
+	}
+	for j, m := range hits.Programs[0].Strategies[1:] {
+		full := rep.Programs[0].Strategies[j+1]
+		if m.ProfileEqual != nil || m.Ratio != 0 || m.HitShare != full.HitShare || !slices.Equal(m.CopyHits, full.CopyHits) {
+			t.Errorf("--hits-only %s: %+v, full run %+v", m.Strategy, m, full)
+		}
+	}
+	if _, ok := hits.GeoMean[bench.Partitioned[0].String()]; ok {
+		t.Error("--hits-only reports a geometric mean for copies it did not run")
+	}
+	if code := cmdBench([]string{"--hits-only", "--suite", dir, "-o", quick}, &stdout3, &stderr); code != 2 {
+		t.Errorf("--hits-only without --strategies: exit %d", code)
 	}
 }
 
