@@ -130,9 +130,10 @@ func (f *Func) pathSeqs(edges []int32) uint64 {
 		if de.Orig >= 0 {
 			seqs += uint64(f.seqs[de.Orig])
 		} else if de.Kind == cfg.EdgeDummyExit {
-			// The back (or cut) edge's sequence, which always holds the
-			// ending path's count: the count and the next path's
-			// initialisation run as one sequence.
+			// The back (or cut) edge's sequence: the ending path's
+			// count, if the copy counts there, and the next path's
+			// initialisation, which every live dummy entry edge has,
+			// run as one sequence.
 			seqs++
 		}
 	}

@@ -1049,3 +1049,67 @@ func largestLoad(p *Plan) int64 {
 	}
 	return mx
 }
+
+// TestGroupClasses: g runs of neighbouring classes, every class in one
+// run, each run priced on the union of its classes' edges.
+func TestGroupClasses(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	tried := 0
+	for range 200 {
+		d := structuredDAG(t, r, 2+r.IntN(20))
+		sets := Classes(d, 8)
+		if len(sets) < 2 {
+			continue
+		}
+		tried++
+		live := Live(d)
+		var c coster
+		classes := make([]task, len(sets))
+		for j, set := range sets {
+			cost, err := c.cost(d, live, set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.IntN(3) == 0 {
+				cost *= 100 // skewed costs
+			}
+			classes[j] = task{def: 7, cost: int64(cost), edges: set}
+		}
+		for g := 2; g <= len(classes); g++ {
+			groups, err := groupClasses(classes, g, d, live, &c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(groups) != g {
+				t.Fatalf("%d groups of %d classes, want %d", len(groups), len(classes), g)
+			}
+			next := 0
+			for _, gr := range groups {
+				n := max(1, gr.classes)
+				if gr.def != 7 || n == 1 && gr.classes != 0 {
+					t.Fatalf("group %+v", gr)
+				}
+				union := make([]bool, len(d.Edges))
+				for _, cl := range classes[next : next+n] {
+					for e, in := range cl.edges {
+						union[e] = union[e] || in
+					}
+				}
+				if !slices.Equal(union, gr.edges) {
+					t.Fatalf("group of classes %d..%d has other edges", next, next+n-1)
+				}
+				cost, err := c.cost(d, live, union)
+				if err != nil || int64(cost) != gr.cost {
+					t.Fatalf("group cost %d, its union's %d (%v)", gr.cost, cost, err)
+				}
+				next += n
+			}
+			if next != len(classes) {
+				t.Fatalf("groups hold %d of %d classes", next, len(classes))
+			}
+		}
+	}
+	if tried < 50 {
+		t.Fatalf("only %d DAGs with several classes", tried)
+	}
+}

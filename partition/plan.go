@@ -61,8 +61,8 @@ type Plan struct {
 // FuncInfo is what planning found out about one function.
 type FuncInfo struct {
 	CallSites int `json:"call_sites"`
-	// Candidate: P3 may partition the function. Planned with weights,
-	// every function is one; without, only a function with at most one
+	// Candidate: P3 may partition the function. Planned with weights
+	// for P3, every function is one; else only a function with at most one
 	// call site and no unknown callers (the P3 paper's rule).
 	Candidate bool `json:"candidate,omitempty"`
 	// Tasks are the function's tasks, in the order of their classes; none
@@ -259,7 +259,7 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy string, k int, opt Options
 		if opt.Candidates != nil {
 			p.Funcs[i].Candidate = opt.Candidates[i]
 		}
-		if opt.Candidates == nil && opt.Weights != nil {
+		if opt.Candidates == nil && opt.Weights != nil && strategy == P3 {
 			// Weighted costs price the overlap of a split, so the
 			// call-site rule, which guards against it blindly, is not
 			// needed: chooseSplits keeps only the splits that pay.
@@ -377,12 +377,14 @@ func planFunc(def int, d *cfg.DAG, partition bool, k int, opt *Options, c *coste
 		return nil, nil, nil
 	}
 	c.w = nil
+	live := Live(d)
 	if opt.Weights != nil {
 		c.w = opt.Weights[def]
-	}
-	live := Live(d)
-	if partition && c.w != nil && !slices.ContainsFunc(c.w, func(x float64) bool { return x > 0 }) {
-		partition = false // never ran: splitting cannot lower any load
+		if !slices.ContainsFunc(c.w, func(x float64) bool { return x > 0 }) {
+			// Never ran (no weights, or all zero): it costs no probe
+			// executions, and splitting it cannot lower any load.
+			return []task{{def: def}}, live, nil
+		}
 	}
 	if partition {
 		var classes [][]bool
@@ -537,8 +539,10 @@ func (p *Plan) Check(graphs []*cfg.DAG) error {
 // lowers the largest copy load of the LPT assignment. Starting from every
 // function whole (PBL's plan), the functions that can split are tried one
 // by one, heaviest whole cost first, each kept with the grouping that
-// lowers the largest load most below the best so far: P3 is never planned
-// worse than PBL by its own estimate. Make uses it only with profile
+// lowers the largest load most below the best so far; if the splits kept
+// lower PBL's largest load by less than minSplitGain in all, none is kept.
+// P3 is never planned worse than PBL by its own estimate, and does not
+// double its copies' total work for a negligible gain. Make uses it only with profile
 // weights, whose costs estimate probe executions; static probe counts say
 // too little about load.
 func chooseSplits(perFunc [][]task, k int, graphs []*cfg.DAG, lives [][]bool, weights [][]float64) error {
@@ -569,6 +573,10 @@ func chooseSplits(perFunc [][]task, k int, graphs []*cfg.DAG, lives [][]bool, we
 		tries = tries[:maxSplitTries]
 	}
 	best := maxLoad(flat(), k)
+	// A split adds the probes its groups share to every copy that gets
+	// one, often doubling the total work; the splits must lower the
+	// largest load by at least minSplitGain of PBL's to be worth that.
+	cutoff := best - int64(float64(best)*minSplitGain)
 	chosen := make([][]task, len(perFunc))
 	var c coster
 	for _, t := range tries {
@@ -590,6 +598,9 @@ func chooseSplits(perFunc [][]task, k int, graphs []*cfg.DAG, lives [][]bool, we
 		if chosen[t.def] != nil {
 			costs[t.def] = costsOf(ptrs(chosen[t.def]))
 		}
+	}
+	if best > cutoff {
+		clear(chosen) // together the splits save too little
 	}
 	for i, ts := range perFunc {
 		switch {
@@ -646,6 +657,10 @@ func groupClasses(classes []task, g int, d *cfg.DAG, live []bool, c *coster) ([]
 	}
 	return groups, nil
 }
+
+// minSplitGain is the least share of the largest copy load (PBL's plan)
+// that the splits chooseSplits keeps must save, together.
+const minSplitGain = 0.01
 
 // maxSplitTries bounds the functions chooseSplits tries to split: a
 // function far lighter than the largest copy load barely moves it, and

@@ -34,7 +34,9 @@ type Copies struct {
 	PlanSeconds float64
 	// FellBack is set when a P3 plan made with weights split functions
 	// but its copies would have made more hits on the weights' run than
-	// PBL's: the copies are then PBL's (Plan.Strategy still says p3).
+	// PBL's: the copies are then PBL's (Plan.Strategy still says p3, and
+	// PlanSeconds is still P3's planning time; the manifest does not
+	// record the fallback).
 	FellBack bool
 }
 
@@ -67,18 +69,29 @@ func Build(orig []byte, strategy string, k int, opt instrument.Options, popt par
 		if err != nil {
 			return nil, err
 		}
-		mine, err1 := maxHits(cs, popt.Weights)
-		whole, err2 := maxHits(pcs, popt.Weights)
-		if err := errors.Join(err1, err2); err != nil {
-			return nil, err
-		}
-		if whole <= mine {
-			pbl.Strategy = partition.P3
-			pcs.Plan, pcs.PlanSeconds, pcs.FellBack = pbl, planSecs, true
-			return pcs, nil
-		}
+		pcs.PlanSeconds = planSecs
+		return fewerHits(cs, pcs, popt.Weights)
 	}
 	return cs, nil
+}
+
+// fewerHits returns the P3 copies p3 unless the PBL copies pbl would make
+// no more hits on the run whose edge frequencies are freq; then pbl, as
+// P3's copies (FellBack set).
+func fewerHits(p3, pbl *Copies, freq [][]float64) (*Copies, error) {
+	mine, err1 := maxHits(p3, freq)
+	whole, err2 := maxHits(pbl, freq)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, err
+	}
+	if whole > mine {
+		return p3, nil
+	}
+	plan := *pbl.Plan
+	plan.Strategy = partition.P3
+	fell := *pbl
+	fell.Plan, fell.PlanSeconds, fell.FellBack = &plan, p3.PlanSeconds, true
+	return &fell, nil
 }
 
 // split reports whether a plan splits any function.

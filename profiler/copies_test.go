@@ -291,6 +291,44 @@ func TestWeightedP3NeverAbovePBL(t *testing.T) {
 	}
 }
 
+// TestFewerHits: the choice between P3's and PBL's copies by exact hits.
+func TestFewerHits(t *testing.T) {
+	var p program
+	for _, q := range oraclePrograms(t) {
+		if q.name == "grid" {
+			p = q
+		}
+	}
+	orig, exact, freq := exactRun(t, p)
+	pbl, err := Build(orig, "pbl", 4, instrument.Options{}, partition.Options{Weights: freq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p3, err := Build(orig, "p3", 4, instrument.Options{}, partition.Options{Weights: freq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p3.FellBack || !split(p3.Plan) {
+		t.Fatal("grid's weighted P3 plan at k = 4 no longer splits: pick another case")
+	}
+	got, err := fewerHits(p3, pbl, freq)
+	if err != nil || got != p3 {
+		t.Fatalf("P3's better copies not kept (%v)", err)
+	}
+	// Copies with as many hits as PBL's lose to them.
+	got, err = fewerHits(pbl, pbl, freq)
+	if err != nil || !got.FellBack || got.Plan.Strategy != partition.P3 || pbl.Plan.Strategy != partition.PBL || split(got.Plan) {
+		t.Fatalf("fell back %v, strategy %s (PBL's plan now %s), %v", got.FellBack, got.Plan.Strategy, pbl.Plan.Strategy, err)
+	}
+	for c := range got.Copy {
+		a, _ := got.Copy[c].HitsOf(exact.Functions)
+		b, _ := pbl.Copy[c].HitsOf(exact.Functions)
+		if a != b {
+			t.Fatalf("copy %d: %d hits, PBL's %d", c, a, b)
+		}
+	}
+}
+
 // exactRun reads a program, profiles one run with SBL and returns the
 // module, the exact profile and its DAG edge frequencies.
 func exactRun(t *testing.T, p program) ([]byte, *profile.Profile, [][]float64) {
