@@ -71,38 +71,7 @@ func reverseDAG(d *cfg.DAG) *cfg.DAG {
 		rd.Out[swap(int32(v))] = d.In[v]
 		rd.In[swap(int32(v))] = d.Out[v]
 	}
-	// Kahn's algorithm over the nodes reachable from the reversed entry.
-	reach := make([]bool, d.NumNodes)
-	reach[cfg.Entry] = true
-	stack := []int32{cfg.Entry}
-	for len(stack) > 0 {
-		v := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, e := range rd.Out[v] {
-			if w := rd.Edges[e].To; !reach[w] {
-				reach[w] = true
-				stack = append(stack, w)
-			}
-		}
-	}
-	indeg := make([]int32, d.NumNodes)
-	for v, ok := range reach {
-		if !ok {
-			continue
-		}
-		for _, e := range rd.Out[v] {
-			indeg[rd.Edges[e].To]++
-		}
-	}
-	rd.Topo = append(rd.Topo, cfg.Entry)
-	for i := 0; i < len(rd.Topo); i++ {
-		for _, e := range rd.Out[rd.Topo[i]] {
-			w := rd.Edges[e].To
-			if indeg[w]--; indeg[w] == 0 {
-				rd.Topo = append(rd.Topo, w)
-			}
-		}
-	}
+	rd.Topo = topoOrder(rd)
 	return rd
 }
 

@@ -856,21 +856,13 @@ func TestMakeWeights(t *testing.T) {
 		}
 		ws[i] = w
 	}
-	p, err := Make(m, graphs, P3, 4, Options{Weights: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, pbl := weightedPlans(t, m, graphs, ws)
 	q, err := Make(m, graphs, P3, 4, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkPlan(t, m, graphs, p, ws)
 	// With weights, a function stays split only where that lowers the
 	// largest load, and the plan is never worse than PBL's by its costs.
-	pbl, err := Make(m, graphs, PBL, 4, Options{Weights: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if largestLoad(p) > largestLoad(pbl) {
 		t.Fatalf("weighted P3 plan's largest load %d above PBL's %d", largestLoad(p), largestLoad(pbl))
 	}
@@ -1022,15 +1014,7 @@ func TestMakeWeightsSplitAnyFunction(t *testing.T) {
 		if static.Funcs[hot].Candidate || static.Funcs[hot].Profitable() {
 			t.Fatalf("%s: function %d split without weights", names[i], hot)
 		}
-		p, err := Make(m, graphs, P3, 4, Options{Weights: ws})
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkPlan(t, m, graphs, p, ws)
-		pbl, err := Make(m, graphs, PBL, 4, Options{Weights: ws})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p, pbl := weightedPlans(t, m, graphs, ws)
 		if !p.Funcs[hot].Candidate || !p.Funcs[hot].Profitable() || largestLoad(p) >= largestLoad(pbl) {
 			t.Errorf("%s: function %d (%d call sites): candidate %v, split %v; largest load %d, PBL's %d",
 				names[i], hot, p.Funcs[hot].CallSites, p.Funcs[hot].Candidate, p.Funcs[hot].Profitable(), largestLoad(p), largestLoad(pbl))
@@ -1112,4 +1096,19 @@ func TestGroupClasses(t *testing.T) {
 	if tried < 50 {
 		t.Fatalf("only %d DAGs with several classes", tried)
 	}
+}
+
+// weightedPlans makes the P3 and PBL plans at k = 4 with weights ws, and
+// checks the P3 plan.
+func weightedPlans(t *testing.T, m *wasm.Module, graphs []*cfg.DAG, ws [][]float64) (p3, pbl *Plan) {
+	t.Helper()
+	p3, err := Make(m, graphs, P3, 4, Options{Weights: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPlan(t, m, graphs, p3, ws)
+	if pbl, err = Make(m, graphs, PBL, 4, Options{Weights: ws}); err != nil {
+		t.Fatal(err)
+	}
+	return p3, pbl
 }

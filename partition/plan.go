@@ -589,14 +589,14 @@ func chooseSplits(perFunc [][]task, k int, graphs []*cfg.DAG, lives [][]bool, we
 			if err != nil {
 				return err
 			}
-			costs[t.def] = costsOf(ptrs(groups))
+			costs[t.def] = taskCosts(groups)
 			if l := maxLoad(flat(), k); l < best {
 				best, chosen[t.def] = l, groups
 			}
 		}
 		costs[t.def] = whole
 		if chosen[t.def] != nil {
-			costs[t.def] = costsOf(ptrs(chosen[t.def]))
+			costs[t.def] = taskCosts(chosen[t.def])
 		}
 	}
 	if best > cutoff {
@@ -667,12 +667,13 @@ const minSplitGain = 0.01
 // each try plans the whole program once more.
 const maxSplitTries = 64
 
-func ptrs(ts []task) []*task {
-	p := make([]*task, len(ts))
-	for i := range ts {
-		p[i] = &ts[i]
+// taskCosts is costsOf for a function's own tasks.
+func taskCosts(ts []task) []int64 {
+	c := make([]int64, len(ts))
+	for i, t := range ts {
+		c[i] = t.cost
 	}
-	return p
+	return c
 }
 
 // maxLoad is the largest copy load of the LPT assignment of costs.
