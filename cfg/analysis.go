@@ -101,7 +101,7 @@ func (g *Graph) DAG() *DAG {
 	for n := range g.Blocks {
 		for _, ei := range g.Blocks[n].Out {
 			e := g.Edges[ei]
-			if !e.Back {
+			if !e.Cuts() {
 				add(DAGEdge{From: e.From, To: e.To, Kind: e.Kind, Orig: ei})
 				continue
 			}
@@ -112,8 +112,11 @@ func (g *Graph) DAG() *DAG {
 			}
 		}
 	}
-	for _, ei := range g.BackEdges() {
-		e := g.Edges[ei]
+	for j := range g.Edges {
+		ei, e := int32(j), &g.Edges[j]
+		if !e.Cuts() {
+			continue
+		}
 		if i, ok := dummyIn[e.To]; ok {
 			d.Edges[i].Back = append(d.Edges[i].Back, ei)
 		} else {

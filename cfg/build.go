@@ -11,6 +11,12 @@ type Options struct {
 	// NoReturn reports functions whose call never returns (WASI's
 	// proc_exit): a call to one ends its block with an edge to the exit.
 	NoReturn func(funcIdx uint32) bool
+	// SplitCalls ends a block's node after every call that may return
+	// (call, call_indirect, call_ref) with an EdgeCall edge into a new
+	// node, marked Cont, where the block continues. The DAG cuts paths
+	// there, so that a path never spans a call: the blocks the callee
+	// runs then come between the caller's paths (package osp).
+	SplitCalls bool
 }
 
 // NoReturnImports returns a NoReturn that matches the module's imports of
@@ -70,6 +76,7 @@ type builder struct {
 	fs       []frame
 	cur      int32
 	noReturn func(uint32) bool
+	split    bool
 	handlers int // frames that can catch: try_table, legacy try in its body
 	excEdges map[[2]int32]bool
 }
@@ -167,7 +174,7 @@ func BuildBody(c *wasm.Code, opt Options) (*Graph, error) {
 	// front avoids regrowing them on large functions.
 	est := len(c.Body)/12 + 8
 	g := &Graph{Blocks: make([]Block, 2, est), Edges: make([]Edge, 0, est*3/2)}
-	b := &builder{g: g, noReturn: opt.NoReturn}
+	b := &builder{g: g, noReturn: opt.NoReturn, split: opt.SplitCalls}
 	first := b.node()
 	b.edge(Entry, first, EdgeEntry, c.ExprOff)
 	b.cur = first
@@ -406,6 +413,12 @@ func (b *builder) step(in *wasm.Instr) (bool, error) {
 			if in.Op == wasm.OpCall && b.noReturn != nil && b.noReturn(in.A) {
 				b.edge(cur, Exit, EdgeNoReturn, in.Off)
 				b.cur = -1
+			} else if b.split {
+				n := b.node()
+				g := b.g
+				g.Blocks[n].Cont = true
+				b.edge(cur, n, EdgeCall, in.Off)
+				b.cur = n
 			}
 		}
 	}

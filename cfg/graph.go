@@ -38,12 +38,13 @@ const (
 	EdgeNoReturn                    // a call that never returns (e.g. proc_exit) -> exit
 	EdgeDummyEntry                  // DAG only: entry -> target of a back edge
 	EdgeDummyExit                   // DAG only: source of a back edge -> exit
+	EdgeCall                        // Options.SplitCalls: a call's block -> its continuation
 )
 
 var edgeKindNames = [...]string{
 	"entry", "fallthrough", "br", "br_if", "br_if_not", "br_table", "if", "else",
 	"br_on_null", "br_on_null_not", "return", "tail_call", "throw", "exception",
-	"no_return", "dummy_entry", "dummy_exit",
+	"no_return", "dummy_entry", "dummy_exit", "call",
 }
 
 func (k EdgeKind) String() string {
@@ -61,6 +62,10 @@ type Block struct {
 	Start, End uint32 // [Start, End): the block's instructions
 	Instrs     uint32 // number of instructions
 	Out, In    []int32
+	// Cont marks the continuation of a block after a call
+	// (Options.SplitCalls): the same basic block, so entering it is not
+	// a block entry.
+	Cont bool
 }
 
 // Edge is a directed control-flow edge between two nodes.
@@ -77,6 +82,10 @@ type Edge struct {
 	// the entry: its target was still on the DFS stack.
 	Back bool
 }
+
+// Cuts reports whether paths end at the edge: a back edge, or a call edge
+// of Options.SplitCalls. The DAG replaces such edges by dummy edges.
+func (e *Edge) Cuts() bool { return e.Back || e.Kind == EdgeCall }
 
 // Graph is the control-flow graph of one function. Blocks[0] and Blocks[1]
 // are the virtual entry and exit; they hold no instructions.
@@ -97,9 +106,9 @@ type DAGEdge struct {
 	Back []int32
 }
 
-// DAG is the acyclic graph of a Graph: back edges removed, a dummy edge
-// entry->w added once per back-edge target w and v->exit once per back-edge
-// source v. Node numbering is the Graph's.
+// DAG is the acyclic graph of a Graph: back edges (and call edges) removed,
+// a dummy edge entry->w added once per back-edge target w and v->exit once
+// per back-edge source v. Node numbering is the Graph's.
 type DAG struct {
 	NumNodes int
 	Edges    []DAGEdge

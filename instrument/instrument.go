@@ -38,7 +38,44 @@ type Options struct {
 	// NoLoopCounts turns off local loop counters (see loops.go): every
 	// completed path is then a call into the counter module.
 	NoLoopCounts bool
+	// Segments, when set, makes the copy that package osp samples block
+	// sequences with instead of a counting copy: see Segments. Mode,
+	// Counters, CountHits and NoLoopCounts are then ignored.
+	Segments *Segments
 }
+
+// Segments describes a copy whose paths report their blocks, not counts.
+//
+// Paths also end before every call that may return (cfg.Options
+// SplitCalls), so the blocks a callee runs come between two paths of its
+// caller, and a run's block entries are the concatenation of its paths'
+// blocks. The path register carries the path's Ball-Larus id in its low
+// IDBits bits and the number of block entries the path makes above them:
+// chord increments sum both at once, so counting blocks costs nothing
+// more than numbering the path. Functions whose paths are too many are
+// cut to fit IDBits.
+//
+// Functions that cannot be numbered (Func.Blockwise: exception handling,
+// br_on_null) run End at the start of each of their blocks instead, with
+// the one-block path whose id is the block's node.
+type Segments struct {
+	// Setup adds what End uses (imports, globals) to the module. It runs
+	// once, before any function is changed.
+	Setup func(m *wasm.Module) error
+	// End appends the code run where a path of function f ends, with the
+	// packed register value in the i64 local p. Where a branch that
+	// carries no values takes the edge (a back edge among them), branch
+	// is its label, counted from where the code is placed: the register
+	// already holds the next path's start, and code that takes the branch
+	// itself from a branch of its own, instead of falling through to it,
+	// keeps a cold call out of the hot path (wazero spills a loop's
+	// values around a call whose branch joins the loop body again).
+	// Elsewhere branch is -1.
+	End func(a *wasm.Asm, f *Func, p uint32, branch int64)
+}
+
+// IDBits is how many low bits of a Segments register hold the path id.
+const IDBits = 40
 
 // HitsGlobal is the export name of the hit counter of Options.CountHits.
 const HitsGlobal = "pathprof_hits"
@@ -83,6 +120,9 @@ type Func struct {
 	// LoopCounters is how many i64 locals count paths of loops without
 	// calls (see loops.go).
 	LoopCounters int
+	// Blockwise marks a Segments function that could not be numbered:
+	// every block is a path of its own (see Segments).
+	Blockwise bool
 	// Cuts are the blocks at which the DAG was cut to fit 63 bits.
 	Cuts []int32
 	// origOff is the original body's file offset and bodyMap the edited
@@ -95,9 +135,9 @@ type Func struct {
 
 	// Between planning and emitting: the body's structure, the probes per
 	// Graph edge and the scratch locals.
-	scan           *scan
-	ops            [][]numbering.Op
-	reg, cond, idx uint32
+	scan              *scan
+	ops               [][]numbering.Op
+	reg, cond, idx, p uint32
 }
 
 // BlockOffset returns the original file offset of block b's first instruction.
@@ -126,6 +166,9 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 	}
 	res := &Result{CodeOffset: m.CodePayloadOff}
 	numImported := m.NumImportedFuncs
+	if opt.Segments != nil {
+		return instrumentSegments(m, orig, opt, res)
+	}
 	countFn, err := m.AddFuncImports(
 		wasm.Import{Module: counters.ModuleName, Name: counters.CountName, Kind: wasm.KindFunc,
 			Type: m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI64}})},
@@ -144,7 +187,7 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		orig := numImported + uint32(i)
 		f := &Func{Index: orig, Name: m.FuncName(orig + shift), origOff: m.Code[i].OrigOff}
 		res.Funcs = append(res.Funcs, f)
-		if err := planFunc(m, i, f, cfgOpt, opt.Mode); err != nil {
+		if err := planFunc(m, i, f, cfgOpt, opt.Mode, false); err != nil {
 			var skip skipError
 			if errors.As(err, &skip) {
 				f.Status = "skipped: " + string(skip)
@@ -177,7 +220,7 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		if f.Plan == nil {
 			continue
 		}
-		if err := emitFunc(m, &m.Code[i], f, res.Layout, fns, hitsGlobal, !opt.NoLoopCounts); err != nil {
+		if err := emitFunc(m, &m.Code[i], f, res.Layout, fns, hitsGlobal, !opt.NoLoopCounts, nil); err != nil {
 			return nil, fmt.Errorf("function %d (%s): %w", f.Index, f.Name, err)
 		}
 	}
@@ -202,6 +245,8 @@ type scan struct {
 	instrLen map[uint32]uint32 // of if, else and br_table instructions
 	brTypes  map[uint32][]wasm.ValType
 	brTable  map[uint32][]uint32 // br_table offset -> labels (default last)
+	brLabel  map[uint32]uint32   // br and br_if offset -> label
+	brVoid   map[uint32]bool     // br and br_if offsets whose label takes no values
 	// calls holds the offsets of the instructions that may leave the
 	// function and never come back other than by a trap or a branch:
 	// calls of every kind and throws.
@@ -210,7 +255,7 @@ type scan struct {
 
 func scanBody(m *wasm.Module, c *wasm.Code, results []wasm.ValType) (*scan, error) {
 	s := &scan{ifElse: map[uint32]int64{}, ifEnd: map[uint32]uint32{}, instrLen: map[uint32]uint32{},
-		brTypes: map[uint32][]wasm.ValType{}, brTable: map[uint32][]uint32{}}
+		brTypes: map[uint32][]wasm.ValType{}, brTable: map[uint32][]uint32{}, brLabel: map[uint32]uint32{}, brVoid: map[uint32]bool{}}
 	type frame struct {
 		op    wasm.Op
 		off   uint32
@@ -272,6 +317,12 @@ func scanBody(m *wasm.Module, c *wasm.Code, results []wasm.ValType) (*scan, erro
 		case wasm.OpCall, wasm.OpCallIndirect, wasm.OpCallRef, wasm.OpReturnCall, wasm.OpReturnCallIndirect,
 			wasm.OpReturnCallRef, wasm.OpThrow:
 			s.calls = append(s.calls, in.Off)
+		case wasm.OpBr, wasm.OpBrIf:
+			if int(in.A) >= len(stack) {
+				return nil, fmt.Errorf("branch to label %d out of range", in.A)
+			}
+			s.brLabel[in.Off] = in.A
+			s.brVoid[in.Off] = len(stack[len(stack)-1-int(in.A)].label) == 0
 		case wasm.OpBrTable:
 			l := in.Labels[0]
 			if int(l) >= len(stack) {
@@ -315,7 +366,13 @@ func (s *scan) shift(d int64) {
 	for k, v := range s.brTable {
 		brTable[mv(k)] = v
 	}
-	s.ifElse, s.ifEnd, s.instrLen, s.brTypes, s.brTable = ifElse, ifEnd, instrLen, brTypes, brTable
+	brLabel := make(map[uint32]uint32, len(s.brLabel))
+	brVoid := make(map[uint32]bool, len(s.brVoid))
+	for k, v := range s.brLabel {
+		brLabel[mv(k)] = v
+		brVoid[mv(k)] = s.brVoid[k]
+	}
+	s.ifElse, s.ifEnd, s.instrLen, s.brTypes, s.brTable, s.brLabel, s.brVoid = ifElse, ifEnd, instrLen, brTypes, brTable, brLabel, brVoid
 	for i, o := range s.calls {
 		s.calls[i] = mv(o)
 	}
@@ -330,7 +387,7 @@ type edit struct {
 }
 
 // planFunc adds the scratch locals, builds the graph and chooses the probes.
-func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(*Func) Mode) error {
+func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(*Func) Mode, segments bool) error {
 	c := &m.Code[def]
 	ft, ok := m.FuncType(m.NumImportedFuncs + uint32(def))
 	if !ok {
@@ -345,6 +402,10 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 	base := uint32(uint64(len(ft.Params)) + c.NumLocals())
 	locals := append(append([]wasm.LocalDecl(nil), c.Locals...),
 		wasm.LocalDecl{Count: 1, Type: wasm.ValI64}, wasm.LocalDecl{Count: 2, Type: wasm.ValI32})
+	if segments {
+		// The packed value of an ending path (Segments.End's p).
+		locals = append(locals, wasm.LocalDecl{Count: 1, Type: wasm.ValI64})
+	}
 	oldExpr := c.ExprOff
 	if err := c.SetLocals(locals); err != nil {
 		return err
@@ -359,8 +420,15 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 	d := g.DAG()
 	n, err := numbering.Number(d)
 	var over *numbering.OverflowError
+	if segments && err == nil && n.Paths() > 1<<IDBits {
+		err = &numbering.OverflowError{}
+	}
 	if errors.As(err, &over) {
-		cr, cerr := numbering.Cut(d)
+		limit := int64(numbering.MaxPaths)
+		if segments {
+			limit = 1 << IDBits
+		}
+		cr, cerr := numbering.CutTo(d, limit)
 		if cerr != nil {
 			return cerr
 		}
@@ -371,6 +439,10 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 		return err
 	}
 	f.DAG, f.Num = d, n
+	f.scan, f.reg, f.cond, f.idx, f.p = s, reg, cond, idx, idx+1
+	if segments {
+		return placeSegments(f)
+	}
 	if choose != nil {
 		f.Mode = choose(f)
 	}
@@ -406,23 +478,29 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 			return err
 		}
 	}
-	f.Plan = plan
-	f.ops = make([][]numbering.Op, len(g.Edges))
-	for _, p := range plan.Probes {
-		f.ops[p.Edge] = append(f.ops[p.Edge], p.Op)
-	}
-	f.scan, f.reg, f.cond, f.idx = s, reg, cond, idx
+	f.setPlan(plan)
 	return nil
 }
 
+func (f *Func) setPlan(plan *numbering.Plan) {
+	f.Plan = plan
+	f.ops = make([][]numbering.Op, len(f.Graph.Edges))
+	for _, p := range plan.Probes {
+		f.ops[p.Edge] = append(f.ops[p.Edge], p.Op)
+	}
+}
+
 // emitFunc inserts the probes chosen by planFunc.
-func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fns countFns, hitsGlobal int64, useLoopCounts bool) error {
+func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fns countFns, hitsGlobal int64, useLoopCounts bool, seg *Segments) error {
 	g, s, ops := f.Graph, f.scan, f.ops
 	reg, cond, idx := f.reg, f.cond, f.idx
 	countFn, hashFn := fns.count, fns.hash
 	f.seqs = make([]uint8, len(g.Edges))
-	dense := layout.Funcs[f.Index].Kind == counters.KindDense
-	slot := layout.Slot(f.Index)
+	dense, slot := false, int64(0)
+	if seg == nil {
+		dense = layout.Funcs[f.Index].Kind == counters.KindDense
+		slot = layout.Slot(f.Index)
+	}
 	var lc *loopCounts
 	if useLoopCounts && dense && f.Rev != nil {
 		lc = planLoopCounts(f, idx+1, slot, fns.countN)
@@ -453,8 +531,15 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			a.Idx(wasm.OpGlobalGet, uint32(hitsGlobal)).I64(1).Op(wasm.OpI64Add).Idx(wasm.OpGlobalSet, uint32(hitsGlobal))
 		}
 	}
-	emit := func(a *wasm.Asm, e int32) {
+	// emit appends edge e's probes; back is the label, from where the
+	// code goes, of the branch that takes e when it carries no values,
+	// else -1.
+	emit := func(a *wasm.Asm, e int32, back int64) {
 		if !has(e) {
+			return
+		}
+		if seg != nil {
+			emitSegment(a, f, seg, ops[e], back)
 			return
 		}
 		hit(a)
@@ -497,27 +582,31 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 		switch e.Kind {
 		case cfg.EdgeEntry:
 			var a wasm.Asm
-			emit(&a, int32(i))
+			emit(&a, int32(i), -1)
 			put(c.ExprOff, 0, 0, a.B)
 			f.seqs[i] = 1
-		case cfg.EdgeFallthrough, cfg.EdgeBr, cfg.EdgeReturn, cfg.EdgeTailCall, cfg.EdgeThrow, cfg.EdgeNoReturn:
+		case cfg.EdgeFallthrough, cfg.EdgeBr, cfg.EdgeReturn, cfg.EdgeTailCall, cfg.EdgeThrow, cfg.EdgeNoReturn, cfg.EdgeCall:
 			var a wasm.Asm
-			emit(&a, int32(i))
+			back := int64(-1)
+			if e.Kind == cfg.EdgeBr && s.brVoid[e.Instr] {
+				back = int64(s.brLabel[e.Instr])
+			}
+			emit(&a, int32(i), back)
 			put(e.Instr, 0, 1, a.B)
 			f.seqs[i] = 1
 		case cfg.EdgeIfThen:
 			var a wasm.Asm
-			emit(&a, int32(i))
+			emit(&a, int32(i), -1)
 			put(e.Instr+s.instrLen[e.Instr], 0, 0, a.B)
 			f.seqs[i] = 1
 		case cfg.EdgeIfElse:
 			var a wasm.Asm
 			if els := s.ifElse[e.Instr]; els >= 0 {
-				emit(&a, int32(i))
+				emit(&a, int32(i), -1)
 				put(uint32(els)+s.instrLen[uint32(els)], 0, 0, a.B)
 			} else {
 				a.Op(wasm.OpElse)
-				emit(&a, int32(i))
+				emit(&a, int32(i), -1)
 				put(s.ifEnd[e.Instr], 0, 2, a.B)
 			}
 			f.seqs[i] = 1
@@ -560,11 +649,15 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 		} else {
 			a.Idx(wasm.OpLocalTee, cond).Block(wasm.OpIf)
 			if hasT {
-				emit(&a, ti)
+				back := int64(-1)
+				if s.brVoid[site] {
+					back = int64(s.brLabel[site]) + 1 // inside the if
+				}
+				emit(&a, ti, back)
 			}
 			if hasN {
 				a.Op(wasm.OpElse)
-				emit(&a, ni)
+				emit(&a, ni, -1)
 			}
 			a.Op(wasm.OpEnd).Idx(wasm.OpLocalGet, cond)
 			if hasT {
@@ -615,7 +708,7 @@ func addValue(ops []numbering.Op) int64 {
 // probes branch straight out of the nest. It returns nil when no edge of
 // the br_table has probes.
 func brTableCode(m *wasm.Module, s *scan, site uint32, g *cfg.Graph, es []int32,
-	has func(int32) bool, emit func(*wasm.Asm, int32), idx uint32, seqs []uint8) ([]byte, error) {
+	has func(int32) bool, emit func(*wasm.Asm, int32, int64), idx uint32, seqs []uint8) ([]byte, error) {
 	labels := s.brTable[site]
 	armTramp := make([]int, len(labels)) // trampoline number (1-based) per arm, 0 for none
 	var tramps []int32                   // edges with probes, innermost first
@@ -655,8 +748,13 @@ func brTableCode(m *wasm.Module, s *scan, site uint32, g *cfg.Graph, es []int32,
 	a.BrTable(nl)
 	for j, e := range tramps {
 		a.Op(wasm.OpEnd)
-		emit(&a, e)
-		a.Idx(wasm.OpBr, labels[g.Edges[e].Arms[0]]+nt-uint32(j+1))
+		l := labels[g.Edges[e].Arms[0]] + nt - uint32(j+1)
+		back := int64(-1)
+		if len(s.brTypes[site]) == 0 {
+			back = int64(l)
+		}
+		emit(&a, e, back)
+		a.Idx(wasm.OpBr, l)
 	}
 	return a.B, nil
 }

@@ -46,10 +46,18 @@ type CutResult struct {
 // cutting every vertex that can be cut leaves too many paths, which takes
 // more edges than a function can have.
 func Cut(d *cfg.DAG) (*CutResult, error) {
+	return CutTo(d, MaxPaths)
+}
+
+// CutTo is Cut with at most limit paths (limit >= 2).
+func CutTo(d *cfg.DAG, limit int64) (*CutResult, error) {
+	if limit < 2 {
+		return nil, fmt.Errorf("numbering: cut to %d paths", limit)
+	}
 	if err := validate(d); err != nil {
 		return nil, err
 	}
-	return cut(d, MaxPaths)
+	return cut(d, limit)
 }
 
 func cut(d *cfg.DAG, limit int64) (*CutResult, error) {

@@ -1,28 +1,25 @@
 package osp
 
 import (
-	"runtime"
 	"syscall"
 	"time"
 )
 
-// threadCPU is the CPU time of the calling thread.
-func threadCPU() time.Duration {
+// processCPU is the CPU time of the process: the sampling worker's
+// goroutine runs on other threads than the program.
+func processCPU() time.Duration {
 	var ru syscall.Rusage
-	const rusageThread = 1
-	if syscall.Getrusage(rusageThread, &ru) != nil {
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// cpuTime runs f on one locked thread and returns the CPU time that
-// thread spent, which other work on a busy machine disturbs less than the
-// wall-clock time.
+// cpuTime runs f and returns the CPU time the process spent, which other
+// work on a busy machine disturbs less than the wall-clock time. The
+// program's thread and the sampling worker both count.
 func cpuTime(f func()) time.Duration {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	start := threadCPU()
+	start := processCPU()
 	f()
-	return threadCPU() - start
+	return processCPU() - start
 }

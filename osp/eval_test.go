@@ -46,26 +46,32 @@ type evalResult struct {
 
 type partTimes struct{ wall, cpu time.Duration }
 
-// partProbes are builds with part of the per-block countdown, which tell
-// where its cost comes from: the decrement of the global alone; the
-// decrement and the test, with no call in the branch; and the whole
-// countdown with skips so long that it never samples.
+// partProbes are builds with part of the code at path ends, which tell
+// where its cost comes from: the path registers alone (nothing at path
+// ends); the countdown alone; the countdown and its test, with no call in
+// the branch; and the whole code with skips so long that it never
+// samples.
 var partProbes = []struct {
 	name  string
-	probe func(a *wasm.Asm, c, tick uint32, id int32)
+	probe endFunc
 	// sample runs the build through Program.Sample with this mean skip;
 	// 0 runs it without the recorder being called.
 	sample float64
 }{
-	{"decrement", func(a *wasm.Asm, c, _ uint32, _ int32) {
-		a.Idx(wasm.OpGlobalGet, c).I32(1).Op(wasm.OpI32Sub).Idx(wasm.OpGlobalSet, c)
+	{"path registers", func(*wasm.Asm, uint32, uint32, uint32, uint32, int64) {}, 0},
+	{"countdown", func(a *wasm.Asm, c, _ uint32, _ uint32, p uint32, _ int64) {
+		countDown(a, c, p)
 	}, 0},
-	{"decrement and test", func(a *wasm.Asm, c, _ uint32, _ int32) {
-		a.Idx(wasm.OpGlobalGet, c).I32(1).Op(wasm.OpI32Sub).Idx(wasm.OpGlobalSet, c)
-		a.Idx(wasm.OpGlobalGet, c).Op(wasm.OpI32Eqz)
-		a.Block(wasm.OpIf).I32(1<<30).Idx(wasm.OpGlobalSet, c).Op(wasm.OpEnd)
+	{"countdown and test", func(a *wasm.Asm, c, _ uint32, _ uint32, p uint32, back int64) {
+		countDown(a, c, p)
+		a.Idx(wasm.OpGlobalGet, c).I32(1).Op(wasm.OpI32LtS)
+		a.Block(wasm.OpIf).I32(1<<30).Idx(wasm.OpGlobalSet, c)
+		if back >= 0 {
+			a.Idx(wasm.OpBr, uint32(back)+1)
+		}
+		a.Op(wasm.OpEnd)
 	}, 0},
-	{"countdown, no samples", countdownProbe, 1 << 30},
+	{"countdown, no samples", countdownEnd, 1 << 30},
 }
 
 type sweepResult struct {
@@ -84,8 +90,9 @@ type sweepResult struct {
 // once untimed (their outputs must agree), then -osp.runs times
 // interleaved (original, OSP, original, OSP, ...); the medians of the
 // runs' times (runner.Result.RunTime: instantiation and execution, not
-// compilation) give the ratio. The CPU time of the running thread is
-// measured too: on a shared machine it moves less than the wall clock.
+// compilation) give the ratio. The CPU time of the process is measured
+// too: on a shared machine it moves less than the wall clock, and it
+// includes the sampling worker's, which runs beside the program.
 // Then one traced run counts every subpath exactly and the profile is
 // scored against it.
 func TestEval(t *testing.T) {
@@ -166,7 +173,7 @@ func evalProgram(t *testing.T, ctx context.Context, p program, opt Options) eval
 	var parts []func() runner.Result
 	if *evalParts {
 		for _, pp := range partProbes {
-			pins, err := instrument(orig, pp.probe)
+			pins, err := instrumentWith(orig, pp.probe)
 			if err != nil {
 				t.Fatal(err)
 			}

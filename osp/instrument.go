@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"pathprof/cfg"
+	"pathprof/instrument"
+	"pathprof/numbering"
 	"pathprof/wasm"
 )
 
@@ -22,8 +24,8 @@ const (
 // procExit is the call that never returns (cfg.Options.NoReturn).
 var procExit = [2]string{"wasi_snapshot_preview1", "proc_exit"}
 
-// Block is one instrumented basic block. Its index in Instrumented.Blocks
-// is the id the program hands to the recorder.
+// Block is one basic block of the program. Its index in
+// Instrumented.Blocks is its id in samples.
 type Block struct {
 	Func uint32 // function index in the original module
 	Node int32  // the block's node in the function's cfg.Graph
@@ -32,8 +34,7 @@ type Block struct {
 	Offset int
 }
 
-// Instrumented is a module whose every reachable basic block counts down
-// the skip.
+// Instrumented is a module whose paths count down the skip.
 type Instrumented struct {
 	Wasm   []byte
 	Blocks []Block
@@ -43,96 +44,200 @@ type Instrumented struct {
 	// Size and SHA256 describe the original module.
 	Size   int
 	SHA256 string
+	// funcs holds, per original function index, what turns the paths
+	// the program reports back into blocks (nil: no such function).
+	funcs []*pathFunc
+	// recent is a direct-mapped cache in front of the functions' maps:
+	// a sample's paths are mostly the hot ones, seen again and again.
+	recent []recentPath
 }
 
-// Instrument decodes orig and inserts, before the first instruction of
-// every reachable basic block of every defined function,
-//
-//	global.get $c  i32.const 1  i32.sub  global.set $c
-//	global.get $c  i32.eqz
-//	if  i32.const BLOCK  call $tick  global.set $c  end
-//
-// where $c is a mutable i32 global appended to the module's globals (so no
-// global index moves) and $tick is imported from RecorderModule. The
-// countdown is one global for the whole program, so a sample follows
-// control across calls and returns without any help; everything that is
-// not a countdown reaching zero happens in the recorder. $c starts at 1:
-// the first block entry calls the recorder, which hands back the first
-// skip.
-func Instrument(orig []byte) (*Instrumented, error) {
-	return instrument(orig, countdownProbe)
+type recentPath struct {
+	fn     uint32
+	ok     bool
+	p      uint64
+	blocks []uint32
 }
 
-// countdownProbe appends the code that Instrument puts at the start of block id.
-func countdownProbe(a *wasm.Asm, c, tick uint32, id int32) {
-	a.Idx(wasm.OpGlobalGet, c).I32(1).Op(wasm.OpI32Sub).Idx(wasm.OpGlobalSet, c)
-	a.Idx(wasm.OpGlobalGet, c).Op(wasm.OpI32Eqz)
-	a.Block(wasm.OpIf).I32(id).Idx(wasm.OpCall, tick).Idx(wasm.OpGlobalSet, c).Op(wasm.OpEnd)
+const recentBits = 14
+
+// pathFunc is one function as the program reports its paths.
+type pathFunc struct {
+	index     uint32
+	blockwise bool // every block is a path whose id is its node
+	dag       *cfg.DAG
+	num       *numbering.Numbering
+	block     []int32 // per node: the block id, or -1 (entry, exit, a call's continuation)
+	// paths caches the blocks of the paths seen so far.
+	paths map[uint64][]uint32
 }
 
-// instrument is Instrument with the code at each block start written by
-// probe, given the countdown global, the tick function and the block id
-// (the evaluation measures the parts of the countdown's cost this way).
-func instrument(orig []byte, probe func(a *wasm.Asm, c, tick uint32, id int32)) (*Instrumented, error) {
-	m, err := wasm.Decode(orig)
-	if err != nil {
-		return nil, err
+// blocks returns the block ids of path id, which the program says makes
+// n block entries.
+func (pf *pathFunc) blocks(id uint64, n uint32) ([]uint32, error) {
+	if bs, ok := pf.paths[id]; ok {
+		if uint32(len(bs)) != n {
+			return nil, fmt.Errorf("osp: function %d, path %d: %d blocks reported, %d regenerated", pf.index, id, n, len(bs))
+		}
+		return bs, nil
 	}
+	var bs []uint32
+	if pf.blockwise {
+		if id >= uint64(len(pf.block)) || pf.block[id] < 0 {
+			return nil, fmt.Errorf("osp: function %d has no block %d", pf.index, id)
+		}
+		bs = []uint32{uint32(pf.block[id])}
+	} else {
+		edges, _, err := numbering.Regenerate(pf.num, pf.dag, id)
+		if err != nil {
+			return nil, fmt.Errorf("osp: function %d: %w", pf.index, err)
+		}
+		for _, e := range edges {
+			if to := pf.dag.Edges[e].To; pf.block[to] >= 0 {
+				bs = append(bs, uint32(pf.block[to]))
+			}
+		}
+	}
+	if uint32(len(bs)) != n {
+		return nil, fmt.Errorf("osp: function %d, path %d: %d blocks reported, %d regenerated", pf.index, id, n, len(bs))
+	}
+	if pf.paths == nil {
+		pf.paths = map[uint64][]uint32{}
+	}
+	pf.paths[id] = bs
+	return bs, nil
+}
+
+// idMask keeps the path id of a packed register value.
+const idMask = 1<<instrument.IDBits - 1
+
+// Instrument decodes orig and numbers the paths of every defined function
+// as Ball-Larus does, except that paths also end before every call (see
+// instrument.Segments): a run's block entries are then its paths' blocks,
+// one path after another. The path register also sums the path's block
+// entries, and where a path ends the program counts them down:
+//
+//	global.get $c  (n = p >> 40)  i32.sub  global.set $c
+//	global.get $c  i32.const 1  i32.lt_s
+//	if  i32.const FUNC  local.get $p  global.get $c  call $tick  global.set $c  end
+//
+// $c is a mutable i32 global appended to the module's globals (so no
+// global index moves) and $tick is imported from RecorderModule. The
+// countdown is one global for the whole program, so it runs out in the
+// path where the skip's last block is, whatever function that is; the
+// recorder knows from the countdown which block of the path that is. At a
+// back edge the branch holding the call ends with its own branch to the
+// loop header: wazero then keeps the loop's values in registers, where a
+// call on any path back into the loop body makes it spill them. $c starts
+// at 1: the first path ends the first skip, and the recorder hands back
+// the next.
+func Instrument(orig []byte) (*Instrumented, error) {
+	return instrumentWith(orig, countdownEnd)
+}
+
+// countdownEnd appends the code that Instrument runs where a path ends.
+func countdownEnd(a *wasm.Asm, c, tick uint32, fn uint32, p uint32, back int64) {
+	countDown(a, c, p)
+	a.Idx(wasm.OpGlobalGet, c).I32(1).Op(wasm.OpI32LtS)
+	a.Block(wasm.OpIf).I32(int32(fn)).Idx(wasm.OpLocalGet, p).Idx(wasm.OpGlobalGet, c).Idx(wasm.OpCall, tick).Idx(wasm.OpGlobalSet, c)
+	if back >= 0 {
+		a.Idx(wasm.OpBr, uint32(back)+1)
+	}
+	a.Op(wasm.OpEnd)
+}
+
+// countDown appends $c -= the block entries of the path in local p.
+func countDown(a *wasm.Asm, c, p uint32) {
+	a.Idx(wasm.OpGlobalGet, c).Idx(wasm.OpLocalGet, p).I64(instrument.IDBits).Op(wasm.OpI64ShrU).Op(wasm.OpI32Wrap).Op(wasm.OpI32Sub).Idx(wasm.OpGlobalSet, c)
+}
+
+// endFunc writes the code at a path end, given the countdown global, the
+// tick function, the function's original index, the local holding the
+// packed register value and the loop header's label at a back edge (else
+// -1). The evaluation measures parts of the countdown's cost with others.
+type endFunc func(a *wasm.Asm, c, tick uint32, fn uint32, p uint32, back int64)
+
+// instrumentWith is Instrument with the code at each path end written by end.
+func instrumentWith(orig []byte, end endFunc) (*Instrumented, error) {
 	sum := sha256.Sum256(orig)
 	ins := &Instrumented{Size: len(orig), SHA256: hex.EncodeToString(sum[:]), FuncNames: map[uint32]string{}}
-	typ := m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI32}, Results: []wasm.ValType{wasm.ValI32}})
-	tick, err := m.AddFuncImport(RecorderModule, TickName, typ)
+	var c, tick uint32
+	setup := func(m *wasm.Module) error {
+		for _, e := range m.Exports {
+			if e.Name == CountdownExport {
+				return fmt.Errorf("the module already exports %q", CountdownExport)
+			}
+		}
+		typ := m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64, wasm.ValI32}, Results: []wasm.ValType{wasm.ValI32}})
+		var err error
+		if tick, err = m.AddFuncImport(RecorderModule, TickName, typ); err != nil {
+			return err
+		}
+		var one wasm.Asm
+		one.I32(1).Op(wasm.OpEnd)
+		c = m.NumImportedGlobals + uint32(len(m.Globals))
+		m.Globals = append(m.Globals, wasm.Global{GlobalType: wasm.GlobalType{Type: wasm.ValI32, Mutable: true}, Init: one.B})
+		m.Touch(wasm.SecGlobal)
+		m.Exports = append(m.Exports, wasm.Export{Name: CountdownExport, Kind: wasm.KindGlobal, Index: c})
+		m.Touch(wasm.SecExport)
+		return nil
+	}
+	res, err := instrument.Instrument(orig, instrument.Options{
+		NoReturn: [][2]string{procExit},
+		Segments: &instrument.Segments{
+			Setup: setup,
+			End: func(a *wasm.Asm, f *instrument.Func, p uint32, back int64) {
+				end(a, c, tick, f.Index, p, back)
+			},
+		},
+	})
 	if err != nil {
 		return nil, err
 	}
-	var one wasm.Asm
-	one.I32(1).Op(wasm.OpEnd)
-	c := m.NumImportedGlobals + uint32(len(m.Globals))
-	m.Globals = append(m.Globals, wasm.Global{GlobalType: wasm.GlobalType{Type: wasm.ValI32, Mutable: true}, Init: one.B})
-	m.Touch(wasm.SecGlobal)
-	for _, e := range m.Exports {
-		if e.Name == CountdownExport {
-			return nil, fmt.Errorf("the module already exports %q", CountdownExport)
-		}
-	}
-	m.Exports = append(m.Exports, wasm.Export{Name: CountdownExport, Kind: wasm.KindGlobal, Index: c})
-	m.Touch(wasm.SecExport)
-
-	opts := cfg.Options{NoReturn: cfg.NoReturnImports(m, procExit)}
-	for i := range m.Code {
-		code := &m.Code[i]
-		g, err := cfg.Build(m, i, opts)
-		if err != nil {
-			return nil, fmt.Errorf("function %d: %w", m.NumImportedFuncs+uint32(i), err)
-		}
-		if len(g.Blocks) <= 2 {
+	ins.Wasm = res.Module
+	for _, f := range res.Funcs {
+		if f.Graph == nil || len(f.Graph.Blocks) <= 2 {
 			continue
 		}
-		origFunc := m.NumImportedFuncs - 1 + uint32(i) // the tick import shifted every defined function by one
-		if name := m.FuncName(m.NumImportedFuncs + uint32(i)); name != "" {
-			ins.FuncNames[origFunc] = name
+		if f.Name != "" {
+			ins.FuncNames[f.Index] = f.Name
 		}
-		edits := make([]wasm.Edit, 0, len(g.Blocks)-2)
-		for n := 2; n < len(g.Blocks); n++ {
-			id := len(ins.Blocks)
-			if id >= 1<<31 {
+		pf := &pathFunc{index: f.Index, blockwise: f.Blockwise, dag: f.DAG, num: f.Num, block: make([]int32, len(f.Graph.Blocks))}
+		for n := range pf.block {
+			pf.block[n] = -1
+			if n < 2 || f.Graph.Blocks[n].Cont {
+				continue
+			}
+			if len(ins.Blocks) >= 1<<31 {
 				return nil, fmt.Errorf("more than 2^31 blocks")
 			}
-			ins.Blocks = append(ins.Blocks, Block{
-				Func:   origFunc,
-				Node:   int32(n),
-				Offset: code.OrigOff + int(code.Map.Orig(g.Blocks[n].Start)),
-			})
-			var a wasm.Asm
-			probe(&a, c, tick, int32(id))
-			edits = append(edits, wasm.Edit{Off: g.Blocks[n].Start, Ins: a.B})
+			pf.block[n] = int32(len(ins.Blocks))
+			ins.Blocks = append(ins.Blocks, Block{Func: f.Index, Node: int32(n), Offset: f.BlockOffset(int32(n))})
 		}
-		if err := code.Splice(edits); err != nil {
-			return nil, fmt.Errorf("function %d: %w", origFunc, err)
+		for int(f.Index) >= len(ins.funcs) {
+			ins.funcs = append(ins.funcs, nil)
 		}
-	}
-	if ins.Wasm, err = m.Encode(); err != nil {
-		return nil, err
+		ins.funcs[f.Index] = pf
 	}
 	return ins, nil
+}
+
+// pathBlocks returns the blocks of the path that function fn reported
+// with packed register value p.
+func (ins *Instrumented) pathBlocks(fn uint32, p uint64) ([]uint32, error) {
+	if ins.recent == nil {
+		ins.recent = make([]recentPath, 1<<recentBits)
+	}
+	r := &ins.recent[((p^uint64(fn)<<32)*0x9e3779b97f4a7c15)>>(64-recentBits)]
+	if r.ok && r.p == p && r.fn == fn {
+		return r.blocks, nil
+	}
+	if int(fn) >= len(ins.funcs) || ins.funcs[fn] == nil {
+		return nil, fmt.Errorf("osp: a path of function %d, which has no blocks", fn)
+	}
+	bs, err := ins.funcs[fn].blocks(p&idMask, uint32(p>>instrument.IDBits))
+	if err == nil {
+		*r = recentPath{fn: fn, ok: true, p: p, blocks: bs}
+	}
+	return bs, err
 }

@@ -317,7 +317,7 @@ func TestTrap(t *testing.T) {
 // TestSkips checks the skip distribution: geometric with the mean asked for.
 func TestSkips(t *testing.T) {
 	for _, mean := range []float64{1, 7, 1000} {
-		s, err := newSampler(Options{Memory: DefaultMemory, Lengths: DefaultLengths, MeanSkip: mean, Seed: 1})
+		s, err := newSampler(Options{Memory: DefaultMemory, Lengths: DefaultLengths, MeanSkip: mean, Seed: 1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -144,8 +145,8 @@ func (p *Program) Close(ctx context.Context) error { return p.prog.Close(ctx) }
 
 // recorder is the recorder instance's state as seen from Go.
 type recorder struct {
-	mem                    []byte
-	left, pos, next, limit api.MutableGlobal
+	mem       []byte
+	pos, next api.MutableGlobal
 }
 
 func openRecorder(mod api.Module) (*recorder, error) {
@@ -161,7 +162,7 @@ func openRecorder(mod api.Module) (*recorder, error) {
 	for _, g := range []struct {
 		name string
 		dst  *api.MutableGlobal
-	}{{"left", &r.left}, {"pos", &r.pos}, {"next", &r.next}, {"limit", &r.limit}} {
+	}{{"pos", &r.pos}, {"next", &r.next}} {
 		if *g.dst, ok = mod.ExportedGlobal(g.name).(api.MutableGlobal); !ok {
 			return nil, fmt.Errorf("osp: the recorder exports no mutable global %q", g.name)
 		}
@@ -169,40 +170,85 @@ func openRecorder(mod api.Module) (*recorder, error) {
 	return r, nil
 }
 
-func (r *recorder) ids(from, to uint32, dst []uint32) []uint32 {
-	dst = dst[:0]
-	for o := from; o < to; o += 4 {
-		dst = append(dst, binary.LittleEndian.Uint32(r.mem[o:]))
+// drain calls f with each record the recorder holds, in order, and
+// empties its records.
+func (r *recorder) drain(f func(fn, start uint32, p uint64) error) error {
+	pos := uint32(r.pos.Get())
+	if pos > recordBytes || pos%recordSize != 0 {
+		return fmt.Errorf("osp: recorder position %d out of range", pos)
 	}
-	return dst
+	for o := uint32(0); o < pos; o += recordSize {
+		b := r.mem[o : o+recordSize]
+		if err := f(binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:]), binary.LittleEndian.Uint64(b[8:])); err != nil {
+			return err
+		}
+	}
+	r.pos.Set(0)
+	return nil
 }
 
+// entry is a table entry: a sample's length and the skip before it.
+type entry struct{ skip, length uint32 }
+
 // sampler is one sampling run's state.
+//
+// Turning records into samples and offering them to the hot list takes
+// a few hundred nanoseconds per sample, as much as the rest of sampling,
+// so it runs in a goroutine of its own (work) while the program goes on:
+// flush, called from the program's thread, only copies the records out
+// and refills the table. At most workBuffers copies are in flight; when
+// the worker falls behind, flush waits for it.
 type sampler struct {
 	opt     Options
+	ins     *Instrumented
 	rng     *rand.Rand
 	logKeep float64 // log(1 - 1/MeanSkip)
 	hot     *HotList
-	maxLen  int
+	rec     *recorder
 
+	// The program's thread hands the worker records and new tables in
+	// the order it took them; the worker returns the record buffers.
+	work    chan message
+	free    chan []byte
+	done    chan struct{}
+	stopped bool
+	failed  atomic.Pointer[error]
+
+	// The worker's state.
 	samples []uint64 // complete samples, per length index
 	windows []uint64 // prefixes offered to the hot list, per length index
 	records uint64   // block entries recorded
 	skipped uint64   // Σ (skip-1) over the skips that ended in a sample
-	filled  bool     // the table has been filled
 	warm    bool     // the recorder's first entry, a sample of the run's first block, is still to come
-	rec     *recorder
-	ids     []uint32
+	// queue holds the table's entries that no sample has taken yet, in
+	// the order the recorder takes them.
+	queue []entry
+	// cur is the sample being assembled, of length curLen; inSample says
+	// whether one is.
+	cur      []uint32
+	curLen   int
+	inSample bool
 }
 
-func newSampler(opt Options) (*sampler, error) {
+// message is the records of one flush, or a new table's entries.
+type message struct {
+	records []byte
+	entries []entry
+}
+
+// workBuffers is how many copies of the recorder's records can wait for
+// the worker or be in its hands.
+const workBuffers = 2
+
+func newSampler(opt Options, ins *Instrumented) (*sampler, error) {
 	s := &sampler{
 		opt:     opt,
+		ins:     ins,
 		rng:     rand.New(rand.NewPCG(opt.Seed, 0x736b69706c656e73)),
 		samples: make([]uint64, len(opt.Lengths)),
 		windows: make([]uint64, len(opt.Lengths)),
-		maxLen:  slices.Max(opt.Lengths),
 		warm:    true,
+		queue:   []entry{{1, 1}}, // the recorder module's own entry
 	}
 	if opt.MeanSkip > 1 {
 		s.logKeep = math.Log1p(-1 / opt.MeanSkip)
@@ -210,6 +256,60 @@ func newSampler(opt Options) (*sampler, error) {
 	var err error
 	s.hot, err = NewHotList(opt.Memory, opt.Lengths, opt.Seed^0x686f746c697374)
 	return s, err
+}
+
+// start starts the worker.
+func (s *sampler) start() {
+	s.work = make(chan message, workBuffers)
+	s.free = make(chan []byte, workBuffers)
+	for range workBuffers {
+		s.free <- make([]byte, recordBytes)
+	}
+	s.done = make(chan struct{})
+	go s.run()
+}
+
+// run is the worker: it takes the messages in order. After an error it
+// only returns the buffers, so that the program's thread never waits
+// for it forever; flush reports the error.
+func (s *sampler) run() {
+	defer close(s.done)
+	for m := range s.work {
+		if s.failed.Load() != nil {
+			if m.records != nil {
+				s.free <- m.records[:cap(m.records)]
+			}
+			continue
+		}
+		var err error
+		if m.records != nil {
+			for o := 0; o < len(m.records) && err == nil; o += recordSize {
+				b := m.records[o : o+recordSize]
+				err = s.path(binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:]), binary.LittleEndian.Uint64(b[8:]))
+			}
+			s.free <- m.records[:cap(m.records)]
+		} else if len(s.queue) > 0 {
+			err = fmt.Errorf("osp: the recorder asks for a new table with %d entries untaken", len(s.queue))
+		} else {
+			s.queue = append(s.queue, m.entries...)
+		}
+		if err != nil {
+			s.failed.Store(&err)
+		}
+	}
+}
+
+// stop waits for the worker to finish and returns its error.
+func (s *sampler) stop() error {
+	if !s.stopped {
+		s.stopped = true
+		close(s.work)
+		<-s.done
+	}
+	if e := s.failed.Load(); e != nil {
+		return *e
+	}
+	return nil
 }
 
 // skip draws a skip: the recorder returns it to the program, whose
@@ -226,80 +326,107 @@ func (s *sampler) skip() uint32 {
 	return uint32(min(1+math.Floor(math.Log(u)/s.logKeep), 1<<30))
 }
 
-// flush takes the complete samples out of the recorder and refills its
-// table; final is the call after the run, which also counts the blocks of
-// a sample that the end of the run cut short and returns the skip the
-// program is in (the table entry of the next sample).
-func (s *sampler) flush(mod api.Module, final bool) (uint32, error) {
+// path takes one record: the blocks of a path, from block start on when
+// a sample starts there.
+func (s *sampler) path(fn, start uint32, p uint64) error {
+	bs, err := s.ins.pathBlocks(fn, p)
+	if err != nil {
+		return err
+	}
+	if start != noStart {
+		if s.inSample {
+			return fmt.Errorf("osp: a sample starts before the one of %d blocks has %d", s.curLen, len(s.cur))
+		}
+		if len(s.queue) == 0 {
+			return errors.New("osp: a sample starts with no table entry left")
+		}
+		if int64(start) >= int64(len(bs)) {
+			return fmt.Errorf("osp: a sample starts at block %d of a path of %d", start, len(bs))
+		}
+		e := s.queue[0]
+		s.queue = s.queue[1:]
+		s.cur, s.curLen, s.inSample = s.cur[:0], int(e.length), true
+		if !s.warm {
+			s.skipped += uint64(e.skip) - 1
+		}
+		bs = bs[start:]
+	} else if !s.inSample {
+		return errors.New("osp: a path recorded outside a sample")
+	}
+	take := min(len(bs), s.curLen-len(s.cur))
+	s.cur = append(s.cur, bs[:take]...)
+	s.records += uint64(take)
+	if len(s.cur) == s.curLen {
+		s.inSample = false
+		s.complete()
+	}
+	return nil
+}
+
+// complete hands a finished sample to the hot list.
+func (s *sampler) complete() {
+	if s.warm {
+		// The module's own first entry: the program's first block
+		// entry, a sample that is not kept.
+		s.warm = false
+		return
+	}
+	i := slices.Index(s.opt.Lengths, len(s.cur))
+	s.samples[i]++
+	// Every prefix of a sample starts where the sample starts, at a
+	// block entry as random as any: a sample of 64 blocks is also one of
+	// 2, 4, ... blocks.
+	for j, pl := range s.opt.Lengths {
+		if pl <= len(s.cur) {
+			s.windows[j]++
+		}
+	}
+	s.hot.AddPrefixes(s.cur)
+}
+
+// flush hands the recorder's records to the worker and, when the
+// recorder needs one, refills its table. final is the call after the run:
+// it waits for the worker.
+func (s *sampler) flush(mod api.Module, final bool) error {
 	if s.rec == nil {
 		var err error
 		if s.rec, err = openRecorder(mod); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	r := s.rec
-	pos, next := uint32(r.pos.Get()), uint32(r.next.Get())
-	if next < tableStart || next > pageSize || (next-tableStart)%entryBytes != 0 || pos > recordBytes || pos%4 != 0 {
-		return 0, fmt.Errorf("osp: recorder state out of range (pos %d, next %d)", pos, next)
+	pos := uint32(r.pos.Get())
+	if pos > recordBytes || pos%recordSize != 0 {
+		return fmt.Errorf("osp: recorder position %d out of range", pos)
 	}
-	off := uint32(0)
-	for e := uint32(tableStart); e < next; e += entryBytes {
-		skip := binary.LittleEndian.Uint32(r.mem[e:])
-		l := binary.LittleEndian.Uint32(r.mem[e+4:])
-		end := off + 4*l
-		if end > pos {
-			return 0, fmt.Errorf("osp: %d records for a sample of %d blocks at %d", (pos-off)/4, l, off)
-		}
-		if s.warm {
-			// The module's own first entry: the program's first
-			// block entry, a sample that is not kept.
-			s.warm = false
-		} else {
-			i := slices.Index(s.opt.Lengths, int(l))
-			if i < 0 {
-				return 0, fmt.Errorf("osp: a sample of length %d, which was not asked for", l)
-			}
-			s.samples[i]++
-			s.ids = r.ids(off, end, s.ids)
-			// Every prefix of a sample starts where the sample does,
-			// at a block entry as random as any: a sample of 64
-			// blocks is also one of 2, 4, ... blocks.
-			for j, pl := range s.opt.Lengths {
-				if pl <= len(s.ids) {
-					s.windows[j]++
-				}
-			}
-			s.hot.AddPrefixes(s.ids)
-			s.skipped += uint64(skip) - 1
-		}
-		s.records += uint64(l)
-		off = end
+	if pos > 0 {
+		buf := <-s.free
+		s.work <- message{records: append(buf[:0], r.mem[:pos]...)}
+		r.pos.Set(0)
+	}
+	if e := s.failed.Load(); e != nil {
+		return *e
+	}
+	next := uint32(r.next.Get())
+	if next < tableStart || next > pageSize || (next-tableStart)%entryBytes != 0 {
+		return fmt.Errorf("osp: recorder table position %d out of range", next)
 	}
 	if final {
-		s.records += uint64(pos-off) / 4
-		if s.warm || next == pageSize {
-			return 1, nil
-		}
-		return binary.LittleEndian.Uint32(r.mem[next:]), nil
+		return s.stop()
 	}
-	if off != pos {
-		return 0, fmt.Errorf("osp: %d records beyond the complete samples", (pos-off)/4)
+	if next < pageSize && binary.LittleEndian.Uint32(r.mem[next+4:]) != 0 {
+		return nil // the records were full
 	}
-	// Only the consumed entries need new draws: the rest move to the
-	// front. The first time, the table holds only the module's entry.
-	e := uint32(tableStart)
-	if s.filled {
-		e += uint32(copy(r.mem[tableStart:], r.mem[next:pageSize]))
+	entries := make([]entry, 0, (pageSize-tableStart)/entryBytes)
+	for e := uint32(tableStart); e < pageSize; e += entryBytes {
+		en := entry{s.skip(), uint32(s.opt.Lengths[s.rng.IntN(len(s.opt.Lengths))])}
+		binary.LittleEndian.PutUint32(r.mem[e:], en.skip)
+		binary.LittleEndian.PutUint32(r.mem[e+4:], en.length)
+		entries = append(entries, en)
 	}
-	s.filled = true
-	for ; e < pageSize; e += entryBytes {
-		binary.LittleEndian.PutUint32(r.mem[e:], s.skip())
-		binary.LittleEndian.PutUint32(r.mem[e+4:], uint32(s.opt.Lengths[s.rng.IntN(len(s.opt.Lengths))]))
-	}
-	r.pos.Set(0)
+	s.work <- message{entries: entries}
 	r.next.Set(tableStart)
-	r.limit.Set(uint64(recordBytes - 4*s.maxLen))
-	return 0, nil
+	return nil
 }
 
 // countdown reads the program's countdown at the end of a run.
@@ -325,34 +452,46 @@ func (p *Program) Sample(ctx context.Context, opt Options, rc runner.Config) (*P
 	if err := opt.fill(); err != nil {
 		return nil, runner.Result{}, err
 	}
-	s, err := newSampler(opt)
+	s, err := newSampler(opt, p.Instrumented)
 	if err != nil {
 		return nil, runner.Result{}, err
 	}
 	var blocks uint64
-	p.flush = func(mod api.Module) error { _, err := s.flush(mod, false); return err }
+	s.start()
+	defer s.stop() // also on the way out of a panic
+	p.flush = func(mod api.Module) error { return s.flush(mod, false) }
 	defer func() { p.flush = nil }()
 	after := rc.AfterRun
 	rc.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
-		skip, err := s.flush(mods[RecorderModule], true)
-		if err != nil {
+		if err := s.flush(mods[RecorderModule], true); err != nil {
 			return err
 		}
 		c, err := countdown(mods)
 		if err != nil {
 			return err
 		}
-		if c == 0 || c > skip {
-			return fmt.Errorf("osp: the program's countdown is %d in a skip of %d", c, skip)
+		blocks = s.records + s.skipped
+		if !s.inSample {
+			// The skip the program is in: skip-c of its entries went by.
+			if len(s.queue) == 0 {
+				return errors.New("osp: the run ended with no skip to count")
+			}
+			skip := s.queue[0].skip
+			if int32(c) < 1 || c > skip {
+				return fmt.Errorf("osp: the program's countdown is %d in a skip of %d", int32(c), skip)
+			}
+			blocks += uint64(skip - c)
 		}
-		// The skip the program is in: skip-c of its entries went by.
-		blocks = s.records + s.skipped + uint64(skip-c)
 		if after != nil {
 			return after(ctx, mods)
 		}
 		return nil
 	}
 	res, runErr := p.prog.Run(ctx, rc)
+	// AfterRun stopped the worker already, unless the run failed before.
+	if err := s.stop(); err != nil && runErr == nil {
+		runErr = err
+	}
 	if runErr != nil && res.Trap == nil && !res.Exited && ctx.Err() == nil {
 		return nil, res, runErr
 	}
@@ -383,27 +522,22 @@ func (p *Program) Trace(ctx context.Context, lengths []int, rc runner.Config) (*
 				return err
 			}
 		}
-		pos := uint32(rec.pos.Get())
-		if pos > pageSize || pos%4 != 0 {
-			return fmt.Errorf("osp: recorder position %d out of range", pos)
-		}
-		ids = rec.ids(0, pos, ids)
-		for _, id := range ids {
-			if int(id) >= len(offsets) {
-				return fmt.Errorf("osp: block id %d out of range", id)
-			}
+		ids = ids[:0]
+		err := rec.drain(func(fn, _ uint32, v uint64) error {
+			bs, err := p.Instrumented.pathBlocks(fn, v)
+			ids = append(ids, bs...)
+			return err
+		})
+		if err != nil {
+			return err
 		}
 		ex.Push(ids)
-		rec.pos.Set(0)
 		return nil
 	}
 	p.flush = drain
 	defer func() { p.flush = nil }()
 	after := rc.AfterRun
 	rc.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
-		if rec == nil {
-			return nil
-		}
 		if err := drain(mods[RecorderModule]); err != nil {
 			return err
 		}

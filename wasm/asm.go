@@ -65,7 +65,9 @@ const (
 	OpI32Eqz    Op = 0x45
 	OpI32Eq     Op = 0x46
 	OpI32Ne     Op = 0x47
+	OpI32LtS    Op = 0x48
 	OpI32LtU    Op = 0x49
+	OpI32GtS    Op = 0x4A
 	OpI32GtU    Op = 0x4B
 	OpI32GeU    Op = 0x4F
 	OpI64Eqz    Op = 0x50

@@ -1,0 +1,142 @@
+package instrument
+
+import (
+	"errors"
+	"fmt"
+
+	"pathprof/cfg"
+	"pathprof/numbering"
+	"pathprof/wasm"
+)
+
+// instrumentSegments is Instrument for Options.Segments.
+func instrumentSegments(m *wasm.Module, orig []byte, opt Options, res *Result) (*Result, error) {
+	seg := opt.Segments
+	if seg.End == nil {
+		return nil, errors.New("instrument: Segments without End")
+	}
+	numImported := m.NumImportedFuncs
+	if seg.Setup != nil {
+		if err := seg.Setup(m); err != nil {
+			return nil, err
+		}
+	}
+	shift := m.NumImportedFuncs - numImported
+	noRet := cfg.NoReturnImports(m, opt.NoReturn...)
+	cfgOpt := cfg.Options{NoReturn: noRet, SplitCalls: true}
+	for i := range m.Code {
+		orig := numImported + uint32(i)
+		f := &Func{Index: orig, Name: m.FuncName(orig + shift), origOff: m.Code[i].OrigOff}
+		res.Funcs = append(res.Funcs, f)
+		err := planFunc(m, i, f, cfgOpt, nil, true)
+		var skip skipError
+		if errors.As(err, &skip) {
+			f.Status = "skipped: " + string(skip)
+			err = emitBlockwise(m, i, f, seg, cfg.Options{NoReturn: noRet})
+		} else if err == nil {
+			f.Status = "profiled"
+			err = emitFunc(m, &m.Code[i], f, nil, countFns{}, -1, false, seg)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("function %d (%s): %w", orig, f.Name, err)
+		}
+	}
+	m.Touch(wasm.SecCode)
+	var err error
+	if res.Module, err = m.Encode(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// placeSegments chooses the probes of a Segments function: Ball-Larus ids
+// in the low IDBits bits of each DAG edge's value and, above them, one
+// for each edge that enters a block (not a call's continuation, not the
+// exit), so that a path's sum also counts its block entries.
+func placeSegments(f *Func) error {
+	d, n := f.DAG, f.Num
+	packed := &numbering.Numbering{NumPaths: n.NumPaths, Val: make([]int64, len(d.Edges))}
+	for i, e := range d.Edges {
+		v := n.Val[i]
+		if e.To != cfg.Exit && !f.Graph.Blocks[e.To].Cont {
+			v += 1 << IDBits
+		}
+		packed.Val[i] = v
+	}
+	w, err := numbering.StaticWeights(d)
+	if err != nil {
+		return err
+	}
+	inc, err := numbering.Chords(d, packed, w)
+	if err != nil {
+		return err
+	}
+	// Paths end where they end, so a path cut short by a trap is not
+	// reported.
+	plan, err := numbering.Place(d, packed, inc, numbering.PlaceOptions{NoCountFolding: true})
+	if err != nil {
+		return err
+	}
+	f.Mode = Mode{Kind: BallLarus}
+	f.setPlan(plan)
+	return nil
+}
+
+// emitSegment appends the probes of one edge of a Segments function: the
+// ending path's packed value goes to p before the next path's register is
+// set, and End runs last.
+func emitSegment(a *wasm.Asm, f *Func, seg *Segments, ops []numbering.Op, branch int64) {
+	end := false
+	for _, o := range ops {
+		switch o.Kind {
+		case numbering.Count:
+			a.Idx(wasm.OpLocalGet, f.reg)
+			if o.Value != 0 {
+				a.I64(o.Value).Op(wasm.OpI64Add)
+			}
+			a.Idx(wasm.OpLocalSet, f.p)
+			end = true
+		case numbering.CountConst:
+			a.I64(o.Value).Idx(wasm.OpLocalSet, f.p)
+			end = true
+		}
+	}
+	for _, o := range ops {
+		switch o.Kind {
+		case numbering.Init:
+			a.I64(o.Value).Idx(wasm.OpLocalSet, f.reg)
+		case numbering.Add:
+			a.Idx(wasm.OpLocalGet, f.reg).I64(o.Value).Op(wasm.OpI64Add).Idx(wasm.OpLocalSet, f.reg)
+		}
+	}
+	if end {
+		seg.End(a, f, f.p, branch)
+	}
+}
+
+// emitBlockwise gives a function that cannot be numbered End at the start
+// of every block, each block a path of its own.
+func emitBlockwise(m *wasm.Module, def int, f *Func, seg *Segments, cfgOpt cfg.Options) error {
+	c := &m.Code[def]
+	ft, ok := m.FuncType(m.NumImportedFuncs + uint32(def))
+	if !ok {
+		return fmt.Errorf("no type")
+	}
+	p := uint32(uint64(len(ft.Params)) + c.NumLocals())
+	if err := c.SetLocals(append(append([]wasm.LocalDecl(nil), c.Locals...), wasm.LocalDecl{Count: 1, Type: wasm.ValI64})); err != nil {
+		return err
+	}
+	g, err := cfg.BuildBody(c, cfgOpt)
+	if err != nil {
+		return err
+	}
+	f.Graph, f.bodyMap, f.Blockwise, f.p = g, c.Map, true, p
+	edits := make([]wasm.Edit, 0, len(g.Blocks)-2)
+	for n := 2; n < len(g.Blocks); n++ {
+		var a wasm.Asm
+		a.I64(1<<IDBits|int64(n)).Idx(wasm.OpLocalSet, p)
+		seg.End(&a, f, p, -1)
+		edits = append(edits, wasm.Edit{Off: g.Blocks[n].Start, Ins: a.B})
+	}
+	return c.Splice(edits)
+}
