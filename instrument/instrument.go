@@ -63,7 +63,8 @@ type Segments struct {
 	// once, before any function is changed.
 	Setup func(m *wasm.Module) error
 	// End appends the code run where a path of function f ends, with the
-	// packed register value in the i64 local p. Where a branch that
+	// packed register value in the i64 local p; local p+1 is an i32
+	// that End may use as it likes. Where a branch that
 	// carries no values takes the edge (a back edge among them), branch
 	// is its label, counted from where the code is placed: the register
 	// already holds the next path's start, and code that takes the branch
@@ -72,6 +73,10 @@ type Segments struct {
 	// values around a call whose branch joins the loop body again).
 	// Elsewhere branch is -1.
 	End func(a *wasm.Asm, f *Func, p uint32, branch int64)
+	// Blockwise, when set, picks functions (by original index) to run End
+	// block by block although they could be numbered, so that the
+	// fallback can be checked on programs that wazero runs.
+	Blockwise func(index uint32) bool
 }
 
 // IDBits is how many low bits of a Segments register hold the path id.
@@ -403,8 +408,9 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 	locals := append(append([]wasm.LocalDecl(nil), c.Locals...),
 		wasm.LocalDecl{Count: 1, Type: wasm.ValI64}, wasm.LocalDecl{Count: 2, Type: wasm.ValI32})
 	if segments {
-		// The packed value of an ending path (Segments.End's p).
-		locals = append(locals, wasm.LocalDecl{Count: 1, Type: wasm.ValI64})
+		// The packed value of an ending path and an i32 for End's own
+		// use (Segments.End's p and p+1).
+		locals = append(locals, wasm.LocalDecl{Count: 1, Type: wasm.ValI64}, wasm.LocalDecl{Count: 1, Type: wasm.ValI32})
 	}
 	oldExpr := c.ExprOff
 	if err := c.SetLocals(locals); err != nil {

@@ -28,7 +28,12 @@ func instrumentSegments(m *wasm.Module, orig []byte, opt Options, res *Result) (
 		orig := numImported + uint32(i)
 		f := &Func{Index: orig, Name: m.FuncName(orig + shift), origOff: m.Code[i].OrigOff}
 		res.Funcs = append(res.Funcs, f)
-		err := planFunc(m, i, f, cfgOpt, nil, true)
+		var err error
+		if seg.Blockwise != nil && seg.Blockwise(orig) {
+			err = skipError("block by block, as asked")
+		} else {
+			err = planFunc(m, i, f, cfgOpt, nil, true)
+		}
 		var skip skipError
 		if errors.As(err, &skip) {
 			f.Status = "skipped: " + string(skip)
@@ -123,7 +128,7 @@ func emitBlockwise(m *wasm.Module, def int, f *Func, seg *Segments, cfgOpt cfg.O
 		return fmt.Errorf("no type")
 	}
 	p := uint32(uint64(len(ft.Params)) + c.NumLocals())
-	if err := c.SetLocals(append(append([]wasm.LocalDecl(nil), c.Locals...), wasm.LocalDecl{Count: 1, Type: wasm.ValI64})); err != nil {
+	if err := c.SetLocals(append(append([]wasm.LocalDecl(nil), c.Locals...), wasm.LocalDecl{Count: 1, Type: wasm.ValI64}, wasm.LocalDecl{Count: 1, Type: wasm.ValI32})); err != nil {
 		return err
 	}
 	g, err := cfg.BuildBody(c, cfgOpt)

@@ -124,9 +124,7 @@ func Place(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*Plan, 
 				case inc.Class[e] == Dead:
 				case inc.Class[e] == Chord:
 					initOp[e], initVal[e] = true, inc.Inc[e]
-				case liveIn[w] == 1 && d.Edges[e].Kind != cfg.EdgeDummyEntry:
-					// A path that begins at a dummy entry edge
-					// follows another one, whose value r still holds.
+				case liveIn[w] == 1:
 					zero[w] = true
 					ws = append(ws, w)
 				default:

@@ -62,12 +62,12 @@ var partProbes = []struct {
 	{"countdown", func(a *wasm.Asm, c, _ uint32, _ uint32, p uint32, _ int64) {
 		countDown(a, c, p)
 	}, 0},
-	{"countdown and test", func(a *wasm.Asm, c, _ uint32, _ uint32, p uint32, back int64) {
+	{"countdown and test", func(a *wasm.Asm, c, _ uint32, _ uint32, p uint32, branch int64) {
 		countDown(a, c, p)
-		a.Idx(wasm.OpGlobalGet, c).I32(1).Op(wasm.OpI32LtS)
+		a.Idx(wasm.OpLocalGet, p+1).I32(1).Op(wasm.OpI32LtS)
 		a.Block(wasm.OpIf).I32(1<<30).Idx(wasm.OpGlobalSet, c)
-		if back >= 0 {
-			a.Idx(wasm.OpBr, uint32(back)+1)
+		if branch >= 0 {
+			a.Idx(wasm.OpBr, uint32(branch)+1)
 		}
 		a.Op(wasm.OpEnd)
 	}, 0},
@@ -173,7 +173,7 @@ func evalProgram(t *testing.T, ctx context.Context, p program, opt Options) eval
 	var parts []func() runner.Result
 	if *evalParts {
 		for _, pp := range partProbes {
-			pins, err := instrumentWith(orig, pp.probe)
+			pins, err := instrumentWith(orig, pp.probe, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

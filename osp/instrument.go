@@ -117,38 +117,41 @@ const idMask = 1<<instrument.IDBits - 1
 // one path after another. The path register also sums the path's block
 // entries, and where a path ends the program counts them down:
 //
-//	global.get $c  (n = p >> 40)  i32.sub  global.set $c
-//	global.get $c  i32.const 1  i32.lt_s
-//	if  i32.const FUNC  local.get $p  global.get $c  call $tick  global.set $c  end
+//	global.get $c  (n = p >> 40)  i32.sub  local.tee $t  global.set $c
+//	local.get $t  i32.const 1  i32.lt_s
+//	if  i32.const FUNC  local.get $p  local.get $t  call $tick  global.set $c  end
 //
 // $c is a mutable i32 global appended to the module's globals (so no
 // global index moves) and $tick is imported from RecorderModule. The
 // countdown is one global for the whole program, so it runs out in the
 // path where the skip's last block is, whatever function that is; the
-// recorder knows from the countdown which block of the path that is. At a
-// back edge the branch holding the call ends with its own branch to the
-// loop header: wazero then keeps the loop's values in registers, where a
-// call on any path back into the loop body makes it spill them. $c starts
+// recorder knows from the countdown which block of the path that is.
+// Where a branch without values ends the path (a loop's back edge, say),
+// the if's arm ends with that branch of its own: wazero then keeps the
+// loop's values in registers, where a call in an arm that joins the loop
+// body again makes it spill them on every iteration. $c starts
 // at 1: the first path ends the first skip, and the recorder hands back
 // the next.
 func Instrument(orig []byte) (*Instrumented, error) {
-	return instrumentWith(orig, countdownEnd)
+	return instrumentWith(orig, countdownEnd, nil)
 }
 
 // countdownEnd appends the code that Instrument runs where a path ends.
-func countdownEnd(a *wasm.Asm, c, tick uint32, fn uint32, p uint32, back int64) {
+func countdownEnd(a *wasm.Asm, c, tick uint32, fn uint32, p uint32, branch int64) {
 	countDown(a, c, p)
-	a.Idx(wasm.OpGlobalGet, c).I32(1).Op(wasm.OpI32LtS)
-	a.Block(wasm.OpIf).I32(int32(fn)).Idx(wasm.OpLocalGet, p).Idx(wasm.OpGlobalGet, c).Idx(wasm.OpCall, tick).Idx(wasm.OpGlobalSet, c)
-	if back >= 0 {
-		a.Idx(wasm.OpBr, uint32(back)+1)
+	a.Idx(wasm.OpLocalGet, p+1).I32(1).Op(wasm.OpI32LtS)
+	a.Block(wasm.OpIf).I32(int32(fn)).Idx(wasm.OpLocalGet, p).Idx(wasm.OpLocalGet, p+1).Idx(wasm.OpCall, tick).Idx(wasm.OpGlobalSet, c)
+	if branch >= 0 {
+		a.Idx(wasm.OpBr, uint32(branch)+1)
 	}
 	a.Op(wasm.OpEnd)
 }
 
-// countDown appends $c -= the block entries of the path in local p.
+// countDown appends $c -= the block entries of the path in local p,
+// leaving the new $c in local p+1 too.
 func countDown(a *wasm.Asm, c, p uint32) {
-	a.Idx(wasm.OpGlobalGet, c).Idx(wasm.OpLocalGet, p).I64(instrument.IDBits).Op(wasm.OpI64ShrU).Op(wasm.OpI32Wrap).Op(wasm.OpI32Sub).Idx(wasm.OpGlobalSet, c)
+	a.Idx(wasm.OpGlobalGet, c).Idx(wasm.OpLocalGet, p).I64(instrument.IDBits).Op(wasm.OpI64ShrU).Op(wasm.OpI32Wrap).Op(wasm.OpI32Sub)
+	a.Idx(wasm.OpLocalTee, p+1).Idx(wasm.OpGlobalSet, c)
 }
 
 // endFunc writes the code at a path end, given the countdown global, the
@@ -157,8 +160,10 @@ func countDown(a *wasm.Asm, c, p uint32) {
 // -1). The evaluation measures parts of the countdown's cost with others.
 type endFunc func(a *wasm.Asm, c, tick uint32, fn uint32, p uint32, back int64)
 
-// instrumentWith is Instrument with the code at each path end written by end.
-func instrumentWith(orig []byte, end endFunc) (*Instrumented, error) {
+// instrumentWith is Instrument with the code at each path end written by
+// end, and the functions blockwise picks instrumented block by block (see
+// instrument.Segments.Blockwise).
+func instrumentWith(orig []byte, end endFunc, blockwise func(uint32) bool) (*Instrumented, error) {
 	sum := sha256.Sum256(orig)
 	ins := &Instrumented{Size: len(orig), SHA256: hex.EncodeToString(sum[:]), FuncNames: map[uint32]string{}}
 	var c, tick uint32
@@ -186,9 +191,10 @@ func instrumentWith(orig []byte, end endFunc) (*Instrumented, error) {
 		NoReturn: [][2]string{procExit},
 		Segments: &instrument.Segments{
 			Setup: setup,
-			End: func(a *wasm.Asm, f *instrument.Func, p uint32, back int64) {
-				end(a, c, tick, f.Index, p, back)
+			End: func(a *wasm.Asm, f *instrument.Func, p uint32, branch int64) {
+				end(a, c, tick, f.Index, p, branch)
 			},
+			Blockwise: blockwise,
 		},
 	})
 	if err != nil {

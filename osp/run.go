@@ -513,6 +513,16 @@ func (p *Program) Trace(ctx context.Context, lengths []int, rc runner.Config) (*
 		offsets[i] = b.Offset
 	}
 	ex := NewExact(lengths, offsets)
+	res, err := p.trace(ctx, rc, ex.Push)
+	if err != nil && res.Trap == nil && !res.Exited {
+		return nil, res, err
+	}
+	return ex, res, err
+}
+
+// trace runs a program compiled for tracing and hands every block entry,
+// in order and in batches, to push.
+func (p *Program) trace(ctx context.Context, rc runner.Config, push func(ids []uint32)) (runner.Result, error) {
 	var rec *recorder
 	var ids []uint32
 	drain := func(mod api.Module) error {
@@ -531,7 +541,7 @@ func (p *Program) Trace(ctx context.Context, lengths []int, rc runner.Config) (*
 		if err != nil {
 			return err
 		}
-		ex.Push(ids)
+		push(ids)
 		return nil
 	}
 	p.flush = drain
@@ -546,11 +556,7 @@ func (p *Program) Trace(ctx context.Context, lengths []int, rc runner.Config) (*
 		}
 		return nil
 	}
-	res, err := p.prog.Run(ctx, rc)
-	if err != nil && res.Trap == nil && !res.Exited {
-		return nil, res, err
-	}
-	return ex, res, err
+	return p.prog.Run(ctx, rc)
 }
 
 // profile assembles the Profile of a sampling run.
