@@ -44,9 +44,10 @@ const (
 	noStart     = 0xFFFFFFFF
 	// MaxLength is the longest sample the recorder takes.
 	MaxLength = 4096
-	// BufferBytes is the recorder's memory: the part of the profiler's
-	// memory that does not depend on the bound.
-	BufferBytes = pageSize
+	// BufferBytes is the recorder's memory and the copies of its records
+	// waiting for the sampling worker (run.go): the part of the
+	// profiler's memory that does not depend on the bound.
+	BufferBytes = pageSize + workBuffers*recordBytes
 )
 
 // Global indices of the recorder.
