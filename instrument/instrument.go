@@ -71,7 +71,9 @@ type Segments struct {
 	// itself from a branch of its own, instead of falling through to it,
 	// keeps a cold call out of the hot path (wazero spills a loop's
 	// values around a call whose branch joins the loop body again).
-	// Elsewhere branch is -1.
+	// Where the function returns right after the code, with its
+	// results on the stack, branch is Return: an arm of End's own can
+	// return itself, given f.ReturnBlock. Elsewhere branch is -1.
 	End func(a *wasm.Asm, f *Func, p uint32, branch int64)
 	// Blockwise, when set, picks functions (by original index) to run End
 	// block by block although they could be numbered, so that the
@@ -81,6 +83,10 @@ type Segments struct {
 
 // IDBits is how many low bits of a Segments register hold the path id.
 const IDBits = 40
+
+// Return is Segments.End's branch where the function returns after the
+// code.
+const Return = -2
 
 // HitsGlobal is the export name of the hit counter of Options.CountHits.
 const HitsGlobal = "pathprof_hits"
@@ -128,6 +134,10 @@ type Func struct {
 	// Blockwise marks a Segments function that could not be numbered:
 	// every block is a path of its own (see Segments).
 	Blockwise bool
+	// ReturnBlock is, for Segments.End, the block type of an if that
+	// takes the function's results and gives them back: a type index,
+	// or -1 when the function has no results (a plain if).
+	ReturnBlock int64
 	// Cuts are the blocks at which the DAG was cut to fit 63 bits.
 	Cuts []int32
 	// origOff is the original body's file offset and bodyMap the edited
@@ -402,6 +412,10 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 	if err != nil {
 		return err
 	}
+	f.ReturnBlock = -1
+	if segments && len(ft.Results) > 0 {
+		f.ReturnBlock = int64(m.AddType(wasm.FuncType{Params: ft.Results, Results: ft.Results}))
+	}
 	// Scratch locals: the path register, a saved branch condition and a
 	// saved br_table index.
 	base := uint32(uint64(len(ft.Params)) + c.NumLocals())
@@ -594,8 +608,11 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 		case cfg.EdgeFallthrough, cfg.EdgeBr, cfg.EdgeReturn, cfg.EdgeTailCall, cfg.EdgeThrow, cfg.EdgeNoReturn, cfg.EdgeCall:
 			var a wasm.Asm
 			back := int64(-1)
-			if e.Kind == cfg.EdgeBr && s.brVoid[e.Instr] {
+			switch {
+			case e.Kind == cfg.EdgeBr && s.brVoid[e.Instr]:
 				back = int64(s.brLabel[e.Instr])
+			case e.Kind == cfg.EdgeReturn:
+				back = Return
 			}
 			emit(&a, int32(i), back)
 			put(e.Instr, 0, 1, a.B)

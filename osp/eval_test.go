@@ -58,18 +58,16 @@ var partProbes = []struct {
 	// 0 runs it without the recorder being called.
 	sample float64
 }{
-	{"path registers", func(*wasm.Asm, uint32, uint32, uint32, uint32, int64) {}, 0},
-	{"countdown", func(a *wasm.Asm, c, _ uint32, _ uint32, p uint32, _ int64) {
-		countDown(a, c, p)
+	{"path registers", func(*wasm.Asm, uint32, uint32, endSite) {}, 0},
+	{"countdown", func(a *wasm.Asm, c, _ uint32, e endSite) {
+		countDown(a, c, e.p)
 	}, 0},
-	{"countdown and test", func(a *wasm.Asm, c, _ uint32, _ uint32, p uint32, branch int64) {
-		countDown(a, c, p)
-		a.Idx(wasm.OpLocalGet, p+1).I32(1).Op(wasm.OpI32LtS)
-		a.Block(wasm.OpIf).I32(1<<30).Idx(wasm.OpGlobalSet, c)
-		if branch >= 0 {
-			a.Idx(wasm.OpBr, uint32(branch)+1)
-		}
-		a.Op(wasm.OpEnd)
+	{"countdown and test", func(a *wasm.Asm, c, _ uint32, e endSite) {
+		countDown(a, c, e.p)
+		a.Idx(wasm.OpLocalGet, e.p+1).I32(1).Op(wasm.OpI32LtS)
+		e.openArm(a)
+		a.I32(1<<30).Idx(wasm.OpGlobalSet, c)
+		e.closeArm(a)
 	}, 0},
 	{"countdown, no samples", countdownEnd, 1 << 30},
 }

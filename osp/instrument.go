@@ -127,9 +127,10 @@ const idMask = 1<<instrument.IDBits - 1
 // path where the skip's last block is, whatever function that is; the
 // recorder knows from the countdown which block of the path that is.
 // Where a branch without values ends the path (a loop's back edge, say),
-// the if's arm ends with that branch of its own: wazero then keeps the
-// loop's values in registers, where a call in an arm that joins the loop
-// body again makes it spill them on every iteration. $c starts
+// the if's arm ends with that branch of its own, and before a return with
+// a return of its own: wazero then keeps the loop's values in registers,
+// where a call in an arm that joins the loop body again makes it spill
+// them on every iteration. $c starts
 // at 1: the first path ends the first skip, and the recorder hands back
 // the next.
 func Instrument(orig []byte) (*Instrumented, error) {
@@ -137,14 +138,12 @@ func Instrument(orig []byte) (*Instrumented, error) {
 }
 
 // countdownEnd appends the code that Instrument runs where a path ends.
-func countdownEnd(a *wasm.Asm, c, tick uint32, fn uint32, p uint32, branch int64) {
-	countDown(a, c, p)
-	a.Idx(wasm.OpLocalGet, p+1).I32(1).Op(wasm.OpI32LtS)
-	a.Block(wasm.OpIf).I32(int32(fn)).Idx(wasm.OpLocalGet, p).Idx(wasm.OpLocalGet, p+1).Idx(wasm.OpCall, tick).Idx(wasm.OpGlobalSet, c)
-	if branch >= 0 {
-		a.Idx(wasm.OpBr, uint32(branch)+1)
-	}
-	a.Op(wasm.OpEnd)
+func countdownEnd(a *wasm.Asm, c, tick uint32, e endSite) {
+	countDown(a, c, e.p)
+	a.Idx(wasm.OpLocalGet, e.p+1).I32(1).Op(wasm.OpI32LtS)
+	e.openArm(a)
+	a.I32(int32(e.fn)).Idx(wasm.OpLocalGet, e.p).Idx(wasm.OpLocalGet, e.p+1).Idx(wasm.OpCall, tick).Idx(wasm.OpGlobalSet, c)
+	e.closeArm(a)
 }
 
 // countDown appends $c -= the block entries of the path in local p,
@@ -154,11 +153,40 @@ func countDown(a *wasm.Asm, c, p uint32) {
 	a.Idx(wasm.OpLocalTee, p+1).Idx(wasm.OpGlobalSet, c)
 }
 
-// endFunc writes the code at a path end, given the countdown global, the
-// tick function, the function's original index, the local holding the
-// packed register value and the loop header's label at a back edge (else
-// -1). The evaluation measures parts of the countdown's cost with others.
-type endFunc func(a *wasm.Asm, c, tick uint32, fn uint32, p uint32, back int64)
+// endSite is a place where a path ends (see instrument.Segments.End).
+type endSite struct {
+	fn      uint32 // the function's original index
+	p       uint32 // the local holding the packed path value; p+1 is a scratch i32
+	branch  int64  // the label of the branch that follows, instrument.Return, or -1
+	retType int64  // instrument.Func.ReturnBlock
+}
+
+// openArm appends the if of the arm that runs when the countdown is out:
+// before a return it takes the function's results along.
+func (e endSite) openArm(a *wasm.Asm) {
+	if e.branch == instrument.Return && e.retType >= 0 {
+		a.BlockT(wasm.OpIf, uint32(e.retType))
+	} else {
+		a.Block(wasm.OpIf)
+	}
+}
+
+// closeArm ends the arm with the branch or the return that follows it,
+// when there is one, so that the arm does not join the code after it.
+func (e endSite) closeArm(a *wasm.Asm) {
+	switch {
+	case e.branch >= 0:
+		a.Idx(wasm.OpBr, uint32(e.branch)+1)
+	case e.branch == instrument.Return:
+		a.Op(wasm.OpReturn)
+	}
+	a.Op(wasm.OpEnd)
+}
+
+// endFunc writes the code at a path end, given the countdown global and
+// the tick function. The evaluation measures parts of the countdown's
+// cost with others.
+type endFunc func(a *wasm.Asm, c, tick uint32, e endSite)
 
 // instrumentWith is Instrument with the code at each path end written by
 // end, and the functions blockwise picks instrumented block by block (see
@@ -192,7 +220,7 @@ func instrumentWith(orig []byte, end endFunc, blockwise func(uint32) bool) (*Ins
 		Segments: &instrument.Segments{
 			Setup: setup,
 			End: func(a *wasm.Asm, f *instrument.Func, p uint32, branch int64) {
-				end(a, c, tick, f.Index, p, branch)
+				end(a, c, tick, endSite{fn: f.Index, p: p, branch: branch, retType: f.ReturnBlock})
 			},
 			Blockwise: blockwise,
 		},
