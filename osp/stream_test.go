@@ -10,6 +10,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"pathprof/cfg"
+	"pathprof/instrument"
 	"pathprof/runner"
 	"pathprof/wasm"
 )
@@ -100,6 +101,88 @@ func tracedStream(t *testing.T, ctx context.Context, ins *Instrumented, rc runne
 		t.Fatal(err)
 	}
 	return sum
+}
+
+// wideModule is a program whose function $wide has more than 2^46 paths
+// (48 if/else diamonds in a row, the first and the last calling $leaf in
+// one arm, which ends a path): more than a packed register's 2^40 ids, so
+// instrumentation must cut it. _start calls
+// it 3000 times in a loop, with bits that change from call to call.
+func wideModule() []byte {
+	var leaf, wide, start wasm.Asm
+	// $leaf: (i32) -> i32, one diamond of its own.
+	leaf.Idx(wasm.OpLocalGet, 0).I32(1).Op(wasm.OpI32And)
+	leaf.Block(wasm.OpIf).Op(wasm.OpElse).Op(wasm.OpEnd)
+	leaf.Idx(wasm.OpLocalGet, 0).Op(wasm.OpEnd)
+	// $wide: (i32) -> ()
+	for bit := range 48 {
+		leaf := uint32(0)
+		wide.Idx(wasm.OpLocalGet, 0).I32(int32(1)<<(bit%31)).Op(wasm.OpI32And)
+		wide.Block(wasm.OpIf)
+		if bit == 0 || bit == 47 {
+			wide.Idx(wasm.OpLocalGet, 0).Idx(wasm.OpCall, leaf).Op(wasm.OpDrop)
+		}
+		wide.Op(wasm.OpElse).Op(wasm.OpNop).Op(wasm.OpEnd)
+		if bit == 30 {
+			// Later bits repeat earlier ones: rotate the input.
+			wide.Idx(wasm.OpLocalGet, 0).I32(7).Op(0x77).Idx(wasm.OpLocalSet, 0) // i32.rotl
+		}
+	}
+	wide.Op(wasm.OpEnd)
+	// _start: for i in 0..3000: $wide(i * 2654435761)
+	start.Block(wasm.OpLoop)
+	start.Idx(wasm.OpLocalGet, 0).I32(-1640531535).Op(0x6c).Idx(wasm.OpCall, 1) // i32.mul
+	start.Idx(wasm.OpLocalGet, 0).I32(1).Op(wasm.OpI32Add).Idx(0x22, 0)         // local.tee
+	start.I32(3000).Op(wasm.OpI32LtU).Idx(wasm.OpBrIf, 0)
+	start.Op(wasm.OpEnd).Op(wasm.OpEnd)
+	i32 := []wasm.ValType{wasm.ValI32}
+	m := &wasm.Module{
+		Version: 1,
+		Types:   []wasm.FuncType{{Params: i32, Results: i32}, {Params: i32}, {}},
+		Funcs:   []uint32{0, 1, 2},
+		Exports: []wasm.Export{{Name: "_start", Kind: wasm.KindFunc, Index: 2}},
+		Code: []wasm.Code{
+			{Body: append([]byte{0}, leaf.B...), ExprOff: 1},
+			{Body: append([]byte{0}, wide.B...), ExprOff: 1},
+			{Body: append([]byte{1, 1, wasm.I32}, start.B...), ExprOff: 3},
+		},
+	}
+	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecExport, wasm.SecCode} {
+		m.Touch(id)
+	}
+	b, err := m.Encode()
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestWideFunctionIsCut checks a function with more paths than a packed
+// register holds: it is cut, and its paths still rebuild the run's block
+// entries exactly.
+func TestWideFunctionIsCut(t *testing.T) {
+	ctx := context.Background()
+	orig := wideModule()
+	ins, err := Instrument(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := instrument.Instrument(orig, instrument.Options{Segments: &instrument.Segments{
+		End: func(a *wasm.Asm, _ *instrument.Func, p uint32, _ int64) { a.Idx(wasm.OpLocalGet, p).Op(wasm.OpDrop) },
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := res.Funcs[1]; len(f.Cuts) == 0 || f.Num.Paths() > 1<<instrument.IDBits || f.Graph.DAG().NumPaths().Small <= 1<<46 {
+		t.Fatalf("the wide function (%s paths) was not cut to 2^40: cut at %v, %d paths", f.Graph.DAG().NumPaths(), f.Cuts, f.Num.Paths())
+	}
+	want := perBlockStream(t, ctx, orig, runner.Config{})
+	if want.n < 3000*100 {
+		t.Fatalf("only %d block entries", want.n)
+	}
+	if got := tracedStream(t, ctx, ins, runner.Config{}); got != want {
+		t.Errorf("paths rebuild %d block entries (hash %x), the program made %d (hash %x)", got.n, got.hash, want.n, want.hash)
+	}
 }
 
 // TestPathsRebuildBlockEntries checks the heart of the instrumentation:
