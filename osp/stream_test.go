@@ -117,7 +117,7 @@ func wideModule() []byte {
 	// $wide: (i32) -> ()
 	for bit := range 48 {
 		leaf := uint32(0)
-		wide.Idx(wasm.OpLocalGet, 0).I32(int32(1)<<(bit%31)).Op(wasm.OpI32And)
+		wide.Idx(wasm.OpLocalGet, 0).I32(int32(1) << (bit % 31)).Op(wasm.OpI32And)
 		wide.Block(wasm.OpIf)
 		if bit == 0 || bit == 47 {
 			wide.Idx(wasm.OpLocalGet, 0).Idx(wasm.OpCall, leaf).Op(wasm.OpDrop)
