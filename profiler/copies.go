@@ -29,14 +29,14 @@ type Copies struct {
 	Plan  *partition.Plan
 	Copy  []*instrument.Result
 	Funcs []*instrument.Func // the analysis: every defined function's DAG
-	// PlanSeconds is the time partition.Make took; the analysis and
+	// PlanSeconds is the time partition.Make took (for a weighted P3
+	// plan that splits functions, both plans'); the analysis and
 	// instrumenting the copies are not included.
 	PlanSeconds float64
 	// FellBack is set when a P3 plan made with weights split functions
 	// but its copies would have made more hits on the weights' run than
-	// PBL's: the copies are then PBL's (Plan.Strategy still says p3, and
-	// PlanSeconds is still P3's planning time; the manifest does not
-	// record the fallback).
+	// PBL's: the copies are then PBL's (Plan.Strategy still says p3; the
+	// manifest records the fallback).
 	FellBack bool
 }
 
@@ -61,15 +61,17 @@ func Build(orig []byte, strategy string, k int, opt instrument.Options, popt par
 		// The planner prices probes with a model of the instrumenter;
 		// the copies' hits on the profiled run are exact. Keep P3's
 		// splits only if they beat the plan with every function whole.
+		start := time.Now()
 		pbl, err := partition.Make(m, dags, partition.PBL, k, popt)
 		if err != nil {
 			return nil, err
 		}
+		cs.PlanSeconds += time.Since(start).Seconds()
 		pcs, err := instrumentCopies(orig, m, pbl, analysis.Funcs, opt)
 		if err != nil {
 			return nil, err
 		}
-		pcs.PlanSeconds = planSecs
+		pcs.PlanSeconds = cs.PlanSeconds
 		return fewerHits(cs, pcs, popt.Weights)
 	}
 	return cs, nil

@@ -327,6 +327,21 @@ func TestFewerHits(t *testing.T) {
 			t.Fatalf("copy %d: %d hits, PBL's %d", c, a, b)
 		}
 	}
+	// The manifest records the fallback, and reading it back keeps it.
+	for _, cs := range []*Copies{got, p3} {
+		dir := t.TempDir()
+		man, err := WriteDir(dir, p.path, orig, cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rman, _, rcs, err := ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if man.FellBack != cs.FellBack || rman.FellBack != cs.FellBack || rcs.FellBack != cs.FellBack {
+			t.Errorf("fell back %v: written %v, read %v, copies read %v", cs.FellBack, man.FellBack, rman.FellBack, rcs.FellBack)
+		}
+	}
 }
 
 // exactRun reads a program, profiles one run with SBL and returns the

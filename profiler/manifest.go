@@ -39,6 +39,10 @@ type Manifest struct {
 	// CopySHA256 identifies each copy's module, so a part from another
 	// plan or module is refused.
 	CopySHA256 []string `json:"copy_sha256"`
+	// FellBack says that a weighted P3 plan split functions but its
+	// copies would have made more probe hits than PBL's on the weights'
+	// run, so Plan is PBL's (Copies.FellBack).
+	FellBack bool `json:"fell_back,omitempty"`
 }
 
 // Part is one copy's counts on one run, written by "pathprof exec".
@@ -73,7 +77,7 @@ func WriteDir(dir, modulePath string, orig []byte, cs *Copies) (*Manifest, error
 	man := &Manifest{
 		Format: ManifestFormat, Version: FilesVersion,
 		Module:   profile.Module{Path: modulePath, SHA256: hashHex(orig), Size: len(orig), CodeOffset: cs.Copy[0].CodeOffset},
-		Strategy: cs.Plan.Strategy, Copies: len(cs.Copy), Plan: cs.Plan,
+		Strategy: cs.Plan.Strategy, Copies: len(cs.Copy), Plan: cs.Plan, FellBack: cs.FellBack,
 	}
 	files := map[string][]byte{"original.wasm": orig, "run.cjs": noderun.Script}
 	for c, res := range cs.Copy {
@@ -125,6 +129,7 @@ func ReadDir(dir string) (*Manifest, []byte, *Copies, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	cs.FellBack = man.FellBack
 	for c, res := range cs.Copy {
 		if hashHex(res.Module) != man.CopySHA256[c] {
 			return nil, nil, nil, fmt.Errorf("%s: copy %d rebuilt from the plan differs from the one written: written by another pathprof?", dir, c)
