@@ -104,13 +104,13 @@ func TestEval(t *testing.T) {
 	}
 	var results []evalResult
 	for _, p := range benchPrograms(t, true) {
-		if *evalOnly != "" && !slices.Contains(strings.Split(*evalOnly, ","), p.name) {
+		if *evalOnly != "" && !slices.Contains(strings.Split(*evalOnly, ","), p.Name) {
 			continue
 		}
 		r := evalProgram(t, ctx, p, opt)
 		results = append(results, r)
 		t.Logf("%s: ratio %.2f (wall), %.2f (cpu); hot list %d bytes; trace %.1fs",
-			p.name, ratio(r.ospWall, r.origWall), ratio(r.ospCPU, r.origCPU), r.prof.Memory.HotListBytes, r.traceTime.Seconds())
+			p.Name, ratio(r.ospWall, r.origWall), ratio(r.ospCPU, r.origCPU), r.prof.Memory.HotListBytes, r.traceTime.Seconds())
 	}
 	var b strings.Builder
 	writeEval(&b, results, opt)
@@ -120,8 +120,8 @@ func TestEval(t *testing.T) {
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
 
 func evalProgram(t *testing.T, ctx context.Context, p program, opt Options) evalResult {
-	r := evalResult{name: p.name}
-	orig, err := os.ReadFile(p.path)
+	r := evalResult{name: p.Name}
+	orig, err := os.ReadFile(p.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,12 +130,12 @@ func evalProgram(t *testing.T, ctx context.Context, p program, opt Options) eval
 		t.Fatal(err)
 	}
 	var discard bytes.Buffer
-	origProg, err := runner.Compile(ctx, orig, p.config(t, &discard))
+	origProg, err := runner.Compile(ctx, orig, p.Config(t, &discard))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer origProg.Close(ctx)
-	sample, err := Compile(ctx, ins, ModeSample, p.config(t, &discard))
+	sample, err := Compile(ctx, ins, ModeSample, p.Config(t, &discard))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,28 +144,28 @@ func evalProgram(t *testing.T, ctx context.Context, p program, opt Options) eval
 	runOrig := func() (string, runner.Result) {
 		var out bytes.Buffer
 		runtime.GC()
-		res, err := origProg.Run(ctx, p.config(t, &out))
+		res, err := origProg.Run(ctx, p.Config(t, &out))
 		if err != nil {
-			t.Fatalf("%s: %v", p.name, err)
+			t.Fatalf("%s: %v", p.Name, err)
 		}
 		return out.String(), res
 	}
 	runOSP := func() (string, runner.Result, *Profile) {
 		var out bytes.Buffer
 		runtime.GC()
-		prof, res, err := sample.Sample(ctx, opt, p.config(t, &out))
+		prof, res, err := sample.Sample(ctx, opt, p.Config(t, &out))
 		if err != nil {
-			t.Fatalf("%s: %v", p.name, err)
+			t.Fatalf("%s: %v", p.Name, err)
 		}
 		return out.String(), res, prof
 	}
 	want, wres := runOrig()
-	if p.want != "" && want != p.want {
-		t.Fatalf("%s: the original printed something else than expected", p.name)
+	if p.Want != "" && want != p.Want {
+		t.Fatalf("%s: the original printed something else than expected", p.Name)
 	}
 	got, gres, _ := runOSP()
 	if got != want || gres.ExitCode != wres.ExitCode {
-		t.Fatalf("%s: the instrumented program printed or exited differently", p.name)
+		t.Fatalf("%s: the instrumented program printed or exited differently", p.Name)
 	}
 	// The partial builds, checked like the whole one.
 	var parts []func() runner.Result
@@ -175,7 +175,7 @@ func evalProgram(t *testing.T, ctx context.Context, p program, opt Options) eval
 			if err != nil {
 				t.Fatal(err)
 			}
-			prog, err := Compile(ctx, pins, ModeSample, p.config(t, &discard))
+			prog, err := Compile(ctx, pins, ModeSample, p.Config(t, &discard))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,15 +188,15 @@ func evalProgram(t *testing.T, ctx context.Context, p program, opt Options) eval
 				if pp.sample > 0 {
 					o := opt
 					o.MeanSkip = pp.sample
-					_, res, err = prog.Sample(ctx, o, p.config(t, &out))
+					_, res, err = prog.Sample(ctx, o, p.Config(t, &out))
 				} else {
-					res, err = prog.prog.Run(ctx, p.config(t, &out))
+					res, err = prog.prog.Run(ctx, p.Config(t, &out))
 				}
 				if err != nil {
-					t.Fatalf("%s, %s: %v", p.name, pp.name, err)
+					t.Fatalf("%s, %s: %v", p.Name, pp.name, err)
 				}
 				if out.String() != want {
-					t.Fatalf("%s, %s: the output differs", p.name, pp.name)
+					t.Fatalf("%s, %s: the output differs", p.Name, pp.name)
 				}
 				return res
 			}
@@ -225,26 +225,26 @@ func evalProgram(t *testing.T, ctx context.Context, p program, opt Options) eval
 	r.origCPU, r.ospCPU = time.Duration(median(oc)), time.Duration(median(sc))
 	r.blocks = r.prof.Run.BlockEntries
 	if r.prof.Memory.HotListBytes > opt.Memory {
-		t.Errorf("%s: the hot list took %d bytes, over the bound of %d", p.name, r.prof.Memory.HotListBytes, opt.Memory)
+		t.Errorf("%s: the hot list took %d bytes, over the bound of %d", p.Name, r.prof.Memory.HotListBytes, opt.Memory)
 	}
 
-	trace, err := Compile(ctx, ins, ModeTrace, p.config(t, &discard))
+	trace, err := Compile(ctx, ins, ModeTrace, p.Config(t, &discard))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer trace.Close(ctx)
 	start := time.Now()
 	var out bytes.Buffer
-	ex, _, err := trace.Trace(ctx, opt.Lengths, p.config(t, &out))
+	ex, _, err := trace.Trace(ctx, opt.Lengths, p.Config(t, &out))
 	if err != nil {
-		t.Fatalf("%s: trace: %v", p.name, err)
+		t.Fatalf("%s: trace: %v", p.Name, err)
 	}
 	r.traceTime = time.Since(start)
 	if out.String() != want {
-		t.Fatalf("%s: the traced program printed something else", p.name)
+		t.Fatalf("%s: the traced program printed something else", p.Name)
 	}
 	if ex.Blocks != r.blocks {
-		t.Errorf("%s: the traced run had %d block entries, the sampled one %d", p.name, ex.Blocks, r.blocks)
+		t.Errorf("%s: the traced run had %d block entries, the sampled one %d", p.Name, ex.Blocks, r.blocks)
 	}
 	if r.score, err = ScoreProfile(ex, r.prof, []int{10, 100}); err != nil {
 		t.Fatal(err)
@@ -260,12 +260,12 @@ func evalProgram(t *testing.T, ctx context.Context, p program, opt Options) eval
 		o := opt
 		o.Memory = m
 		var out bytes.Buffer
-		prof, _, err := sample.Sample(ctx, o, p.config(t, &out))
+		prof, _, err := sample.Sample(ctx, o, p.Config(t, &out))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if prof.Memory.HotListBytes > m {
-			t.Errorf("%s: the hot list took %d bytes, over the bound of %d", p.name, prof.Memory.HotListBytes, m)
+			t.Errorf("%s: the hot list took %d bytes, over the bound of %d", p.Name, prof.Memory.HotListBytes, m)
 		}
 		sc, err := ScoreProfile(ex, prof, []int{10, 100})
 		if err != nil {

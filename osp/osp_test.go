@@ -48,7 +48,7 @@ func TestInstrumentedModulesValidate(t *testing.T) {
 		validate(t, []string{"sampling recorder", "tracing recorder"}[mode], b)
 	}
 	for _, p := range benchPrograms(t, false) {
-		orig, err := os.ReadFile(p.path)
+		orig, err := os.ReadFile(p.Path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func TestInstrumentedModulesValidate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		validate(t, p.name, ins.Wasm)
+		validate(t, p.Name, ins.Wasm)
 	}
 	orig, err := os.ReadFile(testprogs.GoHello(t))
 	if err != nil {
@@ -76,24 +76,24 @@ func TestInstrumentedModulesValidate(t *testing.T) {
 // and so does the independent tracer of package tracer.
 func TestProgramsRunUnchanged(t *testing.T) {
 	ctx := context.Background()
-	progs := append(benchPrograms(t, false), program{name: "hello", path: testprogs.GoHello(t), want: testprogs.GoHelloStableOutput(t)})
+	progs := append(benchPrograms(t, false), program{Name: "hello", Path: testprogs.GoHello(t), Want: testprogs.GoHelloStableOutput(t)})
 	for _, p := range progs {
-		t.Run(p.name, func(t *testing.T) {
-			orig, err := os.ReadFile(p.path)
+		t.Run(p.Name, func(t *testing.T) {
+			orig, err := os.ReadFile(p.Path)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var want bytes.Buffer
-			wres, err := runner.Run(ctx, orig, p.config(t, &want))
+			wres, err := runner.Run(ctx, orig, p.Config(t, &want))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.name != "hello" && want.String() != p.want {
+			if p.Name != "hello" && want.String() != p.Want {
 				t.Fatalf("the original printed %q", want.String())
 			}
 			var got bytes.Buffer
 			opt := Options{Memory: 32 << 10, Seed: 3}
-			prof, res, err := Run(ctx, orig, opt, p.config(t, &got))
+			prof, res, err := Run(ctx, orig, opt, p.Config(t, &got))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,11 +107,11 @@ func TestProgramsRunUnchanged(t *testing.T) {
 				t.Errorf("the hot list took %d bytes, bound %d", prof.Memory.HotListBytes, opt.Memory)
 			}
 			checkProfile(t, prof)
-			if !slices.Contains([]string{"records", "grid", "wordfreq"}, p.name) {
+			if !slices.Contains([]string{"records", "grid", "wordfreq"}, p.Name) {
 				return
 			}
 			var traced bytes.Buffer
-			ex, _, tres, err := Count(ctx, orig, DefaultLengths, p.config(t, &traced))
+			ex, _, tres, err := Count(ctx, orig, DefaultLengths, p.Config(t, &traced))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,7 +121,7 @@ func TestProgramsRunUnchanged(t *testing.T) {
 			if ex.Blocks != prof.Run.BlockEntries {
 				t.Errorf("traced run: %d block entries, sampled run: %d", ex.Blocks, prof.Run.BlockEntries)
 			}
-			tr, _, err := tracer.Run(ctx, orig, p.config(t, &bytes.Buffer{}))
+			tr, _, err := tracer.Run(ctx, orig, p.Config(t, &bytes.Buffer{}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,7 +182,7 @@ func checkProfile(t *testing.T, p *Profile) {
 func TestDeterministic(t *testing.T) {
 	ctx := context.Background()
 	p := benchPrograms(t, false)[0] // calc
-	orig, err := os.ReadFile(p.path)
+	orig, err := os.ReadFile(p.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,13 +190,13 @@ func TestDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prog, err := Compile(ctx, ins, ModeSample, p.config(t, &bytes.Buffer{}))
+	prog, err := Compile(ctx, ins, ModeSample, p.Config(t, &bytes.Buffer{}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer prog.Close(ctx)
 	run := func(seed uint64) []byte {
-		prof, _, err := prog.Sample(ctx, Options{Seed: seed, Memory: 16 << 10}, p.config(t, &bytes.Buffer{}))
+		prof, _, err := prog.Sample(ctx, Options{Seed: seed, Memory: 16 << 10}, p.Config(t, &bytes.Buffer{}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +216,7 @@ func TestDeterministic(t *testing.T) {
 	}
 	// The same profile comes from a separately instrumented and compiled
 	// module too.
-	prof, _, err := Run(ctx, orig, Options{Seed: 42, Memory: 16 << 10}, p.config(t, &bytes.Buffer{}))
+	prof, _, err := Run(ctx, orig, Options{Seed: 42, Memory: 16 << 10}, p.Config(t, &bytes.Buffer{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,18 +231,18 @@ func TestDeterministic(t *testing.T) {
 func TestAccuracyCalc(t *testing.T) {
 	ctx := context.Background()
 	p := benchPrograms(t, false)[0]
-	if p.name != "calc" {
-		t.Fatalf("the first C program is %s, not calc", p.name)
+	if p.Name != "calc" {
+		t.Fatalf("the first C program is %s, not calc", p.Name)
 	}
-	orig, err := os.ReadFile(p.path)
+	orig, err := os.ReadFile(p.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prof, _, err := Run(ctx, orig, Options{}, p.config(t, &bytes.Buffer{}))
+	prof, _, err := Run(ctx, orig, Options{}, p.Config(t, &bytes.Buffer{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex, _, _, err := Count(ctx, orig, prof.Sampling.Lengths, p.config(t, &bytes.Buffer{}))
+	ex, _, _, err := Count(ctx, orig, prof.Sampling.Lengths, p.Config(t, &bytes.Buffer{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,15 +352,15 @@ func TestSkips(t *testing.T) {
 func TestReport(t *testing.T) {
 	ctx := context.Background()
 	p := benchPrograms(t, false)[6] // grid
-	orig, err := os.ReadFile(p.path)
+	orig, err := os.ReadFile(p.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prof, _, err := Run(ctx, orig, Options{MeanSkip: 100}, p.config(t, &bytes.Buffer{}))
+	prof, _, err := Run(ctx, orig, Options{MeanSkip: 100}, p.Config(t, &bytes.Buffer{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	prof.Module.Path = p.path
+	prof.Module.Path = p.Path
 	file := filepath.Join(t.TempDir(), "osp.json")
 	if err := WriteFile(file, prof); err != nil {
 		t.Fatal(err)

@@ -193,15 +193,15 @@ func TestWideFunctionIsCut(t *testing.T) {
 func TestPathsRebuildBlockEntries(t *testing.T) {
 	ctx := context.Background()
 	for _, p := range benchPrograms(t, true) {
-		if !slices.Contains([]string{"records", "grid", "wordfreq", "hello"}, p.name) {
+		if !slices.Contains([]string{"records", "grid", "wordfreq", "hello"}, p.Name) {
 			continue
 		}
-		t.Run(p.name, func(t *testing.T) {
-			orig, err := os.ReadFile(p.path)
+		t.Run(p.Name, func(t *testing.T) {
+			orig, err := os.ReadFile(p.Path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := perBlockStream(t, ctx, orig, p.config(t, &bytes.Buffer{}))
+			want := perBlockStream(t, ctx, orig, p.Config(t, &bytes.Buffer{}))
 			if want.n < 10000 {
 				t.Fatalf("only %d block entries", want.n)
 			}
@@ -214,7 +214,7 @@ func TestPathsRebuildBlockEntries(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got := tracedStream(t, ctx, ins, p.config(t, &bytes.Buffer{})); got != want {
+				if got := tracedStream(t, ctx, ins, p.Config(t, &bytes.Buffer{})); got != want {
 					t.Errorf("block by block for every other function %v: paths rebuild %d block entries (hash %x), the program made %d (hash %x)",
 						mixed, got.n, got.hash, want.n, want.hash)
 				}

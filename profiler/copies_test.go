@@ -22,23 +22,23 @@ import (
 func TestStrategiesEqualSBL(t *testing.T) {
 	ctx := context.Background()
 	for _, p := range oraclePrograms(t) {
-		if testing.Short() && p.name != "calc" {
+		if testing.Short() && p.Name != "calc" {
 			continue
 		}
-		t.Run(p.name, func(t *testing.T) {
-			orig, err := os.ReadFile(p.path)
+		t.Run(p.Name, func(t *testing.T) {
+			orig, err := os.ReadFile(p.Path)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var want bytes.Buffer
-			sbl, err := Profile(ctx, orig, Options{ModulePath: p.path, Run: p.config(t, &want)})
+			sbl, err := Profile(ctx, orig, Options{ModulePath: p.Path, Run: p.Config(t, &want)})
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, strategy := range []string{"pbl", "p3"} {
 				for _, k := range []int{2, 4, 8} {
 					var got bytes.Buffer
-					prof, err := Profile(ctx, orig, Options{Strategy: strategy, Copies: k, Jobs: 2, ModulePath: p.path, Run: p.config(t, &got)})
+					prof, err := Profile(ctx, orig, Options{Strategy: strategy, Copies: k, Jobs: 2, ModulePath: p.Path, Run: p.Config(t, &got)})
 					if err != nil {
 						t.Fatalf("%s k=%d: %v", strategy, k, err)
 					}
@@ -65,7 +65,7 @@ func TestStrategiesEqualSBL(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got bytes.Buffer
-			prof, err := Profile(ctx, orig, Options{Strategy: "p3", Copies: 4, Jobs: 2, ModulePath: p.path, Run: p.config(t, &got),
+			prof, err := Profile(ctx, orig, Options{Strategy: "p3", Copies: 4, Jobs: 2, ModulePath: p.Path, Run: p.Config(t, &got),
 				Partition: partition.Options{Weights: w}})
 			if err != nil {
 				t.Fatalf("weighted p3: %v", err)
@@ -107,7 +107,7 @@ func TestHitsComputedFromProfile(t *testing.T) {
 	for _, name := range []string{"calc", "wordfreq", "grid"} {
 		p := program{}
 		for _, q := range oraclePrograms(t) {
-			if q.name == name {
+			if q.Name == name {
 				p = q
 			}
 		}
@@ -127,7 +127,7 @@ func TestHitsComputedFromProfile(t *testing.T) {
 					t.Fatal(err)
 				}
 				var direct uint64
-				cfg := p.config(t, &bytes.Buffer{})
+				cfg := p.Config(t, &bytes.Buffer{})
 				cfg.Modules = []runner.NamedModule{{Name: counters.ModuleName, Wasm: res.Counters}}
 				cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
 					direct = mods[runner.ProgramKey].ExportedGlobal(instrument.HitsGlobal).Get()
@@ -154,7 +154,7 @@ func TestHitsComputedFromProfile(t *testing.T) {
 func TestOutputKindDoesNotMatter(t *testing.T) {
 	ctx := context.Background()
 	p := oraclePrograms(t)[0]
-	orig, err := os.ReadFile(p.path)
+	orig, err := os.ReadFile(p.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,13 +163,13 @@ func TestOutputKindDoesNotMatter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer devnull.Close()
-	cfg := p.config(t, nil)
+	cfg := p.Config(t, nil)
 	cfg.Stdout = devnull
-	a, err := Profile(ctx, orig, Options{ModulePath: p.path, Run: cfg})
+	a, err := Profile(ctx, orig, Options{ModulePath: p.Path, Run: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Profile(ctx, orig, Options{ModulePath: p.path, Run: p.config(t, &bytes.Buffer{})})
+	b, err := Profile(ctx, orig, Options{ModulePath: p.Path, Run: p.Config(t, &bytes.Buffer{})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,11 +183,11 @@ func TestOutputKindDoesNotMatter(t *testing.T) {
 func TestCopiesDirectory(t *testing.T) {
 	ctx := context.Background()
 	p := oraclePrograms(t)[0]
-	orig, err := os.ReadFile(p.path)
+	orig, err := os.ReadFile(p.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sbl, err := Profile(ctx, orig, Options{ModulePath: p.path, Run: p.config(t, &bytes.Buffer{})})
+	sbl, err := Profile(ctx, orig, Options{ModulePath: p.Path, Run: p.Config(t, &bytes.Buffer{})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestCopiesDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if _, err := WriteDir(dir, p.path, orig, cs); err != nil {
+	if _, err := WriteDir(dir, p.Path, orig, cs); err != nil {
 		t.Fatal(err)
 	}
 	man, _, rebuilt, err := ReadDir(dir)
@@ -206,7 +206,7 @@ func TestCopiesDirectory(t *testing.T) {
 	var parts []*Part
 	for c, res := range rebuilt.Copy {
 		var out bytes.Buffer
-		cfg := p.config(t, &out)
+		cfg := p.Config(t, &out)
 		var counts counters.Counts
 		cfg.Modules = []runner.NamedModule{{Name: counters.ModuleName, Wasm: res.Counters}}
 		cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
@@ -250,7 +250,7 @@ func TestCopiesDirectory(t *testing.T) {
 func TestWeightedP3NeverAbovePBL(t *testing.T) {
 	fell, kept := 0, 0
 	for _, p := range oraclePrograms(t) {
-		if !slices.Contains([]string{"calc", "sort", "grid", "vm", "wordfreq"}, p.name) {
+		if !slices.Contains([]string{"calc", "sort", "grid", "vm", "wordfreq"}, p.Name) {
 			continue
 		}
 		orig, exact, freq := exactRun(t, p)
@@ -272,17 +272,17 @@ func TestWeightedP3NeverAbovePBL(t *testing.T) {
 				p3 = cs
 			}
 			if slowest["p3"] > slowest["pbl"] {
-				t.Errorf("%s k=%d: slowest P3 copy %d hits, PBL's %d", p.name, k, slowest["p3"], slowest["pbl"])
+				t.Errorf("%s k=%d: slowest P3 copy %d hits, PBL's %d", p.Name, k, slowest["p3"], slowest["pbl"])
 			}
 			if p3.FellBack {
 				fell++
 				if split(p3.Plan) || p3.Plan.Strategy != partition.P3 {
-					t.Errorf("%s k=%d: fell back to a plan that splits", p.name, k)
+					t.Errorf("%s k=%d: fell back to a plan that splits", p.Name, k)
 				}
 			} else if split(p3.Plan) {
 				kept++
 			}
-			t.Logf("%s k=%d: P3 %d, PBL %d hits; fell back %v", p.name, k, slowest["p3"], slowest["pbl"], p3.FellBack)
+			t.Logf("%s k=%d: P3 %d, PBL %d hits; fell back %v", p.Name, k, slowest["p3"], slowest["pbl"], p3.FellBack)
 		}
 	}
 	t.Logf("%d plans kept their splits, %d fell back", kept, fell)
@@ -295,7 +295,7 @@ func TestWeightedP3NeverAbovePBL(t *testing.T) {
 func TestFewerHits(t *testing.T) {
 	var p program
 	for _, q := range oraclePrograms(t) {
-		if q.name == "grid" {
+		if q.Name == "grid" {
 			p = q
 		}
 	}
@@ -330,7 +330,7 @@ func TestFewerHits(t *testing.T) {
 	// The manifest records the fallback, and reading it back keeps it.
 	for _, cs := range []*Copies{got, p3} {
 		dir := t.TempDir()
-		man, err := WriteDir(dir, p.path, orig, cs)
+		man, err := WriteDir(dir, p.Path, orig, cs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -348,11 +348,11 @@ func TestFewerHits(t *testing.T) {
 // module, the exact profile and its DAG edge frequencies.
 func exactRun(t *testing.T, p program) ([]byte, *profile.Profile, [][]float64) {
 	t.Helper()
-	orig, err := os.ReadFile(p.path)
+	orig, err := os.ReadFile(p.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	exact, err := Profile(context.Background(), orig, Options{ModulePath: p.path, Run: p.config(t, &bytes.Buffer{})})
+	exact, err := Profile(context.Background(), orig, Options{ModulePath: p.Path, Run: p.Config(t, &bytes.Buffer{})})
 	if err != nil {
 		t.Fatal(err)
 	}

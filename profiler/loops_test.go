@@ -19,9 +19,8 @@ import (
 func TestLoopCounters(t *testing.T) {
 	ctx := context.Background()
 	used := 0
-	for _, c := range testprogs.CPrograms(t) {
-		p := program{name: c.Name, path: c.Wasm, args: c.Args, stdin: c.Stdin}
-		orig, err := os.ReadFile(p.path)
+	for _, p := range testprogs.CRuns(t) {
+		orig, err := os.ReadFile(p.Path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,19 +33,19 @@ func TestLoopCounters(t *testing.T) {
 			n += f.LoopCounters
 		}
 		used += n
-		on, err := Profile(ctx, orig, Options{ModulePath: p.path, Run: p.config(t, &bytes.Buffer{})})
+		on, err := Profile(ctx, orig, Options{ModulePath: p.Path, Run: p.Config(t, &bytes.Buffer{})})
 		if err != nil {
 			t.Fatal(err)
 		}
-		off, err := Profile(ctx, orig, Options{ModulePath: p.path, Run: p.config(t, &bytes.Buffer{}),
+		off, err := Profile(ctx, orig, Options{ModulePath: p.Path, Run: p.Config(t, &bytes.Buffer{}),
 			Instrument: instrument.Options{NoLoopCounts: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := diffCounts(tracer.Counts(on), tracer.Counts(off)); diff != "" {
-			t.Fatalf("%s: loop counters change the profile:\n%s", c.Name, diff)
+			t.Fatalf("%s: loop counters change the profile:\n%s", p.Name, diff)
 		}
-		t.Logf("%s: %d loop counters, profiles equal", c.Name, n)
+		t.Logf("%s: %d loop counters, profiles equal", p.Name, n)
 	}
 	if used == 0 {
 		t.Fatal("no C program got loop counters")

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"testing"
 
@@ -14,56 +13,19 @@ import (
 	"pathprof/tracer"
 )
 
-// program is one run to profile: a module and its input.
-type program struct {
-	name  string
-	path  string
-	args  []string
-	env   []string
-	stdin string // file
-	dirs  func(t *testing.T) []runner.Mount
-}
-
-func (p program) config(t *testing.T, stdout *bytes.Buffer) runner.Config {
-	cfg := runner.Config{
-		ProgramName: filepath.Base(p.path),
-		Args:        p.args,
-		Env:         p.env,
-		Stdout:      stdout,
-		CacheDir:    testprogs.WazeroCacheDir(t),
-	}
-	if p.stdin != "" {
-		b, err := os.ReadFile(p.stdin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Stdin = bytes.NewReader(b)
-	}
-	if p.dirs != nil {
-		cfg.Dirs = p.dirs(t)
-	}
-	return cfg
-}
+type program = testprogs.Run
 
 // oraclePrograms are the programs whose SBL profile is checked against the
 // tracer: the C programs, a Go program, gofmt over part of GOROOT, and
 // standard-library test binaries.
 func oraclePrograms(t *testing.T) []program {
-	var ps []program
-	for _, c := range testprogs.CPrograms(t) {
-		ps = append(ps, program{name: c.Name, path: c.Wasm, args: c.Args, stdin: c.Stdin})
-	}
-	ps = append(ps, program{name: "go-hello", path: testprogs.GoHello(t)})
+	ps := testprogs.CRuns(t)
+	ps = append(ps, program{Name: "go-hello", Path: testprogs.GoHello(t)})
 	src := testprogs.StdPackageDir(t, "go/ast")
-	ps = append(ps, program{name: "gofmt", path: testprogs.Gofmt(t), args: []string{"-l", src},
-		dirs: func(*testing.T) []runner.Mount { return []runner.Mount{{HostDir: src, GuestPath: src, ReadOnly: true}} }})
+	ps = append(ps, program{Name: "gofmt", Path: testprogs.Gofmt(t), Args: []string{"-l", src},
+		Dirs: func(*testing.T) []runner.Mount { return []runner.Mount{{HostDir: src, GuestPath: src, ReadOnly: true}} }})
 	for _, pkg := range []string{"sort", "strconv", "compress/flate", "regexp"} {
-		dir := testprogs.StdPackageDir(t, pkg)
-		ps = append(ps, program{name: pkg + ".test", path: testprogs.GoStdTest(t, pkg), args: []string{"-test.short"},
-			env: []string{"PWD=" + dir},
-			dirs: func(t *testing.T) []runner.Mount {
-				return []runner.Mount{{HostDir: dir, GuestPath: dir, ReadOnly: true}, {HostDir: t.TempDir(), GuestPath: "/tmp"}}
-			}})
+		ps = append(ps, testprogs.GoTestRun(t, pkg))
 	}
 	return ps
 }
@@ -75,18 +37,18 @@ func oraclePrograms(t *testing.T) []program {
 func TestSBLEqualsTracer(t *testing.T) {
 	ctx := context.Background()
 	for _, p := range oraclePrograms(t) {
-		t.Run(p.name, func(t *testing.T) {
-			orig, err := os.ReadFile(p.path)
+		t.Run(p.Name, func(t *testing.T) {
+			orig, err := os.ReadFile(p.Path)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var want bytes.Buffer
-			r0, err := runner.Run(ctx, orig, p.config(t, &want))
+			r0, err := runner.Run(ctx, orig, p.Config(t, &want))
 			if err != nil {
 				t.Fatal(err)
 			}
 			var got bytes.Buffer
-			prof, err := Profile(ctx, orig, Options{ModulePath: p.path, Run: p.config(t, &got)})
+			prof, err := Profile(ctx, orig, Options{ModulePath: p.Path, Run: p.Config(t, &got)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +56,7 @@ func TestSBLEqualsTracer(t *testing.T) {
 				t.Fatalf("instrumented run differs: exit %d, want %d; stdout equal: %v", prof.ExitCode, r0.ExitCode, got.String() == want.String())
 			}
 			var traced bytes.Buffer
-			tr, _, err := tracer.Run(ctx, orig, p.config(t, &traced))
+			tr, _, err := tracer.Run(ctx, orig, p.Config(t, &traced))
 			if err != nil {
 				t.Fatal(err)
 			}

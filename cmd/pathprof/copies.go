@@ -104,14 +104,8 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	countsFile := fs.String("counts", "", "do not run: read the counter memory a node run wrote to `FILE`")
 	exitCode := fs.Int("exit-code", 0, "with --counts: the exit code of the node run")
 	outputFile := fs.String("output", "", "with --counts: a `FILE` holding the node run's stdout followed by its stderr, to check the copies agree")
-	var rf runFlags
-	rf.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: pathprof exec [-o FILE] [runner flags] DIR COPY [-- ARGS...]\n       pathprof exec --counts FILE [--exit-code N] [--output FILE] DIR COPY")
-		fs.PrintDefaults()
-	}
-	own, progArgs := splitArgs(args)
-	if err := fs.Parse(interleaved(fs, own)); err != nil {
+	rf, progArgs, ok := parseWithRun(fs, "usage: pathprof exec [-o FILE] [runner flags] DIR COPY [-- ARGS...]\n       pathprof exec --counts FILE [--exit-code N] [--output FILE] DIR COPY", args, stderr)
+	if !ok {
 		return 2
 	}
 	if fs.NArg() != 2 {

@@ -94,14 +94,8 @@ func cmdOSP(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	show := fs.String("show", "", "print the report of the OSP profile `PROFILE` instead of running anything")
 	modFlag := fs.String("module", "", "with --show: the profiled module `FILE` (default: the one the profile names)")
-	var rf runFlags
-	rf.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, ospUsage)
-		fs.PrintDefaults()
-	}
-	own, progArgs := splitArgs(args)
-	if err := fs.Parse(interleaved(fs, own)); err != nil {
+	rf, progArgs, ok := parseWithRun(fs, ospUsage, args, stderr)
+	if !ok {
 		return 2
 	}
 	if *show != "" {
@@ -237,14 +231,8 @@ func cmdOSPScore(args []string, stdout, stderr io.Writer) int {
 	profPath := fs.String("profile", "", "score the OSP profile `FILE` (of this module and input) instead of sampling")
 	out := fs.String("o", "", "also write the score as JSON to `FILE`")
 	top := fs.Int("top", 0, "list the true `N` hottest subpaths of each length with their estimates")
-	var rf runFlags
-	rf.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, ospScoreUsage)
-		fs.PrintDefaults()
-	}
-	own, progArgs := splitArgs(args)
-	if err := fs.Parse(interleaved(fs, own)); err != nil {
+	rf, progArgs, ok := parseWithRun(fs, ospScoreUsage, args, stderr)
+	if !ok {
 		return 2
 	}
 	if fs.NArg() != 1 {

@@ -98,6 +98,24 @@ func (r *runFlags) load(path string, args []string, stdout, stderr io.Writer) ([
 	return orig, cfg, 0
 }
 
+// parseWithRun registers the runner flags on fs, whose own flags are
+// already registered, sets its usage line, and parses args: the command's
+// flags and operands before "--", the program's arguments after. ok is
+// false when parsing failed (fs has said why).
+func parseWithRun(fs *flag.FlagSet, usage string, args []string, stderr io.Writer) (rf *runFlags, progArgs []string, ok bool) {
+	rf = &runFlags{}
+	rf.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, usage)
+		fs.PrintDefaults()
+	}
+	own, progArgs := splitArgs(args)
+	if err := fs.Parse(interleaved(fs, own)); err != nil {
+		return nil, nil, false
+	}
+	return rf, progArgs, true
+}
+
 // splitArgs separates the program's arguments (after "--") from pathprof's.
 func splitArgs(args []string) (own, prog []string) {
 	for i, a := range args {
@@ -118,14 +136,8 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "pathprof.json", "write the profile to `FILE`")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	top := fs.Int("top", 0, "after the run, print the report with the `N` hottest paths to stderr")
-	var rf runFlags
-	rf.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: pathprof profile [--strategy sbl|pbl|p3] [--copies K] [--jobs N] [--weights PROFILE] [-o FILE] [--top N] [-q] [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]")
-		fs.PrintDefaults()
-	}
-	own, progArgs := splitArgs(args)
-	if err := fs.Parse(interleaved(fs, own)); err != nil {
+	rf, progArgs, ok := parseWithRun(fs, "usage: pathprof profile [--strategy sbl|pbl|p3] [--copies K] [--jobs N] [--weights PROFILE] [-o FILE] [--top N] [-q] [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]", args, stderr)
+	if !ok {
 		return 2
 	}
 	if fs.NArg() != 1 {

@@ -1,0 +1,66 @@
+package testprogs
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"pathprof/runner"
+)
+
+// Run is a module and the input of one run of it.
+type Run struct {
+	Name  string
+	Path  string
+	Args  []string
+	Env   []string
+	Stdin string // a file
+	Dirs  func(t *testing.T) []runner.Mount
+	// Want is the expected standard output, if known.
+	Want string
+}
+
+// Config is the runner configuration of the run, with standard output
+// going to stdout and the shared compilation cache.
+func (r Run) Config(t *testing.T, stdout *bytes.Buffer) runner.Config {
+	cfg := runner.Config{
+		ProgramName: filepath.Base(r.Path),
+		Args:        r.Args,
+		Env:         r.Env,
+		Stdout:      stdout,
+		CacheDir:    WazeroCacheDir(t),
+	}
+	if r.Stdin != "" {
+		b, err := os.ReadFile(r.Stdin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Stdin = bytes.NewReader(b)
+	}
+	if r.Dirs != nil {
+		cfg.Dirs = r.Dirs(t)
+	}
+	return cfg
+}
+
+// CRuns are the committed C programs on their inputs.
+func CRuns(t testing.TB) []Run {
+	var rs []Run
+	for _, c := range CPrograms(t) {
+		rs = append(rs, Run{Name: c.Name, Path: c.Wasm, Args: c.Args, Stdin: c.Stdin, Want: c.WantStdout})
+	}
+	return rs
+}
+
+// GoTestRun is the test binary of a standard-library package, run with
+// -test.short in the package's directory (mounted read-only, with PWD
+// set) and a fresh /tmp, named PKG.test.
+func GoTestRun(t testing.TB, pkg string) Run {
+	dir := StdPackageDir(t, pkg)
+	return Run{Name: pkg + ".test", Path: GoStdTest(t, pkg), Args: []string{"-test.short"},
+		Env: []string{"PWD=" + dir},
+		Dirs: func(t *testing.T) []runner.Mount {
+			return []runner.Mount{{HostDir: dir, GuestPath: dir, ReadOnly: true}, {HostDir: t.TempDir(), GuestPath: "/tmp"}}
+		}}
+}
