@@ -138,7 +138,8 @@ type Func struct {
 	// takes the function's results and gives them back: a type index,
 	// or -1 when the function has no results (a plain if).
 	ReturnBlock int64
-	// Cuts are the blocks at which the DAG was cut to fit 63 bits.
+	// Cuts are the blocks at which the DAG was cut to fit 63 bits (for
+	// Segments, IDBits).
 	Cuts []int32
 	// origOff is the original body's file offset and bodyMap the edited
 	// body's offset map (before probes were added: the graph's offsets).

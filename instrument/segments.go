@@ -26,7 +26,7 @@ func instrumentSegments(m *wasm.Module, orig []byte, opt Options, res *Result) (
 	cfgOpt := cfg.Options{NoReturn: noRet, SplitCalls: true}
 	for i := range m.Code {
 		orig := numImported + uint32(i)
-		f := &Func{Index: orig, Name: m.FuncName(orig + shift), origOff: m.Code[i].OrigOff}
+		f := &Func{Index: orig, Name: m.FuncName(orig + shift), origOff: m.Code[i].OrigOff, ReturnBlock: -1}
 		res.Funcs = append(res.Funcs, f)
 		var err error
 		if seg.Blockwise != nil && seg.Blockwise(orig) {

@@ -14,12 +14,3 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
-
-// cpuTime runs f and returns the CPU time the process spent, which other
-// work on a busy machine disturbs less than the wall-clock time. The
-// program's thread and the sampling worker both count.
-func cpuTime(f func()) time.Duration {
-	start := processCPU()
-	f()
-	return processCPU() - start
-}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetratelabs/wazero/api"
+
 	"pathprof/runner"
 	"pathprof/wasm"
 )
@@ -70,6 +72,27 @@ var partProbes = []struct {
 		e.closeArm(a)
 	}, 0},
 	{"countdown, no samples", countdownEnd, 1 << 30},
+}
+
+// cpuConfig returns cfg with an AfterRun that notes the process's CPU
+// time when the program has finished (and, sampling, the worker too),
+// after a collection of the garbage of earlier runs; cpu then returns
+// the CPU time from the call of cpuConfig to that moment. Like the
+// wall-clock RunTime, it leaves out building the profile afterwards; it
+// includes the sampling worker's work, on whatever thread it ran.
+func cpuConfig(cfg runner.Config) (_ runner.Config, cpu func() time.Duration) {
+	runtime.GC()
+	after := cfg.AfterRun
+	var end time.Duration
+	cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
+		end = processCPU()
+		if after != nil {
+			return after(ctx, mods)
+		}
+		return nil
+	}
+	start := processCPU()
+	return cfg, func() time.Duration { return end - start }
 }
 
 type sweepResult struct {
@@ -141,34 +164,34 @@ func evalProgram(t *testing.T, ctx context.Context, p program, opt Options) eval
 	}
 	defer sample.Close(ctx)
 
-	runOrig := func() (string, runner.Result) {
+	runOrig := func() (string, runner.Result, time.Duration) {
 		var out bytes.Buffer
-		runtime.GC()
-		res, err := origProg.Run(ctx, p.Config(t, &out))
+		cfg, cpu := cpuConfig(p.Config(t, &out))
+		res, err := origProg.Run(ctx, cfg)
 		if err != nil {
 			t.Fatalf("%s: %v", p.Name, err)
 		}
-		return out.String(), res
+		return out.String(), res, cpu()
 	}
-	runOSP := func() (string, runner.Result, *Profile) {
+	runOSP := func() (string, runner.Result, *Profile, time.Duration) {
 		var out bytes.Buffer
-		runtime.GC()
-		prof, res, err := sample.Sample(ctx, opt, p.Config(t, &out))
+		cfg, cpu := cpuConfig(p.Config(t, &out))
+		prof, res, err := sample.Sample(ctx, opt, cfg)
 		if err != nil {
 			t.Fatalf("%s: %v", p.Name, err)
 		}
-		return out.String(), res, prof
+		return out.String(), res, prof, cpu()
 	}
-	want, wres := runOrig()
+	want, wres, _ := runOrig()
 	if p.Want != "" && want != p.Want {
 		t.Fatalf("%s: the original printed something else than expected", p.Name)
 	}
-	got, gres, _ := runOSP()
+	got, gres, _, _ := runOSP()
 	if got != want || gres.ExitCode != wres.ExitCode {
 		t.Fatalf("%s: the instrumented program printed or exited differently", p.Name)
 	}
 	// The partial builds, checked like the whole one.
-	var parts []func() runner.Result
+	var parts []func() (runner.Result, time.Duration)
 	if *evalParts {
 		for _, pp := range partProbes {
 			pins, err := instrumentWith(orig, pp.probe, nil)
@@ -180,17 +203,17 @@ func evalProgram(t *testing.T, ctx context.Context, p program, opt Options) eval
 				t.Fatal(err)
 			}
 			defer prog.Close(ctx)
-			run := func() runner.Result {
+			run := func() (runner.Result, time.Duration) {
 				var out bytes.Buffer
-				runtime.GC()
+				cfg, cpu := cpuConfig(p.Config(t, &out))
 				var res runner.Result
 				var err error
 				if pp.sample > 0 {
 					o := opt
 					o.MeanSkip = pp.sample
-					_, res, err = prog.Sample(ctx, o, p.Config(t, &out))
+					_, res, err = prog.Sample(ctx, o, cfg)
 				} else {
-					res, err = prog.prog.Run(ctx, p.Config(t, &out))
+					res, err = prog.prog.Run(ctx, cfg)
 				}
 				if err != nil {
 					t.Fatalf("%s, %s: %v", p.Name, pp.name, err)
@@ -198,7 +221,7 @@ func evalProgram(t *testing.T, ctx context.Context, p program, opt Options) eval
 				if out.String() != want {
 					t.Fatalf("%s, %s: the output differs", p.Name, pp.name)
 				}
-				return res
+				return res, cpu()
 			}
 			run()
 			parts = append(parts, run)
@@ -207,14 +230,13 @@ func evalProgram(t *testing.T, ctx context.Context, p program, opt Options) eval
 	var ow, sw, oc, sc []float64
 	pw, pc := make([][]float64, len(parts)), make([][]float64, len(parts))
 	for range *evalRuns {
-		var res runner.Result
-		c := cpuTime(func() { _, res = runOrig() })
+		_, res, c := runOrig()
 		ow, oc = append(ow, float64(res.RunTime)), append(oc, float64(c))
-		c = cpuTime(func() { _, res, r.prof = runOSP() })
+		_, res, r.prof, c = runOSP()
 		sw, sc = append(sw, float64(res.RunTime)), append(sc, float64(c))
 		r.pairRatios = append(r.pairRatios, sw[len(sw)-1]/ow[len(ow)-1])
 		for i, run := range parts {
-			c := cpuTime(func() { res = run() })
+			res, c := run()
 			pw[i], pc[i] = append(pw[i], float64(res.RunTime)), append(pc[i], float64(c))
 		}
 	}

@@ -16,7 +16,7 @@ import (
 //
 //	[0, recordBytes)        records, back to back, 16 bytes each:
 //	                        function u32, start u32, packed register value u64
-//	[recordBytes, pageSize) the table: per sample (skip before it u32, length u32)
+//	[tableStart, tableEnd)  the table: per sample (skip before it u32, length u32)
 //
 // A record's start is the index, in its path, of the block where a sample
 // starts, or noStart for a path that continues the current sample. Go
@@ -38,8 +38,10 @@ const (
 	flushModule = "pathprof_osp_flush"
 	pageSize    = 65536
 	recordBytes = 32768
+	tableBytes  = 32768
 	recordSize  = 16
 	tableStart  = recordBytes
+	tableEnd    = tableStart + tableBytes
 	entryBytes  = 8
 	noStart     = 0xFFFFFFFF
 	// MaxLength is the longest sample the recorder takes.
@@ -57,9 +59,6 @@ const (
 	gNext
 )
 
-// opI32Or is i32.or, which wasm/asm.go does not name.
-const opI32Or wasm.Op = 0x72
-
 // recorderModule returns the recorder: in sampling mode it records the
 // paths of the samples the table asks for; in exact mode (trace) every
 // path, and it never lets the countdown rise above 0.
@@ -75,8 +74,7 @@ func recorderModule(trace bool) ([]byte, error) {
 		lFn, lP, lC = 0, 1, 2
 	)
 	var a wasm.Asm
-	// record appends the record (fn, start on the stack's top, p):
-	// start is taken from local $c's slot by the caller's code below.
+	// record appends the record (fn, the start that start pushes, p).
 	record := func(start func()) {
 		a.Idx(wasm.OpGlobalGet, gPos).Idx(wasm.OpLocalGet, lFn).Mem(wasm.OpI32Store, 2, 0)
 		a.Idx(wasm.OpGlobalGet, gPos)
@@ -123,10 +121,10 @@ func recorderModule(trace bool) ([]byte, error) {
 		a.Idx(wasm.OpGlobalGet, gLeft).I32(0).Op(wasm.OpI32GtS)
 		a.Block(wasm.OpIf).I32(0).Op(wasm.OpReturn).Op(wasm.OpEnd)
 		// The sample is done, -left blocks into the path's rest: next += 8;
-		// if next == pageSize or its entry is empty: flush (Go refills
+		// if next == tableEnd or its entry is empty: flush (Go refills
 		// the table).
 		a.Idx(wasm.OpGlobalGet, gNext).I32(entryBytes).Op(wasm.OpI32Add).Idx(wasm.OpGlobalSet, gNext)
-		a.Idx(wasm.OpGlobalGet, gNext).I32(pageSize).Op(wasm.OpI32Eq)
+		a.Idx(wasm.OpGlobalGet, gNext).I32(tableEnd).Op(wasm.OpI32Eq)
 		a.Block(wasm.OpIf).Idx(wasm.OpCall, 0).Op(wasm.OpElse)
 		a.Idx(wasm.OpGlobalGet, gNext).Mem(wasm.OpI32Load, 2, 4).Op(wasm.OpI32Eqz)
 		a.Block(wasm.OpIf).Idx(wasm.OpCall, 0).Op(wasm.OpEnd)

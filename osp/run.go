@@ -408,17 +408,17 @@ func (s *sampler) flush(mod api.Module, final bool) error {
 		return *e
 	}
 	next := uint32(r.next.Get())
-	if next < tableStart || next > pageSize || (next-tableStart)%entryBytes != 0 {
+	if next < tableStart || next > tableEnd || (next-tableStart)%entryBytes != 0 {
 		return fmt.Errorf("osp: recorder table position %d out of range", next)
 	}
 	if final {
 		return s.stop()
 	}
-	if next < pageSize && binary.LittleEndian.Uint32(r.mem[next+4:]) != 0 {
+	if next < tableEnd && binary.LittleEndian.Uint32(r.mem[next+4:]) != 0 {
 		return nil // the records were full
 	}
-	entries := make([]entry, 0, (pageSize-tableStart)/entryBytes)
-	for e := uint32(tableStart); e < pageSize; e += entryBytes {
+	entries := make([]entry, 0, tableBytes/entryBytes)
+	for e := uint32(tableStart); e < tableEnd; e += entryBytes {
 		en := entry{s.skip(), uint32(s.opt.Lengths[s.rng.IntN(len(s.opt.Lengths))])}
 		binary.LittleEndian.PutUint32(r.mem[e:], en.skip)
 		binary.LittleEndian.PutUint32(r.mem[e+4:], en.length)
@@ -476,11 +476,15 @@ func (p *Program) Sample(ctx context.Context, opt Options, rc runner.Config) (*P
 			if len(s.queue) == 0 {
 				return errors.New("osp: the run ended with no skip to count")
 			}
-			skip := s.queue[0].skip
-			if int32(c) < 1 || c > skip {
-				return fmt.Errorf("osp: the program's countdown is %d in a skip of %d", int32(c), skip)
+			// A countdown at or below 0 outside a sample means the
+			// run ended (trapped) in the call of tick that the last
+			// path's blocks had asked for: they still count.
+			skip := int64(s.queue[0].skip)
+			left := int64(int32(c))
+			if left > skip {
+				return fmt.Errorf("osp: the program's countdown is %d in a skip of %d", left, skip)
 			}
-			blocks += uint64(skip - c)
+			blocks += uint64(skip - left)
 		}
 		if after != nil {
 			return after(ctx, mods)
