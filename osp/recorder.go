@@ -7,16 +7,19 @@ import (
 // A call from wasm into a Go host function costs about as much as a
 // hundred block entries, so $tick is not Go: it is a few instructions of
 // a small wasm module, the recorder, which a call from the program reaches
-// in a couple of nanoseconds. The recorder writes the paths of each sample
-// into its memory and reads the sample lengths and skips from a table
-// that Go fills; it calls Go (flushModule.flush) only when its records or
-// the table run out.
+// in a few nanoseconds. The recorder writes the paths of each sample into
+// its memory and reads the sample lengths and skips from a table that Go
+// fills; it calls Go (flushModule.flush) only when its records area is
+// full or its table runs out.
 //
-// Memory layout (one 64 KiB page):
+// Memory layout (memPages pages): two records areas and two table areas,
+// each used by the recorder while Go's sampling worker reads (records) or
+// fills (table) the other, so that nothing is copied and the program's
+// thread does not draw skips:
 //
-//	[0, recordBytes)        records, back to back, 16 bytes each:
-//	                        function u32, start u32, packed register value u64
-//	[tableStart, tableEnd)  the table: per sample (skip before it u32, length u32)
+//	[0, tableStart)                    records areas, 16 bytes a record:
+//	                                   function u32, start u32, packed path value u64
+//	[tableStart, tableStart+2·tableBytes) tables: per sample (skip before it u32, length u32)
 //
 // A record's start is the index, in its path, of the block where a sample
 // starts, or noStart for a path that continues the current sample. Go
@@ -25,31 +28,34 @@ import (
 //
 // Globals (all exported, all i32):
 //
-//	left   blocks still to record in the current sample; 0 when skipping
-//	pos    byte offset of the next record
-//	next   byte offset of the table entry of the current or next sample
+//	left    blocks still to record in the current sample; 0 when skipping
+//	pos     byte offset of the next record
+//	plimit  the end of the current records area
+//	next    byte offset of the table entry of the current or next sample
+//	tlimit  the end of the current table area
 //
 // The module starts with a table of one entry, a sample of one block with
-// a skip of 1 (the program's countdown starts at 1): the program's first
-// path takes that sample and the recorder soon calls Go, which fills the
-// table. (Go cannot fill it from a start function: wazero shows a module's
-// exports only once it is instantiated.)
+// a skip of 1 (the program's countdown starts at 1), followed by an empty
+// entry: the program's first path takes that sample and the recorder then
+// calls Go, which gives it a full table. (Go cannot fill it from a start
+// function: wazero shows a module's exports only once it is instantiated.)
 const (
 	flushModule = "pathprof_osp_flush"
 	pageSize    = 65536
-	recordBytes = 32768
-	tableBytes  = 32768
+	recordBytes = 131072 // one records area: 8192 records
+	recordAreas = 2
 	recordSize  = 16
-	tableStart  = recordBytes
-	tableEnd    = tableStart + tableBytes
+	tableStart  = recordAreas * recordBytes
+	tableBytes  = 32768 // one table area: 4096 samples
 	entryBytes  = 8
+	memPages    = (tableStart + 2*tableBytes + pageSize - 1) / pageSize
+	memBytes    = memPages * pageSize
 	noStart     = 0xFFFFFFFF
 	// MaxLength is the longest sample the recorder takes.
 	MaxLength = 4096
-	// BufferBytes is the recorder's memory and the copies of its records
-	// waiting for the sampling worker (run.go): the part of the
-	// profiler's memory that does not depend on the bound.
-	BufferBytes = pageSize + workBuffers*recordBytes
+	// BufferBytes is the recorder's memory: the part of the profiler's
+	// memory that does not depend on the bound.
+	BufferBytes = memBytes
 )
 
 // Global indices of the recorder.
@@ -57,6 +63,8 @@ const (
 	gLeft = iota
 	gPos
 	gNext
+	gPLimit
+	gTLimit
 )
 
 // recorderModule returns the recorder: in sampling mode it records the
@@ -82,8 +90,8 @@ func recorderModule(trace bool) ([]byte, error) {
 		a.Mem(wasm.OpI32Store, 2, 4)
 		a.Idx(wasm.OpGlobalGet, gPos).Idx(wasm.OpLocalGet, lP).Mem(wasm.OpI64Store, 3, 8)
 		a.Idx(wasm.OpGlobalGet, gPos).I32(recordSize).Op(wasm.OpI32Add).Idx(wasm.OpGlobalSet, gPos)
-		// if pos == recordBytes: flush
-		a.Idx(wasm.OpGlobalGet, gPos).I32(recordBytes).Op(wasm.OpI32Eq)
+		// if pos == plimit: flush
+		a.Idx(wasm.OpGlobalGet, gPos).Idx(wasm.OpGlobalGet, gPLimit).Op(wasm.OpI32Eq)
 		a.Block(wasm.OpIf).Idx(wasm.OpCall, 0).Op(wasm.OpEnd)
 	}
 	// n pushes the path's block entries.
@@ -121,10 +129,10 @@ func recorderModule(trace bool) ([]byte, error) {
 		a.Idx(wasm.OpGlobalGet, gLeft).I32(0).Op(wasm.OpI32GtS)
 		a.Block(wasm.OpIf).I32(0).Op(wasm.OpReturn).Op(wasm.OpEnd)
 		// The sample is done, -left blocks into the path's rest: next += 8;
-		// if next == tableEnd or its entry is empty: flush (Go refills
-		// the table).
+		// if next == tlimit or its entry is empty: flush (Go gives it
+		// the other table).
 		a.Idx(wasm.OpGlobalGet, gNext).I32(entryBytes).Op(wasm.OpI32Add).Idx(wasm.OpGlobalSet, gNext)
-		a.Idx(wasm.OpGlobalGet, gNext).I32(tableEnd).Op(wasm.OpI32Eq)
+		a.Idx(wasm.OpGlobalGet, gNext).Idx(wasm.OpGlobalGet, gTLimit).Op(wasm.OpI32Eq)
 		a.Block(wasm.OpIf).Idx(wasm.OpCall, 0).Op(wasm.OpElse)
 		a.Idx(wasm.OpGlobalGet, gNext).Mem(wasm.OpI32Load, 2, 4).Op(wasm.OpI32Eqz)
 		a.Block(wasm.OpIf).Idx(wasm.OpCall, 0).Op(wasm.OpEnd)
@@ -142,9 +150,11 @@ func recorderModule(trace bool) ([]byte, error) {
 		a.Op(wasm.OpEnd)
 	}
 	body := a.B
-	var zero, table wasm.Asm
+	var zero, table, plimit, tlimit wasm.Asm
 	zero.I32(0).Op(wasm.OpEnd)
 	table.I32(tableStart).Op(wasm.OpEnd)
+	plimit.I32(recordBytes).Op(wasm.OpEnd)
+	tlimit.I32(tableStart + tableBytes).Op(wasm.OpEnd)
 	mutI32 := wasm.GlobalType{Type: wasm.ValI32, Mutable: true}
 	m := &wasm.Module{
 		Version: 1,
@@ -155,17 +165,21 @@ func recorderModule(trace bool) ([]byte, error) {
 		Imports:          []wasm.Import{{Module: flushModule, Name: "flush", Kind: wasm.KindFunc, Type: 0}},
 		NumImportedFuncs: 1,
 		Funcs:            []uint32{1},
-		Memories:         []wasm.Limits{{Flags: 1, Min: 1, Max: 1}},
+		Memories:         []wasm.Limits{{Flags: 1, Min: memPages, Max: memPages}},
 		Globals: []wasm.Global{
-			{GlobalType: mutI32, Init: zero.B},  // left
-			{GlobalType: mutI32, Init: zero.B},  // pos
-			{GlobalType: mutI32, Init: table.B}, // next
+			{GlobalType: mutI32, Init: zero.B},   // left
+			{GlobalType: mutI32, Init: zero.B},   // pos
+			{GlobalType: mutI32, Init: table.B},  // next
+			{GlobalType: mutI32, Init: plimit.B}, // plimit
+			{GlobalType: mutI32, Init: tlimit.B}, // tlimit
 		},
 		Exports: []wasm.Export{
 			{Name: "buf", Kind: wasm.KindMemory},
 			{Name: "left", Kind: wasm.KindGlobal, Index: gLeft},
 			{Name: "pos", Kind: wasm.KindGlobal, Index: gPos},
 			{Name: "next", Kind: wasm.KindGlobal, Index: gNext},
+			{Name: "plimit", Kind: wasm.KindGlobal, Index: gPLimit},
+			{Name: "tlimit", Kind: wasm.KindGlobal, Index: gTLimit},
 			{Name: TickName, Kind: wasm.KindFunc, Index: 1},
 		},
 		Code: []wasm.Code{{Body: append([]byte{0}, body...), ExprOff: 1}}, // no locals

@@ -145,8 +145,8 @@ func (p *Program) Close(ctx context.Context) error { return p.prog.Close(ctx) }
 
 // recorder is the recorder instance's state as seen from Go.
 type recorder struct {
-	mem       []byte
-	pos, next api.MutableGlobal
+	mem                       []byte
+	pos, next, plimit, tlimit api.MutableGlobal
 }
 
 func openRecorder(mod api.Module) (*recorder, error) {
@@ -156,13 +156,13 @@ func openRecorder(mod api.Module) (*recorder, error) {
 		return nil, errors.New("osp: the recorder exports no memory")
 	}
 	var ok bool
-	if r.mem, ok = m.Read(0, pageSize); !ok {
+	if r.mem, ok = m.Read(0, memBytes); !ok {
 		return nil, errors.New("osp: the recorder's memory is too small")
 	}
 	for _, g := range []struct {
 		name string
 		dst  *api.MutableGlobal
-	}{{"pos", &r.pos}, {"next", &r.next}} {
+	}{{"pos", &r.pos}, {"next", &r.next}, {"plimit", &r.plimit}, {"tlimit", &r.tlimit}} {
 		if *g.dst, ok = mod.ExportedGlobal(g.name).(api.MutableGlobal); !ok {
 			return nil, fmt.Errorf("osp: the recorder exports no mutable global %q", g.name)
 		}
@@ -170,18 +170,26 @@ func openRecorder(mod api.Module) (*recorder, error) {
 	return r, nil
 }
 
-// drain calls f with each record the recorder holds, in order, and
-// empties its records.
+// records calls f with each record in mem[from:to], in order.
+func records(mem []byte, from, to uint32, f func(fn, start uint32, p uint64) error) error {
+	for o := from; o < to; o += recordSize {
+		b := mem[o : o+recordSize]
+		if err := f(binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:]), binary.LittleEndian.Uint64(b[8:])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// drain calls f with each record of the first records area, in order,
+// and empties it (trace mode uses that area only).
 func (r *recorder) drain(f func(fn, start uint32, p uint64) error) error {
 	pos := uint32(r.pos.Get())
 	if pos > recordBytes || pos%recordSize != 0 {
 		return fmt.Errorf("osp: recorder position %d out of range", pos)
 	}
-	for o := uint32(0); o < pos; o += recordSize {
-		b := r.mem[o : o+recordSize]
-		if err := f(binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:]), binary.LittleEndian.Uint64(b[8:])); err != nil {
-			return err
-		}
+	if err := records(r.mem, 0, pos, f); err != nil {
+		return err
 	}
 	r.pos.Set(0)
 	return nil
@@ -194,25 +202,31 @@ type entry struct{ skip, length uint32 }
 //
 // Turning records into samples and offering them to the hot list takes
 // a few hundred nanoseconds per sample, as much as the rest of sampling,
-// so it runs in a goroutine of its own (work) while the program goes on:
-// flush, called from the program's thread, only copies the records out
-// and refills the table. At most workBuffers copies are in flight; when
-// the worker falls behind, flush waits for it.
+// and so would drawing the skips in the program's thread; both run in a
+// goroutine of its own (run, the worker) while the program goes on. The
+// recorder has two records areas and two table areas: while it writes
+// one records area, the worker reads the other, and while it takes
+// entries from one table, the worker fills the other. flush, called from
+// the program's thread, only hands areas over; it waits when the worker
+// has not finished with the area it needs.
 type sampler struct {
 	opt     Options
 	ins     *Instrumented
-	rng     *rand.Rand
-	logKeep float64 // log(1 - 1/MeanSkip)
+	rng     *rand.Rand // the worker's
+	logKeep float64    // log(1 - 1/MeanSkip)
 	hot     *HotList
 	rec     *recorder
 
-	// The program's thread hands the worker records and new tables in
-	// the order it took them; the worker returns the record buffers.
-	work    chan message
-	free    chan []byte
-	done    chan struct{}
-	stopped bool
-	failed  atomic.Pointer[error]
+	// The program's thread hands the worker full records areas and
+	// tables going live, in the order they happen; the worker hands back
+	// records areas it is done with and tables it has filled.
+	work      chan message
+	freeArea  chan int
+	readyArea chan int
+	area      int // the records area the recorder writes
+	done      chan struct{}
+	stopped   bool
+	failed    atomic.Pointer[error]
 
 	// The worker's state.
 	samples []uint64 // complete samples, per length index
@@ -220,9 +234,11 @@ type sampler struct {
 	records uint64   // block entries recorded
 	skipped uint64   // Σ (skip-1) over the skips that ended in a sample
 	warm    bool     // the recorder's first entry, a sample of the run's first block, is still to come
-	// queue holds the table's entries that no sample has taken yet, in
-	// the order the recorder takes them.
-	queue []entry
+	// queue holds the live table's entries that no sample has taken yet,
+	// in the order the recorder takes them; filled holds the entries of
+	// each table area the worker has filled and that has not gone live.
+	queue  []entry
+	filled [2][]entry
 	// cur is the sample being assembled, of length curLen; inSample says
 	// whether one is.
 	cur      []uint32
@@ -230,15 +246,20 @@ type sampler struct {
 	inSample bool
 }
 
-// message is the records of one flush, or a new table's entries.
+// message is a records area's records [from, to) to take, a table area
+// that goes live (the worker then fills the other one), or, first, a table
+// area to fill.
 type message struct {
-	records []byte
-	entries []entry
+	kind     int
+	area     int
+	from, to uint32
 }
 
-// workBuffers is how many copies of the recorder's records can wait for
-// the worker or be in its hands.
-const workBuffers = 2
+const (
+	msgRecords = iota
+	msgLive
+	msgFill
+)
 
 func newSampler(opt Options, ins *Instrumented) (*sampler, error) {
 	s := &sampler{
@@ -260,43 +281,59 @@ func newSampler(opt Options, ins *Instrumented) (*sampler, error) {
 
 // start starts the worker.
 func (s *sampler) start() {
-	s.work = make(chan message, workBuffers)
-	s.free = make(chan []byte, workBuffers)
-	for range workBuffers {
-		s.free <- make([]byte, recordBytes)
+	s.work = make(chan message, 4)
+	s.freeArea = make(chan int, recordAreas)
+	for a := 1; a < recordAreas; a++ {
+		s.freeArea <- a // the recorder writes area 0 first
 	}
+	s.readyArea = make(chan int, 1)
 	s.done = make(chan struct{})
 	go s.run()
 }
 
 // run is the worker: it takes the messages in order. After an error it
-// only returns the buffers, so that the program's thread never waits
-// for it forever; flush reports the error.
+// only hands the areas back, so that the program's thread never waits for
+// it forever; flush reports the error.
 func (s *sampler) run() {
 	defer close(s.done)
 	for m := range s.work {
-		if s.failed.Load() != nil {
-			if m.records != nil {
-				s.free <- m.records[:cap(m.records)]
+		ok := s.failed.Load() == nil
+		switch m.kind {
+		case msgRecords:
+			if ok {
+				if err := records(s.rec.mem, m.from, m.to, s.path); err != nil {
+					s.failed.Store(&err)
+				}
 			}
-			continue
-		}
-		var err error
-		if m.records != nil {
-			for o := 0; o < len(m.records) && err == nil; o += recordSize {
-				b := m.records[o : o+recordSize]
-				err = s.path(binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:]), binary.LittleEndian.Uint64(b[8:]))
+			s.freeArea <- m.area
+		case msgLive:
+			// The recorder has taken every entry of the other table;
+			// records still to come may take some of them first.
+			s.queue = append(s.queue, s.filled[m.area]...)
+			s.filled[m.area] = nil
+			other := 1 - m.area
+			if ok {
+				s.filled[other] = s.fill(other)
 			}
-			s.free <- m.records[:cap(m.records)]
-		} else if len(s.queue) > 0 {
-			err = fmt.Errorf("osp: the recorder asks for a new table with %d entries untaken", len(s.queue))
-		} else {
-			s.queue = append(s.queue, m.entries...)
-		}
-		if err != nil {
-			s.failed.Store(&err)
+			s.readyArea <- other
+		case msgFill:
+			s.filled[m.area] = s.fill(m.area)
+			s.readyArea <- m.area
 		}
 	}
+}
+
+// fill draws the entries of table area a into the recorder's memory.
+func (s *sampler) fill(a int) []entry {
+	base := uint32(tableStart + a*tableBytes)
+	entries := make([]entry, 0, tableBytes/entryBytes)
+	for e := base; e < base+tableBytes; e += entryBytes {
+		en := entry{s.skip(), uint32(s.opt.Lengths[s.rng.IntN(len(s.opt.Lengths))])}
+		binary.LittleEndian.PutUint32(s.rec.mem[e:], en.skip)
+		binary.LittleEndian.PutUint32(s.rec.mem[e+4:], en.length)
+		entries = append(entries, en)
+	}
+	return entries
 }
 
 // stop waits for the worker to finish and returns its error.
@@ -384,48 +421,50 @@ func (s *sampler) complete() {
 	s.hot.AddPrefixes(s.cur)
 }
 
-// flush hands the recorder's records to the worker and, when the
-// recorder needs one, refills its table. final is the call after the run:
-// it waits for the worker.
+// flush hands the recorder's records area to the worker when it is full
+// (or the run is over) and gives the recorder the other one; when the
+// recorder's table has run out, it gives it the one the worker filled.
+// final is the call after the run: it waits for the worker.
 func (s *sampler) flush(mod api.Module, final bool) error {
 	if s.rec == nil {
 		var err error
 		if s.rec, err = openRecorder(mod); err != nil {
 			return err
 		}
+		// The first table: area 0 holds the module's own entry.
+		s.work <- message{kind: msgFill, area: 1}
 	}
 	r := s.rec
-	pos := uint32(r.pos.Get())
-	if pos > recordBytes || pos%recordSize != 0 {
-		return fmt.Errorf("osp: recorder position %d out of range", pos)
+	from := uint32(s.area * recordBytes)
+	pos, plimit := uint32(r.pos.Get()), uint32(r.plimit.Get())
+	if pos < from || pos > from+recordBytes || (pos-from)%recordSize != 0 || plimit != from+recordBytes {
+		return fmt.Errorf("osp: recorder position %d out of range (area %d)", pos, s.area)
 	}
-	if pos > 0 {
-		buf := <-s.free
-		s.work <- message{records: append(buf[:0], r.mem[:pos]...)}
-		r.pos.Set(0)
+	if final || pos == plimit {
+		s.work <- message{kind: msgRecords, area: s.area, from: from, to: pos}
+		if final {
+			return s.stop()
+		}
+		s.area = <-s.freeArea
+		from = uint32(s.area * recordBytes)
+		r.pos.Set(uint64(from))
+		r.plimit.Set(uint64(from + recordBytes))
 	}
 	if e := s.failed.Load(); e != nil {
 		return *e
 	}
-	next := uint32(r.next.Get())
-	if next < tableStart || next > tableEnd || (next-tableStart)%entryBytes != 0 {
+	next, tlimit := uint32(r.next.Get()), uint32(r.tlimit.Get())
+	if next < tableStart || next > tlimit || (next-tableStart)%entryBytes != 0 || tlimit > tableStart+2*tableBytes {
 		return fmt.Errorf("osp: recorder table position %d out of range", next)
 	}
-	if final {
-		return s.stop()
+	if next < tlimit && binary.LittleEndian.Uint32(r.mem[next+4:]) != 0 {
+		return nil // only the records were full
 	}
-	if next < tableEnd && binary.LittleEndian.Uint32(r.mem[next+4:]) != 0 {
-		return nil // the records were full
-	}
-	entries := make([]entry, 0, tableBytes/entryBytes)
-	for e := uint32(tableStart); e < tableEnd; e += entryBytes {
-		en := entry{s.skip(), uint32(s.opt.Lengths[s.rng.IntN(len(s.opt.Lengths))])}
-		binary.LittleEndian.PutUint32(r.mem[e:], en.skip)
-		binary.LittleEndian.PutUint32(r.mem[e+4:], en.length)
-		entries = append(entries, en)
-	}
-	s.work <- message{entries: entries}
-	r.next.Set(tableStart)
+	a := <-s.readyArea
+	base := uint32(tableStart + a*tableBytes)
+	s.work <- message{kind: msgLive, area: a}
+	r.next.Set(uint64(base))
+	r.tlimit.Set(uint64(base + tableBytes))
 	return nil
 }
 
