@@ -272,6 +272,11 @@ func trapModule(n int32) []byte {
 		Exports: []wasm.Export{{Name: "_start", Kind: wasm.KindFunc}},
 		Code:    []wasm.Code{{Body: append([]byte{1, 1, wasm.I32}, a.B...), ExprOff: 3}},
 	}
+	return encodeModule(m)
+}
+
+// encodeModule encodes a module made of types, functions, exports and code.
+func encodeModule(m *wasm.Module) []byte {
 	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecExport, wasm.SecCode} {
 		m.Touch(id)
 	}

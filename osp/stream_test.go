@@ -147,14 +147,7 @@ func wideModule() []byte {
 			{Body: append([]byte{1, 1, wasm.I32}, start.B...), ExprOff: 3},
 		},
 	}
-	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecExport, wasm.SecCode} {
-		m.Touch(id)
-	}
-	b, err := m.Encode()
-	if err != nil {
-		panic(err)
-	}
-	return b
+	return encodeModule(m)
 }
 
 // TestWideFunctionIsCut checks a function with more paths than a packed
