@@ -234,9 +234,10 @@ type sampler struct {
 	records uint64   // block entries recorded
 	skipped uint64   // Σ (skip-1) over the skips that ended in a sample
 	warm    bool     // the recorder's first entry, a sample of the run's first block, is still to come
-	// queue holds the live table's entries that no sample has taken yet,
-	// in the order the recorder takes them; filled holds the entries of
-	// each table area the worker has filled and that has not gone live.
+	// queue holds the entries of the tables gone live that no sample has
+	// taken yet, in the order the recorder takes them; filled holds the
+	// entries of each table area the worker has filled and that has not
+	// gone live.
 	queue  []entry
 	filled [2][]entry
 	// cur is the sample being assembled, of length curLen; inSample says
