@@ -261,8 +261,7 @@ type scan struct {
 	instrLen map[uint32]uint32 // of if, else and br_table instructions
 	brTypes  map[uint32][]wasm.ValType
 	brTable  map[uint32][]uint32 // br_table offset -> labels (default last)
-	brLabel  map[uint32]uint32   // br and br_if offset -> label
-	brVoid   map[uint32]bool     // br and br_if offsets whose label takes no values
+	voidBr   map[uint32]uint32   // br and br_if offset -> label, when the label takes no values
 	// calls holds the offsets of the instructions that may leave the
 	// function and never come back other than by a trap or a branch:
 	// calls of every kind and throws.
@@ -271,7 +270,7 @@ type scan struct {
 
 func scanBody(m *wasm.Module, c *wasm.Code, results []wasm.ValType) (*scan, error) {
 	s := &scan{ifElse: map[uint32]int64{}, ifEnd: map[uint32]uint32{}, instrLen: map[uint32]uint32{},
-		brTypes: map[uint32][]wasm.ValType{}, brTable: map[uint32][]uint32{}, brLabel: map[uint32]uint32{}, brVoid: map[uint32]bool{}}
+		brTypes: map[uint32][]wasm.ValType{}, brTable: map[uint32][]uint32{}, voidBr: map[uint32]uint32{}}
 	type frame struct {
 		op    wasm.Op
 		off   uint32
@@ -337,8 +336,9 @@ func scanBody(m *wasm.Module, c *wasm.Code, results []wasm.ValType) (*scan, erro
 			if int(in.A) >= len(stack) {
 				return nil, fmt.Errorf("branch to label %d out of range", in.A)
 			}
-			s.brLabel[in.Off] = in.A
-			s.brVoid[in.Off] = len(stack[len(stack)-1-int(in.A)].label) == 0
+			if len(stack[len(stack)-1-int(in.A)].label) == 0 {
+				s.voidBr[in.Off] = in.A
+			}
 		case wasm.OpBrTable:
 			l := in.Labels[0]
 			if int(l) >= len(stack) {
@@ -382,13 +382,11 @@ func (s *scan) shift(d int64) {
 	for k, v := range s.brTable {
 		brTable[mv(k)] = v
 	}
-	brLabel := make(map[uint32]uint32, len(s.brLabel))
-	brVoid := make(map[uint32]bool, len(s.brVoid))
-	for k, v := range s.brLabel {
-		brLabel[mv(k)] = v
-		brVoid[mv(k)] = s.brVoid[k]
+	voidBr := make(map[uint32]uint32, len(s.voidBr))
+	for k, v := range s.voidBr {
+		voidBr[mv(k)] = v
 	}
-	s.ifElse, s.ifEnd, s.instrLen, s.brTypes, s.brTable, s.brLabel, s.brVoid = ifElse, ifEnd, instrLen, brTypes, brTable, brLabel, brVoid
+	s.ifElse, s.ifEnd, s.instrLen, s.brTypes, s.brTable, s.voidBr = ifElse, ifEnd, instrLen, brTypes, brTable, voidBr
 	for i, o := range s.calls {
 		s.calls[i] = mv(o)
 	}
@@ -439,16 +437,13 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 	}
 	f.Graph, f.bodyMap = g, c.Map
 	d := g.DAG()
+	limit := int64(numbering.MaxPaths)
+	if segments {
+		limit = 1 << IDBits
+	}
 	n, err := numbering.Number(d)
 	var over *numbering.OverflowError
-	if segments && err == nil && n.Paths() > 1<<IDBits {
-		err = &numbering.OverflowError{}
-	}
-	if errors.As(err, &over) {
-		limit := int64(numbering.MaxPaths)
-		if segments {
-			limit = 1 << IDBits
-		}
+	if errors.As(err, &over) || err == nil && n.Paths() > limit {
 		cr, cerr := numbering.CutTo(d, limit)
 		if cerr != nil {
 			return cerr
@@ -609,10 +604,9 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 		case cfg.EdgeFallthrough, cfg.EdgeBr, cfg.EdgeReturn, cfg.EdgeTailCall, cfg.EdgeThrow, cfg.EdgeNoReturn, cfg.EdgeCall:
 			var a wasm.Asm
 			back := int64(-1)
-			switch {
-			case e.Kind == cfg.EdgeBr && s.brVoid[e.Instr]:
-				back = int64(s.brLabel[e.Instr])
-			case e.Kind == cfg.EdgeReturn:
+			if l, ok := s.voidBr[e.Instr]; ok && e.Kind == cfg.EdgeBr {
+				back = int64(l)
+			} else if e.Kind == cfg.EdgeReturn {
 				back = Return
 			}
 			emit(&a, int32(i), back)
@@ -674,8 +668,8 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			a.Idx(wasm.OpLocalTee, cond).Block(wasm.OpIf)
 			if hasT {
 				back := int64(-1)
-				if s.brVoid[site] {
-					back = int64(s.brLabel[site]) + 1 // inside the if
+				if l, ok := s.voidBr[site]; ok {
+					back = int64(l) + 1 // inside the if
 				}
 				emit(&a, ti, back)
 			}

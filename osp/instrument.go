@@ -75,36 +75,41 @@ type pathFunc struct {
 // blocks returns the block ids of path id, which the program says makes
 // n block entries.
 func (pf *pathFunc) blocks(id uint64, n uint32) ([]uint32, error) {
-	if bs, ok := pf.paths[id]; ok {
-		if uint32(len(bs)) != n {
-			return nil, fmt.Errorf("osp: function %d, path %d: %d blocks reported, %d regenerated", pf.index, id, n, len(bs))
+	bs, ok := pf.paths[id]
+	if !ok {
+		var err error
+		if bs, err = pf.regenerate(id); err != nil {
+			return nil, err
 		}
-		return bs, nil
-	}
-	var bs []uint32
-	if pf.blockwise {
-		if id >= uint64(len(pf.block)) || pf.block[id] < 0 {
-			return nil, fmt.Errorf("osp: function %d has no block %d", pf.index, id)
+		if pf.paths == nil {
+			pf.paths = map[uint64][]uint32{}
 		}
-		bs = []uint32{uint32(pf.block[id])}
-	} else {
-		edges, _, err := numbering.Regenerate(pf.num, pf.dag, id)
-		if err != nil {
-			return nil, fmt.Errorf("osp: function %d: %w", pf.index, err)
-		}
-		for _, e := range edges {
-			if to := pf.dag.Edges[e].To; pf.block[to] >= 0 {
-				bs = append(bs, uint32(pf.block[to]))
-			}
-		}
+		pf.paths[id] = bs
 	}
 	if uint32(len(bs)) != n {
 		return nil, fmt.Errorf("osp: function %d, path %d: %d blocks reported, %d regenerated", pf.index, id, n, len(bs))
 	}
-	if pf.paths == nil {
-		pf.paths = map[uint64][]uint32{}
+	return bs, nil
+}
+
+// regenerate returns the block ids of path id.
+func (pf *pathFunc) regenerate(id uint64) ([]uint32, error) {
+	if pf.blockwise {
+		if id >= uint64(len(pf.block)) || pf.block[id] < 0 {
+			return nil, fmt.Errorf("osp: function %d has no block %d", pf.index, id)
+		}
+		return []uint32{uint32(pf.block[id])}, nil
 	}
-	pf.paths[id] = bs
+	edges, _, err := numbering.Regenerate(pf.num, pf.dag, id)
+	if err != nil {
+		return nil, fmt.Errorf("osp: function %d: %w", pf.index, err)
+	}
+	var bs []uint32
+	for _, e := range edges {
+		if to := pf.dag.Edges[e].To; pf.block[to] >= 0 {
+			bs = append(bs, uint32(pf.block[to]))
+		}
+	}
 	return bs, nil
 }
 

@@ -56,14 +56,7 @@ func TestStrategiesEqualSBL(t *testing.T) {
 			}
 			// Planned with the profile's frequencies, P3 may split any
 			// function, table-reachable ones (every Go function) too.
-			a, err := Analyze(orig)
-			if err != nil {
-				t.Fatal(err)
-			}
-			w, err := a.Result.EdgeFrequencies(sbl.Functions)
-			if err != nil {
-				t.Fatal(err)
-			}
+			w := edgeFrequencies(t, orig, sbl)
 			var got bytes.Buffer
 			prof, err := Profile(ctx, orig, Options{Strategy: "p3", Copies: 4, Jobs: 2, ModulePath: p.Path, Run: p.Config(t, &got),
 				Partition: partition.Options{Weights: w}})
@@ -356,13 +349,19 @@ func exactRun(t *testing.T, p program) ([]byte, *profile.Profile, [][]float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return orig, exact, edgeFrequencies(t, orig, exact)
+}
+
+// edgeFrequencies is the DAG edge frequencies of a profile of orig.
+func edgeFrequencies(t *testing.T, orig []byte, p *profile.Profile) [][]float64 {
+	t.Helper()
 	a, err := Analyze(orig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	freq, err := a.Result.EdgeFrequencies(exact.Functions)
+	freq, err := a.Result.EdgeFrequencies(p.Functions)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return orig, exact, freq
+	return freq
 }
