@@ -5,7 +5,8 @@
 // of every subpath of the same deterministic run.
 //
 // Instrument puts a countdown of block entries into the program: when it
-// runs out, a small wasm recorder records the next 2^n blocks, and Go hands
+// runs out, a small wasm recorder records the next 2^n blocks (n the
+// longest length asked for), and Go hands subpaths of every length from
 // each sample to a HotList, concise samples (Gibbons and Matias) of the
 // subpaths of each length whose estimates scale back to frequencies. Skips
 // are geometric, so every block entry is equally likely to start a sample.

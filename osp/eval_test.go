@@ -344,10 +344,10 @@ func writeEval(b *strings.Builder, rs []evalResult, opt Options) {
 		fmt.Fprintln(b)
 		fmt.Fprintln(b)
 	}
-	fmt.Fprintln(b, "Accuracy per length (recall of the true top k among the profile's top k; relative count error over the true top k):")
+	fmt.Fprintln(b, "Accuracy per length (recall of the true top k among the profile's top k; relative count error over the true top k; the share of the true top 100 found whose exact count is within the 95% error bound, and how many were found):")
 	fmt.Fprintln(b)
-	fmt.Fprintln(b, "| program | length | distinct | τ | recall@10 | median err@10 | max err@10 | recall@100 | median err@100 |")
-	fmt.Fprintln(b, "| --- | --: | --: | --: | --: | --: | --: | --: | --: |")
+	fmt.Fprintln(b, "| program | length | distinct | τ | recall@10 | median err@10 | max err@10 | recall@100 | median err@100 | in bound@100 |")
+	fmt.Fprintln(b, "| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: |")
 	for _, r := range rs {
 		rows := append(slices.Clone(r.score.Lengths), r.score.Overall)
 		for i, g := range rows {
@@ -357,9 +357,13 @@ func writeEval(b *strings.Builder, rs []evalResult, opt Options) {
 			} else {
 				tau = fmt.Sprintf("%.3g", r.prof.Sampling.ByLength[i].Tau)
 			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.name, name, group(uint64(g.Distinct)), tau,
+			cov := "-"
+			if a := g.At[1]; a.InProfile > 0 {
+				cov = fmt.Sprintf("%s of %d", percent(a.Covered), a.InProfile)
+			}
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.name, name, group(uint64(g.Distinct)), tau,
 				percent(g.At[0].Recall), percent(g.At[0].MedianError), percent(g.At[0].MaxError),
-				percent(g.At[1].Recall), percent(g.At[1].MedianError))
+				percent(g.At[1].Recall), percent(g.At[1].MedianError), cov)
 		}
 	}
 	fmt.Fprintln(b)

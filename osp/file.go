@@ -9,7 +9,7 @@ import (
 // Format and Version identify an OSP profile file (docs/osp.md).
 const (
 	Format  = "pathprof-osp"
-	Version = 1
+	Version = 2
 )
 
 // Profile is what an OSP run found: the sampled hot subpaths with their
@@ -67,10 +67,9 @@ type Sampling struct {
 // LengthFacts are the sampling facts of one length.
 type LengthFacts struct {
 	Length int `json:"length"`
-	// Samples is the number of samples of this length. Windows is the
-	// number of subpaths of this length offered to the hot list: one per
-	// sample at least as long, its prefix.
-	Samples uint64 `json:"samples"`
+	// Windows is the number of subpaths of this length offered to the
+	// hot list: min(⌊M/L⌋, 4) per sample of M blocks (the longest
+	// length), spread over it (HotList.AddSample).
 	Windows uint64 `json:"windows"`
 	// Scale is BlockEntries / Windows: one subpath of this length was
 	// offered per Scale block entries.
@@ -83,8 +82,9 @@ type LengthFacts struct {
 	// Pairs is the number of distinct subpaths of this length in the hot
 	// list.
 	Pairs int `json:"pairs"`
-	// Floor is 3·τ·Scale: a subpath of this length that ran at least
-	// that often is in the hot list with probability at least 95%.
+	// Floor is 3·τ·BlockEntries/Samples: a subpath of this length that
+	// ran at least that often is in the hot list with probability at
+	// least 95%.
 	Floor float64 `json:"floor"`
 }
 
@@ -110,13 +110,15 @@ type Function struct {
 // Subpath is one sampled subpath.
 type Subpath struct {
 	Length int `json:"length"`
-	// Count is how many samples the hot list holds of it.
-	Count uint64 `json:"count"`
+	// Count is how many occurrences of it the hot list holds, Squares
+	// the sum over samples of the square of their number in the sample.
+	Count   uint64 `json:"count"`
+	Squares uint64 `json:"squares"`
 	// Estimate is Count·τ·Scale (of its length): its estimated number of
 	// occurrences.
 	Estimate float64 `json:"estimate"`
 	// Error is the half-width of a 95% interval around Estimate:
-	// 1.96·√Count·τ·Scale.
+	// 1.96·√Squares·τ·Scale.
 	Error  float64    `json:"error"`
 	Blocks []BlockRef `json:"blocks"`
 }
@@ -146,25 +148,39 @@ func WriteFile(path string, p *Profile) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
-// ReadFile reads an OSP profile, refusing other formats and versions.
+// ReadFile reads an OSP profile (see Decode).
 func ReadFile(path string) (*Profile, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
+	p, err := Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
+
+// Decode decodes an OSP profile, refusing other formats and versions. It
+// also reads version 1, whose samples offered one subpath of each length
+// (their prefix), so that a subpath's Squares are its Count.
+func Decode(b []byte) (*Profile, error) {
 	var p Profile
 	if err := json.Unmarshal(b, &p); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, err
 	}
 	if p.Format != Format {
-		return nil, fmt.Errorf("%s: not an OSP profile (format %q, want %q)", path, p.Format, Format)
+		return nil, fmt.Errorf("not an OSP profile (format %q, want %q)", p.Format, Format)
 	}
-	if p.Version != Version {
-		return nil, fmt.Errorf("%s: OSP profile version %d, this pathprof reads version %d", path, p.Version, Version)
+	if p.Version != Version && p.Version != 1 {
+		return nil, fmt.Errorf("OSP profile version %d, this pathprof reads versions 1 and %d", p.Version, Version)
 	}
 	for i, s := range p.Subpaths {
+		if p.Version == 1 {
+			p.Subpaths[i].Squares = s.Count
+		}
 		if s.Length != len(s.Blocks) || s.Length == 0 {
-			return nil, fmt.Errorf("%s: subpath %d has length %d and %d blocks", path, i, s.Length, len(s.Blocks))
+			return nil, fmt.Errorf("subpath %d has length %d and %d blocks", i, s.Length, len(s.Blocks))
 		}
 	}
 	return &p, nil

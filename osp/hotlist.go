@@ -16,7 +16,10 @@ import (
 // Each element of a length's stream enters that length's sample with
 // probability 1/τ, τ being the length's threshold; the sample is kept as
 // ⟨subpath, count⟩ pairs, so a hot subpath costs its bytes once however
-// often it is sampled. Every τ starts at 1 (everything enters). When a
+// often it is sampled. Elements arrive in groups (the windows of one
+// recorded sample, which may repeat a subpath), and each pair also keeps
+// the sum over groups of the square of its count in the group, which is
+// what its count's variance is estimated from. Every τ starts at 1 (everything enters). When a
 // new pair finds no room, the length whose pairs take the most bytes has
 // its τ raised to τ' = Growth·τ, and each of its counted occurrences is
 // kept with probability τ/τ' (each count is thinned binomially, and pairs
@@ -28,12 +31,12 @@ import (
 // few and repeat, so their samples stay exact (τ = 1) in little memory,
 // while long ones are diverse and take the thinning.
 //
-// The bytes are those of five arrays that HotList allocates itself, with
-// capacities it chooses: a byte arena holding the pairs (a 12-byte header
+// The bytes are those of six arrays that HotList allocates itself, with
+// capacities it chooses: a byte arena holding the pairs (a 16-byte header
 // and the subpath, block ids as varint deltas, mostly a byte a block), an
-// open-addressing table of int32 arena offsets, a scratch buffer for one
-// encoded subpath and the per-length state (two arrays); plus the HotList
-// struct. Bytes counts their capacities, and they never grow past the
+// open-addressing table of int32 arena offsets, a scratch buffer for the
+// encoded windows of one sample, the windows' descriptions and the
+// per-length state (two arrays); plus the HotList struct. Bytes counts their capacities, and they never grow past the
 // bound given to NewHotList.
 type HotList struct {
 	rng     rand.PCG
@@ -45,6 +48,8 @@ type HotList struct {
 	used    int // bytes of arena in use
 	n       int // pairs
 	scratch []byte
+	wins    []window
+	maxLen  int
 
 	maxSlots, maxArena int
 }
@@ -59,12 +64,26 @@ type class struct {
 	offered uint64
 }
 
+// window is one subpath of a sample, encoded at scratch[from:to], and how
+// often the sample holds it.
+type window struct {
+	from, to int32
+	hash     uint32
+	n        uint32
+}
+
 // Growth is the factor by which a length's τ is raised.
 const Growth = 1.25
 
 // headerBytes is the size of a pair's header in the arena: count u32,
-// hash u32, encoded size u16, length in blocks u16.
-const headerBytes = 12
+// sum of squares u32, hash u32, encoded size u16, length in blocks u16.
+const (
+	headerBytes = 16
+	offSquares  = 4
+	offHash     = 8
+	offSize     = 12
+	offLength   = 14
+)
 
 // NewHotList returns empty concise samples for subpaths of the given
 // lengths that never hold more than bound bytes. seed fixes the coin flips.
@@ -73,7 +92,7 @@ func NewHotList(bound int, lengths []int, seed uint64) (*HotList, error) {
 		return nil, err
 	}
 	maxLen := slices.Max(lengths)
-	h := &HotList{rng: *rand.NewPCG(seed, 0x6f7370686f746c69)}
+	h := &HotList{rng: *rand.NewPCG(seed, 0x6f7370686f746c69), maxLen: maxLen}
 	h.classes = make([]class, len(lengths))
 	for i, l := range lengths {
 		h.classes[i] = class{length: l, tau: 1}
@@ -81,9 +100,10 @@ func NewHotList(bound int, lengths []int, seed uint64) (*HotList, error) {
 	}
 	slices.SortFunc(h.byLen, func(a, b int) int { return lengths[a] - lengths[b] })
 	h.scratch = make([]byte, 0, binary.MaxVarintLen32*maxLen)
-	avail := bound - int(unsafe.Sizeof(*h)) - cap(h.scratch) - cap(h.classes)*int(unsafe.Sizeof(class{})) - 8*cap(h.byLen)
+	h.wins = make([]window, 0, WindowsPerLength)
+	avail := bound - h.Bytes()
 	// A fifth of the rest for the table, filled to three quarters at
-	// most; the rest for the pairs, whose headers alone take 12 bytes
+	// most; the rest for the pairs, whose headers alone take 16 bytes
 	// for the table's 4.
 	h.maxSlots = max(16, avail/5/4)
 	h.maxArena = avail - 4*h.maxSlots
@@ -104,7 +124,8 @@ func NewHotList(bound int, lengths []int, seed uint64) (*HotList, error) {
 // while an array grows, the old copy that the garbage collector then
 // frees).
 func (h *HotList) Bytes() int {
-	return int(unsafe.Sizeof(*h)) + 4*cap(h.slots) + cap(h.arena) + cap(h.scratch) + cap(h.classes)*int(unsafe.Sizeof(class{})) + 8*cap(h.byLen)
+	return int(unsafe.Sizeof(*h)) + 4*cap(h.slots) + cap(h.arena) + cap(h.scratch) +
+		cap(h.wins)*int(unsafe.Sizeof(window{})) + cap(h.classes)*int(unsafe.Sizeof(class{})) + 8*cap(h.byLen)
 }
 
 // Len is the number of distinct subpaths held.
@@ -144,7 +165,7 @@ func (h *HotList) class(length int) *class {
 }
 
 // Add offers one occurrence of the subpath blocks, whose length must be
-// one of those given to NewHotList.
+// one of those given to NewHotList: a group of one.
 func (h *HotList) Add(blocks []uint32) {
 	c := h.class(len(blocks))
 	if c == nil {
@@ -155,83 +176,114 @@ func (h *HotList) Add(blocks []uint32) {
 		return
 	}
 	enc := encodeBlocks(h.scratch[:0], blocks)
-	h.add(c, enc, hashBytes(enc))
+	h.add(c, enc, hashBytes(enc), 1)
 }
 
-// AddPrefixes offers, for each length of the hot list up to len(blocks),
-// the prefix of blocks of that length. It is Add for each, sharing the
-// encoding and the hashing.
-func (h *HotList) AddPrefixes(blocks []uint32) {
-	enc := h.scratch[:0]
-	fnv := uint64(fnvOffset)
-	n := 0
+// WindowsPerLength is the most subpaths of one length that AddSample
+// takes from a sample. More would say little more, the windows of one
+// sample being alike where a loop runs, and would cost the worker more
+// than the program takes to run the blocks between samples.
+const WindowsPerLength = 4
+
+// Windows is the number of subpaths of length l that AddSample takes from
+// a sample of m blocks: ⌊m/l⌋, at most WindowsPerLength.
+func Windows(m, l int) int { return min(m/l, WindowsPerLength) }
+
+// AddSample offers subpaths of one sample as one group: for each length L
+// of the hot list, n = Windows(len(blocks), L) of them, blocks[k·s:k·s+L]
+// for k < n with the stride s = ⌊len(blocks)/n⌋, so that they do not
+// overlap and are spread over the sample. Only the first maxLen blocks
+// count, maxLen being the longest length.
+func (h *HotList) AddSample(blocks []uint32) {
+	blocks = blocks[:min(len(blocks), h.maxLen)]
 	for _, i := range h.byLen {
 		c := &h.classes[i]
 		if c.length > len(blocks) {
 			break
 		}
-		// Extend the encoding and its hash to c.length blocks.
-		for ; n < c.length; n++ {
-			d := int64(blocks[n])
-			if n > 0 {
-				d -= int64(blocks[n-1])
+		n := Windows(len(blocks), c.length)
+		stride := len(blocks) / n
+		// Encode the windows, each distinct one once with its number.
+		enc, wins := h.scratch[:0], h.wins[:0]
+	windows:
+		for k := 0; k < n*stride; k += stride {
+			from := len(enc)
+			enc = encodeBlocks(enc, blocks[k:k+c.length])
+			w := window{from: int32(from), to: int32(len(enc)), hash: hashBytes(enc[from:]), n: 1}
+			for j := range wins {
+				if o := &wins[j]; o.hash == w.hash && string(enc[o.from:o.to]) == string(enc[w.from:w.to]) {
+					o.n++
+					enc = enc[:from]
+					continue windows
+				}
 			}
-			start := len(enc)
-			enc = binary.AppendUvarint(enc, uint64(d<<1)^uint64(d>>63))
-			for _, b := range enc[start:] {
-				fnv = (fnv ^ uint64(b)) * fnvPrime
+			wins = append(wins, w)
+		}
+		for _, w := range wins {
+			c.offered += uint64(w.n)
+			a := w.n
+			if c.tau > 1 {
+				a = h.binomial(a, 1/c.tau)
+			}
+			if a > 0 {
+				h.add(c, enc[w.from:w.to], w.hash, a)
 			}
 		}
-		c.offered++
-		if c.tau > 1 && h.float()*c.tau >= 1 {
-			continue
-		}
-		h.add(c, enc, uint32(fnv^fnv>>32))
 	}
 }
 
-// add counts one admitted occurrence of the encoded subpath enc of
-// length c.length.
-func (h *HotList) add(c *class, enc []byte, hash uint32) {
-	if at := h.find(enc, hash); at >= 0 {
-		n := binary.LittleEndian.Uint32(h.arena[at:])
-		if n == math.MaxUint32 {
-			// Keep the count exact at the price of the sample's
-			// rate: thin this length, as a full arena would.
-			h.raise(c)
-			if at = h.find(enc, hash); at < 0 {
+// add counts a admitted occurrences, from one group, of the encoded
+// subpath enc of length c.length.
+func (h *HotList) add(c *class, enc []byte, hash uint32, a uint32) {
+	for {
+		if at := h.find(enc, hash); at >= 0 {
+			n := uint64(binary.LittleEndian.Uint32(h.arena[at:])) + uint64(a)
+			sq := uint64(binary.LittleEndian.Uint32(h.arena[at+offSquares:])) + uint64(a)*uint64(a)
+			if n <= math.MaxUint32 && sq <= math.MaxUint32 {
+				binary.LittleEndian.PutUint32(h.arena[at:], uint32(n))
+				binary.LittleEndian.PutUint32(h.arena[at+offSquares:], uint32(sq))
 				return
 			}
-			n = binary.LittleEndian.Uint32(h.arena[at:])
+			// Keep the count exact at the price of the sample's
+			// rate: thin this length, as a full arena would, and the
+			// arriving occurrences with it.
+			old := c.tau
+			h.raise(c)
+			if a = h.binomial(a, old/c.tau); a == 0 {
+				return
+			}
+			continue
 		}
-		binary.LittleEndian.PutUint32(h.arena[at:], n+1)
-		return
-	}
-	need := headerBytes + len(enc)
-	for !h.fits(need) {
+		need := headerBytes + len(enc)
+		if h.fits(need) {
+			break
+		}
 		if h.grow(need) {
 			continue
 		}
 		v := h.victim(need)
 		old := v.tau
 		h.raise(v)
-		// The new occurrence was admitted at rate 1/τ: if its length
-		// was thinned, it stays at rate 1/τ' only with probability
-		// τ/τ', like every other.
-		if v == c && h.float()*c.tau >= old {
-			return
+		// The new occurrences were admitted at rate 1/τ: if their
+		// length was thinned, each stays at rate 1/τ' only with
+		// probability τ/τ', like every other.
+		if v == c {
+			if a = h.binomial(a, old/c.tau); a == 0 {
+				return
+			}
 		}
 	}
 	at := h.used
-	binary.LittleEndian.PutUint32(h.arena[at:], 1)
-	binary.LittleEndian.PutUint32(h.arena[at+4:], hash)
-	binary.LittleEndian.PutUint16(h.arena[at+8:], uint16(len(enc)))
-	binary.LittleEndian.PutUint16(h.arena[at+10:], uint16(c.length))
+	binary.LittleEndian.PutUint32(h.arena[at:], a)
+	binary.LittleEndian.PutUint32(h.arena[at+offSquares:], a*a)
+	binary.LittleEndian.PutUint32(h.arena[at+offHash:], hash)
+	binary.LittleEndian.PutUint16(h.arena[at+offSize:], uint16(len(enc)))
+	binary.LittleEndian.PutUint16(h.arena[at+offLength:], uint16(c.length))
 	copy(h.arena[at+headerBytes:], enc)
-	h.used += need
+	h.used += headerBytes + len(enc)
 	h.n++
 	c.pairs++
-	c.bytes += need
+	c.bytes += headerBytes + len(enc)
 	h.place(int32(at), hash)
 }
 
@@ -301,7 +353,7 @@ func (h *HotList) find(enc []byte, hash uint32) int {
 			return -1
 		}
 		a := h.arena[at:]
-		if binary.LittleEndian.Uint32(a[4:]) == hash && int(binary.LittleEndian.Uint16(a[8:])) == len(enc) &&
+		if binary.LittleEndian.Uint32(a[offHash:]) == hash && int(binary.LittleEndian.Uint16(a[offSize:])) == len(enc) &&
 			string(a[headerBytes:headerBytes+len(enc)]) == string(enc) {
 			return int(at)
 		}
@@ -324,13 +376,15 @@ func (h *HotList) rehash() {
 	}
 	for at := 0; at < h.used; {
 		a := h.arena[at:]
-		h.place(int32(at), binary.LittleEndian.Uint32(a[4:]))
-		at += headerBytes + int(binary.LittleEndian.Uint16(a[8:]))
+		h.place(int32(at), binary.LittleEndian.Uint32(a[offHash:]))
+		at += headerBytes + int(binary.LittleEndian.Uint16(a[offSize:]))
 	}
 }
 
 // raise multiplies c's τ by Growth and thins its counts, compacting the
-// arena in place.
+// arena in place. A thinned pair's sum of squares becomes its expectation
+// after the thinning, q²·S + q(1−q)·n for a count n kept with probability
+// q each, within what the new count n' allows (n' to n'²).
 func (h *HotList) raise(c *class) {
 	next := c.tau * Growth
 	keep := c.tau / next
@@ -339,17 +393,23 @@ func (h *HotList) raise(c *class) {
 	w := 0
 	h.n = 0
 	for at := 0; at < h.used; {
-		size := headerBytes + int(binary.LittleEndian.Uint16(h.arena[at+8:]))
+		size := headerBytes + int(binary.LittleEndian.Uint16(h.arena[at+offSize:]))
 		n := binary.LittleEndian.Uint32(h.arena[at:])
-		if int(binary.LittleEndian.Uint16(h.arena[at+10:])) == c.length {
-			if n = h.binomial(n, keep); n == 0 {
+		sq := binary.LittleEndian.Uint32(h.arena[at+offSquares:])
+		if int(binary.LittleEndian.Uint16(h.arena[at+offLength:])) == c.length {
+			kept := h.binomial(n, keep)
+			if kept == 0 {
 				c.pairs--
 				c.bytes -= size
 			}
+			e := math.Round(keep*keep*float64(sq) + keep*(1-keep)*float64(n))
+			sq = uint32(min(max(e, float64(kept)), float64(kept)*float64(kept)))
+			n = kept
 		}
 		if n > 0 {
 			copy(h.arena[w:], h.arena[at:at+size])
 			binary.LittleEndian.PutUint32(h.arena[w:], n)
+			binary.LittleEndian.PutUint32(h.arena[w+offSquares:], sq)
 			w += size
 			h.n++
 		}
@@ -389,10 +449,12 @@ func (h *HotList) binomial(n uint32, p float64) uint32 {
 	return k
 }
 
-// Pair is one subpath of a sample with its count.
+// Pair is one subpath of a sample with its count, and the sum over the
+// groups it was offered in of the square of its count in the group.
 type Pair struct {
-	Blocks []uint32
-	Count  uint64
+	Blocks  []uint32
+	Count   uint64
+	Squares uint64
 }
 
 // Pairs returns the pairs of every length, in the order they entered.
@@ -400,11 +462,12 @@ func (h *HotList) Pairs() []Pair {
 	ps := make([]Pair, 0, h.n)
 	for at := 0; at < h.used; {
 		a := h.arena[at:]
-		size := int(binary.LittleEndian.Uint16(a[8:]))
-		n := int(binary.LittleEndian.Uint16(a[10:]))
+		size := int(binary.LittleEndian.Uint16(a[offSize:]))
+		n := int(binary.LittleEndian.Uint16(a[offLength:]))
 		ps = append(ps, Pair{
-			Blocks: decodeBlocks(make([]uint32, 0, n), a[headerBytes:headerBytes+size]),
-			Count:  uint64(binary.LittleEndian.Uint32(a)),
+			Blocks:  decodeBlocks(make([]uint32, 0, n), a[headerBytes:headerBytes+size]),
+			Count:   uint64(binary.LittleEndian.Uint32(a)),
+			Squares: uint64(binary.LittleEndian.Uint32(a[offSquares:])),
 		})
 		at += headerBytes + size
 	}

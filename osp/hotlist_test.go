@@ -248,31 +248,110 @@ func TestNewHotListTooSmall(t *testing.T) {
 	}
 }
 
-// TestAddPrefixes checks that AddPrefixes is Add of each prefix.
-func TestAddPrefixes(t *testing.T) {
+// loopySamples returns n samples of 32 blocks, each a run of pieces of 2
+// to 5 blocks drawn (Zipf) from a few, so that windows repeat within a
+// sample as in a loop.
+func loopySamples(seed uint64, n int) [][]uint32 {
+	r := rand.New(rand.NewPCG(seed, 2))
+	pieces := make([][]uint32, 40)
+	for i := range pieces {
+		p := make([]uint32, 2+i%4)
+		for j := range p {
+			p[j] = uint32(r.IntN(300))
+		}
+		pieces[i] = p
+	}
+	z := rand.NewZipf(r, 1.2, 1, uint64(len(pieces)-1))
+	out := make([][]uint32, n)
+	for i := range out {
+		var s []uint32
+		for len(s) < 32 {
+			s = append(s, pieces[z.Uint64()]...)
+		}
+		out[i] = s[:32]
+	}
+	return out
+}
+
+// TestAddSample checks that AddSample offers each sample's windows of
+// every length (up to four, spread over the sample), and that with room for everything each pair's
+// count and sum of squares are exact.
+func TestAddSample(t *testing.T) {
 	lengths := []int{2, 8, 3, 32}
-	a, _ := NewHotList(1<<20, lengths, 1)
-	b, _ := NewHotList(1<<20, lengths, 1)
-	for _, p := range stream(5, 20000, 500, []int{1, 2, 5, 8, 40}) {
-		a.AddPrefixes(p)
+	h, _ := NewHotList(4<<20, lengths, 1)
+	type cs struct{ n, sq uint64 }
+	want := map[string]cs{}
+	offered := map[int]uint64{}
+	for _, s := range loopySamples(3, 5000) {
+		h.AddSample(s)
 		for _, l := range lengths {
-			if l <= len(p) {
-				b.Add(p[:l])
+			in := map[string]uint64{}
+			n := min(32/l, 4)
+			for k := 0; k < n; k++ {
+				k := k * (32 / n)
+				in[key(s[k:k+l])]++
+				offered[l]++
+			}
+			for k, n := range in {
+				w := want[k]
+				want[k] = cs{w.n + n, w.sq + n*n}
 			}
 		}
 	}
-	pa, pb := a.Pairs(), b.Pairs()
-	sortPairs(pa)
-	sortPairs(pb)
-	if len(pa) != len(pb) || len(pa) == 0 {
-		t.Fatalf("%d and %d pairs", len(pa), len(pb))
+	got := h.Pairs()
+	if len(got) != len(want) {
+		t.Fatalf("%d pairs, want %d", len(got), len(want))
 	}
-	for i := range pa {
-		if pa[i].Count != pb[i].Count || !slices.Equal(pa[i].Blocks, pb[i].Blocks) {
-			t.Fatalf("pair %d: %v, want %v", i, pa[i], pb[i])
+	repeated := 0
+	for _, p := range got {
+		w := want[key(p.Blocks)]
+		if p.Count != w.n || p.Squares != w.sq {
+			t.Fatalf("%v: count %d, squares %d; want %d, %d", p.Blocks, p.Count, p.Squares, w.n, w.sq)
+		}
+		if p.Squares > p.Count {
+			repeated++
 		}
 	}
-	if !slices.Equal(a.Lengths(), b.Lengths()) {
-		t.Errorf("states %v, want %v", a.Lengths(), b.Lengths())
+	if repeated == 0 {
+		t.Error("no subpath repeated within a sample: the test says nothing about squares")
+	}
+	for _, st := range h.Lengths() {
+		if st.Tau != 1 || st.Offered != offered[st.Length] {
+			t.Errorf("length %d: τ %v, offered %d, want 1 and %d", st.Length, st.Tau, st.Offered, offered[st.Length])
+		}
+	}
+}
+
+// TestAddSampleBounded checks AddSample under thinning: the bound holds,
+// every length's windows are counted as offered, and each pair's sum of
+// squares stays between its count and its count squared.
+func TestAddSampleBounded(t *testing.T) {
+	lengths := []int{2, 4, 8, 16, 32}
+	const bound = 6000
+	h, err := NewHotList(bound, lengths, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples := loopySamples(4, 20000)
+	for _, s := range samples {
+		h.AddSample(s)
+		if h.Bytes() > bound {
+			t.Fatalf("%d bytes, bound %d", h.Bytes(), bound)
+		}
+	}
+	raised := false
+	for _, st := range h.Lengths() {
+		if st.Offered != uint64(len(samples)*min(32/st.Length, 4)) {
+			t.Errorf("length %d: offered %d", st.Length, st.Offered)
+		}
+		raised = raised || st.Tau > 1
+	}
+	if !raised {
+		t.Fatal("no τ was raised")
+	}
+	for _, p := range h.Pairs() {
+		if p.Count == 0 || p.Squares < p.Count || p.Squares > p.Count*p.Count {
+			t.Fatalf("%v: count %d, squares %d", p.Blocks, p.Count, p.Squares)
+		}
 	}
 }

@@ -22,24 +22,26 @@ type Options struct {
 	// Memory bounds the hot list's bytes (HotList.Bytes); default
 	// DefaultMemory.
 	Memory int
-	// Lengths are the sample lengths, in blocks; default 2, 4, ..., 64.
+	// Lengths are the subpath lengths, in blocks; default 2, 4, ..., 64.
+	// Every sample records the longest, and offers the hot list up to
+	// WindowsPerLength subpaths of each length from it.
 	// Each sample takes one of them, uniformly at random.
 	Lengths []int
 	// MeanSkip is the mean number of block entries from the end of one
 	// sample to the start of the next (geometrically distributed);
 	// default DefaultMeanSkip.
 	MeanSkip float64
-	// Seed fixes the skips, the lengths and the hot list's coin flips.
+	// Seed fixes the skips and the hot list's coin flips.
 	Seed uint64
 }
 
 // Defaults of Options.
 const (
 	DefaultMemory   = 1 << 20
-	DefaultMeanSkip = 1000
+	DefaultMeanSkip = 6000
 )
 
-// DefaultLengths are the default sample lengths.
+// DefaultLengths are the default subpath lengths.
 var DefaultLengths = []int{2, 4, 8, 16, 32, 64}
 
 // Check reports what is wrong with o, defaults filled in, if anything.
@@ -229,8 +231,8 @@ type sampler struct {
 	failed    atomic.Pointer[error]
 
 	// The worker's state.
-	samples []uint64 // complete samples, per length index
-	windows []uint64 // prefixes offered to the hot list, per length index
+	samples uint64   // complete samples
+	windows []uint64 // subpaths offered to the hot list, per length index
 	records uint64   // block entries recorded
 	skipped uint64   // Σ (skip-1) over the skips that ended in a sample
 	warm    bool     // the recorder's first entry, a sample of the run's first block, is still to come
@@ -267,7 +269,6 @@ func newSampler(opt Options, ins *Instrumented) (*sampler, error) {
 		opt:     opt,
 		ins:     ins,
 		rng:     rand.New(rand.NewPCG(opt.Seed, 0x736b69706c656e73)),
-		samples: make([]uint64, len(opt.Lengths)),
 		windows: make([]uint64, len(opt.Lengths)),
 		warm:    true,
 		queue:   []entry{{1, 1}}, // the recorder module's own entry
@@ -329,7 +330,7 @@ func (s *sampler) fill(a int) []entry {
 	base := uint32(tableStart + a*tableBytes)
 	entries := make([]entry, 0, tableBytes/entryBytes)
 	for e := base; e < base+tableBytes; e += entryBytes {
-		en := entry{s.skip(), uint32(s.opt.Lengths[s.rng.IntN(len(s.opt.Lengths))])}
+		en := entry{s.skip(), uint32(slices.Max(s.opt.Lengths))}
 		binary.LittleEndian.PutUint32(s.rec.mem[e:], en.skip)
 		binary.LittleEndian.PutUint32(s.rec.mem[e+4:], en.length)
 		entries = append(entries, en)
@@ -409,17 +410,16 @@ func (s *sampler) complete() {
 		s.warm = false
 		return
 	}
-	i := slices.Index(s.opt.Lengths, len(s.cur))
-	s.samples[i]++
-	// Every prefix of a sample starts where the sample starts, at a
-	// block entry as random as any: a sample of 64 blocks is also one of
-	// 2, 4, ... blocks.
-	for j, pl := range s.opt.Lengths {
-		if pl <= len(s.cur) {
-			s.windows[j]++
-		}
+	s.samples++
+	// A sample starts at a block entry as random as any, so its
+	// subpaths at fixed offsets do too: the sample of 64 blocks offers 4
+	// subpaths of 2 blocks, ..., 2 of 32 and one of 64, each one of the
+	// run's windows that is offered with the same probability as any
+	// other.
+	for j, l := range s.opt.Lengths {
+		s.windows[j] += uint64(Windows(len(s.cur), l))
 	}
-	s.hot.AddPrefixes(s.cur)
+	s.hot.AddSample(s.cur)
 }
 
 // flush hands the recorder's records area to the worker when it is full
@@ -637,14 +637,19 @@ func (p *Program) profile(s *sampler, blocks uint64, rc runner.Config, res runne
 	}
 	states := s.hot.Lengths()
 	scale := make([]float64, len(s.opt.Lengths))
+	prof.Sampling.Samples = s.samples
 	for i, l := range s.opt.Lengths {
 		st := states[i]
-		prof.Sampling.Samples += s.samples[i]
-		f := LengthFacts{Length: l, Samples: s.samples[i], Windows: s.windows[i], Tau: st.Tau, Raises: st.Raises, Bytes: st.Bytes}
+		f := LengthFacts{Length: l, Windows: s.windows[i], Tau: st.Tau, Raises: st.Raises, Bytes: st.Bytes}
 		if s.windows[i] > 0 {
 			scale[i] = float64(blocks) / float64(s.windows[i])
 			f.Scale = scale[i]
-			f.Floor = 3 * st.Tau * scale[i]
+			// A sample offers up to Windows/Samples occurrences
+			// of a subpath; one at least is admitted with probability
+			// 1/τ or more, so a subpath of N occurrences is missed
+			// by every sample with probability below
+			// exp(−N·Samples/(τ·T)).
+			f.Floor = 3 * st.Tau * float64(blocks) / float64(s.samples)
 		}
 		prof.Sampling.ByLength = append(prof.Sampling.ByLength, f)
 	}
@@ -658,7 +663,8 @@ func (p *Program) profile(s *sampler, blocks uint64, rc runner.Config, res runne
 			Length:   len(pr.Blocks),
 			Count:    pr.Count,
 			Estimate: float64(pr.Count) * states[i].Tau * scale[i],
-			Error:    1.96 * math.Sqrt(float64(pr.Count)) * states[i].Tau * scale[i],
+			Squares:  pr.Squares,
+			Error:    1.96 * math.Sqrt(float64(pr.Squares)) * states[i].Tau * scale[i],
 			Blocks:   make([]BlockRef, len(pr.Blocks)),
 		}
 		for j, id := range pr.Blocks {

@@ -24,6 +24,9 @@ import (
 //   - The relative error of a subpath is |estimate − exact| / exact, with
 //     estimate 0 for a subpath that is not in the profile; MedianError
 //     and MaxError are taken over the true top k.
+//   - Covered is the fraction of the true top k found in the profile
+//     whose exact count lies within the profile's 95% interval,
+//     estimate ± error: about 0.95 if the error bounds are right.
 type Score struct {
 	// Lengths holds one entry per length counted exactly.
 	Lengths []Ranking `json:"lengths"`
@@ -52,6 +55,11 @@ type AtK struct {
 	Hits        int     `json:"hits"`
 	MedianError float64 `json:"median_error"`
 	MaxError    float64 `json:"max_error"`
+	// InProfile is the number of the true top k that the profile has,
+	// Covered the fraction of them whose exact count lies within their
+	// estimate's 95% error bound (0 when InProfile is 0).
+	InProfile int     `json:"in_profile"`
+	Covered   float64 `json:"covered"`
 	// Threshold is c_k: the exact count (or count × length) of the k-th.
 	Threshold uint64 `json:"threshold"`
 	// Top lists the true top k, best first.
@@ -71,16 +79,18 @@ type Scored struct {
 
 // ScoreProfile scores prof against ex at every k of ks (e.g. 10, 100).
 func ScoreProfile(ex *Exact, prof *Profile, ks []int) (*Score, error) {
-	est := make(map[int]map[uint64]float64, len(ex.Lengths))
+	est := make(map[int]map[uint64]estimate, len(ex.Lengths))
 	for _, l := range ex.Lengths {
-		est[l] = map[uint64]float64{}
+		est[l] = map[uint64]estimate{}
 	}
 	for _, sp := range prof.Subpaths {
 		m := est[sp.Length]
 		if m == nil {
 			return nil, fmt.Errorf("the profile has subpaths of length %d, which were not counted", sp.Length)
 		}
-		m[HashOffsets(sp.Offsets())] += sp.Estimate
+		// Two subpaths with one key (a collision) add up, errors too.
+		k := HashOffsets(sp.Offsets())
+		m[k] = estimate{m[k].value + sp.Estimate, m[k].error + sp.Error}
 	}
 	maxK := slices.Max(ks)
 	s := &Score{}
@@ -122,6 +132,9 @@ func ScoreProfile(ex *Exact, prof *Profile, ks []int) (*Score, error) {
 	return s, nil
 }
 
+// estimate is a subpath's estimated count and its 95% error bound.
+type estimate struct{ value, error float64 }
+
 // candidate is a subpath in a ranking: value is what it is ranked by
 // (exact), est its estimated value.
 type candidate struct {
@@ -134,10 +147,10 @@ type candidate struct {
 
 // rankEstimates returns the profile's subpaths of one length ranked by
 // estimate × weight.
-func rankEstimates(length int, est map[uint64]float64, weight int) []candidate {
+func rankEstimates(length int, est map[uint64]estimate, weight int) []candidate {
 	r := make([]candidate, 0, len(est))
 	for k, e := range est {
-		r = append(r, candidate{length: length, key: k, est: e * float64(weight)})
+		r = append(r, candidate{length: length, key: k, est: e.value * float64(weight)})
 	}
 	sortCandidates(r, func(c candidate) float64 { return c.est })
 	return r
@@ -158,7 +171,7 @@ func sortCandidates(cs []candidate, by func(candidate) float64) {
 // scoreAt computes recall and errors at each k. top is the true ranking
 // (at least max(ks) long unless there are fewer subpaths), ranked the
 // profile's, value the exact value of a ranked subpath.
-func scoreAt(ks []int, top []candidate, distinct int, ranked []candidate, value func(candidate) uint64, est map[int]map[uint64]float64) []AtK {
+func scoreAt(ks []int, top []candidate, distinct int, ranked []candidate, value func(candidate) uint64, est map[int]map[uint64]estimate) []AtK {
 	rankOf := map[[2]uint64]int{}
 	for i, c := range ranked {
 		rankOf[[2]uint64{uint64(c.length), c.key}] = i + 1
@@ -179,11 +192,22 @@ func scoreAt(ks []int, top []candidate, distinct int, ranked []candidate, value 
 		}
 		a.Recall = float64(a.Hits) / float64(min(k, distinct))
 		errs := make([]float64, 0, n)
+		covered := 0
 		for _, c := range top[:n] {
-			e := est[c.length][c.key]
-			errs = append(errs, math.Abs(e-float64(c.count))/float64(c.count))
-			a.Top = append(a.Top, Scored{Length: c.length, Key: c.key, Exact: c.count, Estimate: e,
+			e, ok := est[c.length][c.key]
+			d := math.Abs(e.value - float64(c.count))
+			errs = append(errs, d/float64(c.count))
+			if ok {
+				a.InProfile++
+				if d <= e.error {
+					covered++
+				}
+			}
+			a.Top = append(a.Top, Scored{Length: c.length, Key: c.key, Exact: c.count, Estimate: e.value,
 				Rank: rankOf[[2]uint64{uint64(c.length), c.key}]})
+		}
+		if a.InProfile > 0 {
+			a.Covered = float64(covered) / float64(a.InProfile)
 		}
 		a.MedianError = median(errs)
 		a.MaxError = slices.Max(errs)
@@ -258,13 +282,17 @@ func (s *Score) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "length\tdistinct\toccurrences\tsampled\t")
 	for _, a := range s.Overall.At {
-		fmt.Fprintf(tw, "recall@%d\tmedian err@%d\tmax err@%d\t", a.K, a.K, a.K)
+		fmt.Fprintf(tw, "recall@%d\tmedian err@%d\tmax err@%d\tin bound@%d\t", a.K, a.K, a.K, a.K)
 	}
 	fmt.Fprintln(tw)
 	row := func(name string, r Ranking) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t", name, r.Distinct, r.Windows, r.Sampled)
 		for _, a := range r.At {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t", percent(a.Recall), percent(a.MedianError), percent(a.MaxError))
+			cov := math.NaN()
+			if a.InProfile > 0 {
+				cov = a.Covered
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", percent(a.Recall), percent(a.MedianError), percent(a.MaxError), percent(cov))
 		}
 		fmt.Fprintln(tw)
 	}

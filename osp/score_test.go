@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -137,6 +138,18 @@ func TestScoreByHand(t *testing.T) {
 	at3 := r.At[1]
 	if at3.Threshold != 2 || at3.Hits != 3 || at3.Recall != 1 {
 		t.Errorf("top 3: threshold %d, hits %d, recall %v; want 2, 3, 1", at3.Threshold, at3.Hits, at3.Recall)
+	}
+	// With error bounds: ab 5 ± 0.5 misses 4, ba 3 ± 0 holds 3, cd 3 ± 1
+	// holds 2; the other three are not in the profile.
+	bounded := *prof
+	bounded.Subpaths = slices.Clone(prof.Subpaths)
+	bounded.Subpaths[0].Error, bounded.Subpaths[1].Error = 0.5, 1
+	sb, _ := ScoreProfile(ex, &bounded, []int{2, 10})
+	if a := sb.Lengths[0].At[0]; a.InProfile != 2 || a.Covered != 0.5 {
+		t.Errorf("top 2: %d in the profile, %v covered; want 2 and 1/2", a.InProfile, a.Covered)
+	}
+	if a := sb.Lengths[0].At[1]; a.InProfile != 3 || math.Abs(a.Covered-2.0/3) > 1e-12 {
+		t.Errorf("top 10: %d in the profile, %v covered; want 3 and 2/3", a.InProfile, a.Covered)
 	}
 	// Top 10 of 6 distinct: the profile's 4 hold 3 that ran (ee did
 	// not), so recall is 3/6. Errors: ab .25, ba 0, cd .5 or dc 1 (not

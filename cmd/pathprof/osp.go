@@ -38,9 +38,9 @@ type ospFlags struct {
 func (o *ospFlags) register(fs *flag.FlagSet) {
 	o.memory = osp.DefaultMemory
 	fs.Var(&o.memory, "memory", "bound the hot list to `BYTES` (a K or M suffix multiplies by 1024 or 1024²)")
-	fs.StringVar(&o.lengths, "lengths", "2,4,8,16,32,64", "sample `LENGTHS` in blocks, comma-separated")
+	fs.StringVar(&o.lengths, "lengths", "2,4,8,16,32,64", "subpath `LENGTHS` in blocks, comma-separated (each sample records the longest)")
 	fs.Float64Var(&o.skip, "skip", osp.DefaultMeanSkip, "mean number of block entries `N` between samples")
-	fs.Uint64Var(&o.seed, "seed", 0, "seed `N` of the skips, lengths and hot-list coin flips")
+	fs.Uint64Var(&o.seed, "seed", 0, "seed `N` of the skips and hot-list coin flips")
 }
 
 func (o *ospFlags) options() (osp.Options, error) {
