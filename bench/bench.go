@@ -316,7 +316,7 @@ func (b *benchmark) run(ctx context.Context) (r ProgramResult) {
 	defer origProg.Close(context.WithoutCancel(ctx))
 	r.Original.CompileSeconds = origProg.CompileTime().Seconds()
 	instrProg, err := b.compile(ctx, "sbl", res.Module, runner.Config{ProgramName: name, CacheDir: b.opt.CacheDir,
-		Modules: []runner.NamedModule{{Name: counters.ModuleName, Wasm: res.Counters}}})
+		Modules: counters.Modules(res.Counters)})
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -461,7 +461,7 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Str
 	var slowProg *runner.Program
 	for c, res := range cs.Copy {
 		prog, err := b.compile(ctx, fmt.Sprintf("%s copy %d", st, c), res.Module, runner.Config{ProgramName: name, CacheDir: b.opt.CacheDir,
-			Modules: []runner.NamedModule{{Name: counters.ModuleName, Wasm: res.Counters}}})
+			Modules: counters.Modules(res.Counters)})
 		if err != nil {
 			return m, err
 		}

@@ -1,11 +1,15 @@
-// Package counters generates the counter module that instrumented programs
-// import, and reads the path counts back from its memory.
+// Package counters generates the storage of path counts that instrumented
+// programs write, and reads the counts back: in the program's own memory
+// above what the program sees where possible (embed.go), else in a counter
+// module of their own that the program imports.
 //
-// Counters live in a module of their own, not in the program's linear
-// memory: wasi-libc's malloc and the Go runtime both take every page of
-// their memory beyond the heap base as heap, so reserving pages there would
-// change the program. A call into a second wasm module costs about 2 ns in
-// wazero (a Go host function about 37 ns).
+// The counter module keeps the counters out of the program's linear
+// memory entirely: wasi-libc's malloc and the Go runtime both take every
+// page of their memory beyond the heap base as heap, so pages merely
+// reserved there would change the program. A call into a second wasm
+// module costs about 2 ns in wazero (a Go host function about 37 ns), but
+// wazero spills the caller's live values around it, which is why the
+// counters live in the program's memory, hidden from it, when they can.
 //
 // Functions with few paths get a dense array of counters; the rest share an
 // open-addressing hash table that grows itself (memory.grow and rehash) when
@@ -37,6 +41,7 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
+	"pathprof/runner"
 	"pathprof/wasm"
 )
 
@@ -142,6 +147,15 @@ func (l *Layout) header() []byte {
 	return b
 }
 
+// hashHeader returns the hash table's initial header: an empty table
+// right after it.
+func (l *Layout) hashHeader() []byte {
+	hash := make([]byte, 16)
+	binary.LittleEndian.PutUint32(hash[0:], initialSlots)
+	binary.LittleEndian.PutUint32(hash[8:], l.HashOff+16)
+	return hash
+}
+
 // Module returns the counter module for the layout.
 func (l *Layout) Module() ([]byte, error) {
 	m := &wasm.Module{Version: 1}
@@ -157,18 +171,14 @@ func (l *Layout) Module() ([]byte, error) {
 	m.Exports = []wasm.Export{{Name: "memory", Kind: wasm.KindMemory},
 		{Name: CountName, Kind: wasm.KindFunc, Index: 0}, {Name: CountHashName, Kind: wasm.KindFunc, Index: 1},
 		{Name: CountNName, Kind: wasm.KindFunc, Index: 3}}
-	hdr := l.header()
-	hash := make([]byte, 16)
-	binary.LittleEndian.PutUint32(hash[0:], initialSlots)
-	binary.LittleEndian.PutUint32(hash[8:], l.HashOff+16)
 	m.Data = []wasm.Data{
-		{Flags: 0, Offset: constI32(0), Init: hdr},
-		{Flags: 0, Offset: constI32(int32(l.HashOff)), Init: hash},
+		{Flags: 0, Offset: constI32(0), Init: l.header()},
+		{Flags: 0, Offset: constI32(int32(l.HashOff)), Init: l.hashHeader()},
 	}
 	m.Code = []wasm.Code{
 		body([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, countDenseCode(l.DenseEnd/8, false)),
-		body([]wasm.LocalDecl{{Count: 6, Type: wasm.ValI32}}, countCode(uint32(len(l.Funcs)), l.HashOff)),
-		body([]wasm.LocalDecl{{Count: 8, Type: wasm.ValI32}}, growCode(l.HashOff)),
+		body([]wasm.LocalDecl{{Count: countHashLocals, Type: wasm.ValI32}}, countCode(uint32(len(l.Funcs)), l.HashOff, zeroBase, growFn)),
+		body([]wasm.LocalDecl{{Count: growLocals, Type: wasm.ValI32}}, growCode(l.HashOff, zeroBase)),
 		body([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, countDenseCode(l.DenseEnd/8, true)),
 	}
 	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecMemory, wasm.SecExport, wasm.SecCode, wasm.SecData} {
@@ -219,17 +229,34 @@ func countDenseCode(limit uint32, byN bool) []byte {
 // growFn is the index of grow in the counter module.
 const growFn = 2
 
+// A base pushes the address of the counter area's first byte (i32): 0 in
+// the counter module, a global where the counters live in the program's
+// memory (embed.go). Every address the hash table keeps is relative to it,
+// so that the area can move.
+type base func(a *wasm.Asm)
+
+func zeroBase(a *wasm.Asm) { a.I32(0) }
+
+// Locals (i32) of the hash count and of the table's growth.
+const (
+	countHashLocals = 7
+	growLocals      = 9
+)
+
 // countCode: count_hash(f i32, p i64); local 2: descriptor address, locals
-// 3 to 7: the hash table's. The table probe is inline: a second call per
+// 3 to 8: the hash table's. The table probe is inline: a second call per
 // count cost the hashed functions, the biggest of every program, more.
-func countCode(nfuncs, h uint32) []byte {
+// grow is the function that grows the table.
+func countCode(nfuncs, h uint32, b base, grow uint32) []byte {
 	const f, p, d = 0, 1, 2
 	var a wasm.Asm
 	// A function out of range, or not hashed: trap.
 	a.Idx(wasm.OpLocalGet, f).I32(int32(nfuncs)).Op(wasm.OpI32GeU).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
-	a.Idx(wasm.OpLocalGet, f).I32(4).Op(wasm.OpI32Shl).I32(16).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, d)
+	a.Idx(wasm.OpLocalGet, f).I32(4).Op(wasm.OpI32Shl).I32(16).Op(wasm.OpI32Add)
+	b(&a)
+	a.Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, d)
 	a.Idx(wasm.OpLocalGet, d).Mem(wasm.OpI32Load, 2, 0).I32(KindHash).Op(wasm.OpI32Ne).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
-	hashIncr(&a, h, d+1)
+	hashIncr(&a, h, d+1, b, grow)
 	a.Op(wasm.OpEnd)
 	return a.B
 }
@@ -247,27 +274,31 @@ func hashOf(a *wasm.Asm, pushP, pushF, pushCap func()) {
 }
 
 // hashIncr appends the count of (f, p), the first two locals, in the hash
-// table at h, using five i32 locals from first on: key, idx, e, cap, base.
-func hashIncr(a *wasm.Asm, h, first uint32) {
+// table whose header is at h in the area, using six i32 locals from first
+// on: key, idx, e, cap, the table's address and the header's.
+func hashIncr(a *wasm.Asm, h, first uint32, b base, grow uint32) {
 	const f, p = 0, 1
-	key, idx, e, capL, base := first, first+1, first+2, first+3, first+4
+	key, idx, e, capL, tbl, hdr := first, first+1, first+2, first+3, first+4, first+5
 	get := func(l uint32) func() { return func() { a.Idx(wasm.OpLocalGet, l) } }
 	a.Idx(wasm.OpLocalGet, f).I32(1).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, key)
-	a.I32(int32(h)).Mem(wasm.OpI32Load, 2, 0).Idx(wasm.OpLocalSet, capL)
-	a.I32(int32(h)).Mem(wasm.OpI32Load, 2, 8).Idx(wasm.OpLocalSet, base)
+	b(a)
+	a.I32(int32(h)).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, hdr)
+	a.Idx(wasm.OpLocalGet, hdr).Mem(wasm.OpI32Load, 2, 0).Idx(wasm.OpLocalSet, capL)
+	b(a)
+	a.Idx(wasm.OpLocalGet, hdr).Mem(wasm.OpI32Load, 2, 8).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, tbl)
 	hashOf(a, get(p), get(f), get(capL))
 	a.Idx(wasm.OpLocalSet, idx)
 	a.Block(wasm.OpLoop)
 	{
-		a.Idx(wasm.OpLocalGet, base).Idx(wasm.OpLocalGet, idx).I32(entrySize).Op(wasm.OpI32Mul).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, e)
+		a.Idx(wasm.OpLocalGet, tbl).Idx(wasm.OpLocalGet, idx).I32(entrySize).Op(wasm.OpI32Mul).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, e)
 		a.Idx(wasm.OpLocalGet, e).Mem(wasm.OpI32Load, 2, 0).Op(wasm.OpI32Eqz).Block(wasm.OpIf)
 		{
 			a.Idx(wasm.OpLocalGet, e).Idx(wasm.OpLocalGet, key).Mem(wasm.OpI32Store, 2, 0)
 			a.Idx(wasm.OpLocalGet, e).Idx(wasm.OpLocalGet, p).Mem(wasm.OpI64Store, 3, 8)
 			a.Idx(wasm.OpLocalGet, e).I64(1).Mem(wasm.OpI64Store, 3, 16)
-			a.I32(int32(h)).I32(int32(h)).Mem(wasm.OpI32Load, 2, 4).I32(1).Op(wasm.OpI32Add).Mem(wasm.OpI32Store, 2, 4)
-			a.I32(int32(h)).Mem(wasm.OpI32Load, 2, 4).I32(1).Op(wasm.OpI32Shl).Idx(wasm.OpLocalGet, capL).Op(wasm.OpI32GtU)
-			a.Block(wasm.OpIf).Idx(wasm.OpCall, growFn).Op(wasm.OpEnd)
+			a.Idx(wasm.OpLocalGet, hdr).Idx(wasm.OpLocalGet, hdr).Mem(wasm.OpI32Load, 2, 4).I32(1).Op(wasm.OpI32Add).Mem(wasm.OpI32Store, 2, 4)
+			a.Idx(wasm.OpLocalGet, hdr).Mem(wasm.OpI32Load, 2, 4).I32(1).Op(wasm.OpI32Shl).Idx(wasm.OpLocalGet, capL).Op(wasm.OpI32GtU)
+			a.Block(wasm.OpIf).Idx(wasm.OpCall, grow).Op(wasm.OpEnd)
 			a.Op(wasm.OpReturn)
 		}
 		a.Op(wasm.OpEnd)
@@ -285,12 +316,16 @@ func hashIncr(a *wasm.Asm, h, first uint32) {
 	a.Op(wasm.OpEnd)
 }
 
-// growCode doubles the hash table into fresh pages and rehashes it.
-func growCode(h uint32) []byte {
-	const oldcap, oldbase, newcap, newbase, i, e, idx, ne = 0, 1, 2, 3, 4, 5, 6, 7
+// growCode doubles the hash table into fresh pages at the end of memory
+// (right after the counter area, which ends there) and rehashes it.
+func growCode(h uint32, b base) []byte {
+	const oldcap, oldbase, newcap, newbase, i, e, idx, ne, hdr = 0, 1, 2, 3, 4, 5, 6, 7, 8
 	var a wasm.Asm
-	a.I32(int32(h)).Mem(wasm.OpI32Load, 2, 0).Idx(wasm.OpLocalSet, oldcap)
-	a.I32(int32(h)).Mem(wasm.OpI32Load, 2, 8).Idx(wasm.OpLocalSet, oldbase)
+	b(&a)
+	a.I32(int32(h)).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, hdr)
+	a.Idx(wasm.OpLocalGet, hdr).Mem(wasm.OpI32Load, 2, 0).Idx(wasm.OpLocalSet, oldcap)
+	b(&a)
+	a.Idx(wasm.OpLocalGet, hdr).Mem(wasm.OpI32Load, 2, 8).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, oldbase)
 	a.Idx(wasm.OpLocalGet, oldcap).I32(1).Op(wasm.OpI32Shl).Idx(wasm.OpLocalSet, newcap)
 	a.Idx(wasm.OpMemSize, 0).I32(16).Op(wasm.OpI32Shl).Idx(wasm.OpLocalSet, newbase)
 	a.Idx(wasm.OpLocalGet, newcap).I32(entrySize).Op(wasm.OpI32Mul).I32(65535).Op(wasm.OpI32Add).I32(16).Op(wasm.OpI32ShrU)
@@ -323,8 +358,11 @@ func growCode(h uint32) []byte {
 		a.Idx(wasm.OpBr, 0)
 	}
 	a.Op(wasm.OpEnd).Op(wasm.OpEnd)
-	a.I32(int32(h)).Idx(wasm.OpLocalGet, newcap).Mem(wasm.OpI32Store, 2, 0)
-	a.I32(int32(h)).Idx(wasm.OpLocalGet, newbase).Mem(wasm.OpI32Store, 2, 8)
+	a.Idx(wasm.OpLocalGet, hdr).Idx(wasm.OpLocalGet, newcap).Mem(wasm.OpI32Store, 2, 0)
+	// The table's address, relative to the area.
+	a.Idx(wasm.OpLocalGet, hdr).Idx(wasm.OpLocalGet, newbase)
+	b(&a)
+	a.Op(wasm.OpI32Sub).Mem(wasm.OpI32Store, 2, 8)
 	a.Op(wasm.OpEnd)
 	return a.B
 }
@@ -390,10 +428,25 @@ func Read(mem []byte) (Counts, error) {
 	return out, nil
 }
 
-// ReadInstance reads the counts from a run's instance of the counter
-// module: runner.Config.AfterRun hands the instances over, keyed by
-// module name, before they are closed.
+// ReadInstance reads the counts from a run's instances: runner.Config
+// AfterRun hands them over, keyed by module name (the program's is ""),
+// before they are closed. The counters are in the program's memory when
+// it exports BaseExport, else in the counter module's.
 func ReadInstance(mods map[string]api.Module) (Counts, error) {
+	if prog := mods[""]; prog != nil {
+		if g := prog.ExportedGlobal(BaseExport); g != nil {
+			mem := prog.Memory()
+			base := uint32(g.Get())
+			if mem == nil || base > mem.Size() {
+				return nil, fmt.Errorf("the program's counter area at %d is outside its memory", base)
+			}
+			area, ok := mem.Read(base, mem.Size()-base)
+			if !ok {
+				return nil, fmt.Errorf("cannot read the program's counter area")
+			}
+			return Read(area)
+		}
+	}
 	inst := mods[ModuleName]
 	if inst == nil || inst.Memory() == nil {
 		return nil, fmt.Errorf("no %s module instance to read counts from", ModuleName)
@@ -403,4 +456,14 @@ func ReadInstance(mods map[string]api.Module) (Counts, error) {
 		return nil, fmt.Errorf("cannot read the %s module's memory", ModuleName)
 	}
 	return Read(mem)
+}
+
+// Modules returns the modules besides WASI that a copy needs whose
+// counter module is cm: none when cm is nil (its counters live in its own
+// memory).
+func Modules(cm []byte) []runner.NamedModule {
+	if cm == nil {
+		return nil
+	}
+	return []runner.NamedModule{{Name: ModuleName, Wasm: cm}}
 }

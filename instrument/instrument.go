@@ -1,11 +1,13 @@
 // Package instrument turns a module into its Ball-Larus instrumented copy:
 // a path register per function, probes on the edges the numbering chose,
-// and calls to the generated counter module where paths end. It also turns
-// the counts read back after a run into a profile, regenerating each path.
+// and counts where paths end. It also turns the counts read back after a
+// run into a profile, regenerating each path.
 //
-// The program's own memory, data and heap layout are untouched: counters
-// live in the counter module (package counters), which the instrumented
-// module imports as pathprof.count(func i32, path i64).
+// The program's data and heap layout are untouched, as is everything the
+// program can see of its memory: the counters live either in the program's
+// memory above what it sees, counted by inline adds (counters.Embed), or
+// in a counter module that the instrumented module imports and calls
+// (pathprof.count and friends; package counters).
 package instrument
 
 import (
@@ -36,8 +38,12 @@ type Options struct {
 	// Ball-Larus (the SBL copy).
 	Mode func(f *Func) Mode
 	// NoLoopCounts turns off local loop counters (see loops.go): every
-	// completed path is then a call into the counter module.
+	// completed path is then counted in memory as it ends.
 	NoLoopCounts bool
+	// SeparateCounters keeps the counters in the counter module, which
+	// the copy imports and calls, even where they could live in the
+	// program's memory (counters.Embed).
+	SeparateCounters bool
 	// Segments, when set, makes the copy that package osp samples block
 	// sequences with instead of a counting copy: see Segments. Mode,
 	// Counters, CountHits and NoLoopCounts are then ignored.
@@ -163,8 +169,10 @@ func (f *Func) BlockOffset(b int32) int {
 
 // Result is an instrumented module with what is needed to read its counts.
 type Result struct {
-	Module   []byte // the instrumented module
-	Counters []byte // the counter module it imports
+	Module []byte // the instrumented module
+	// Counters is the counter module the instrumented module imports, or
+	// nil when the counters live in the program's memory.
+	Counters []byte
 	Layout   *counters.Layout
 	Funcs    []*Func // one per defined function, in order
 	// CodeOffset is the original module's code section payload offset.
@@ -185,17 +193,21 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 	if opt.Segments != nil {
 		return instrumentSegments(m, orig, opt, res)
 	}
-	countFn, err := m.AddFuncImports(
-		wasm.Import{Module: counters.ModuleName, Name: counters.CountName, Kind: wasm.KindFunc,
-			Type: m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI64}})},
-		wasm.Import{Module: counters.ModuleName, Name: counters.CountHashName, Kind: wasm.KindFunc,
-			Type: m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}})},
-		wasm.Import{Module: counters.ModuleName, Name: counters.CountNName, Kind: wasm.KindFunc,
-			Type: m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI64, wasm.ValI64}})})
-	if err != nil {
-		return nil, err
+	embed := !opt.SeparateCounters && counters.CanEmbed(m) == ""
+	var fns countFns
+	if !embed {
+		countFn, err := m.AddFuncImports(
+			wasm.Import{Module: counters.ModuleName, Name: counters.CountName, Kind: wasm.KindFunc,
+				Type: m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI64}})},
+			wasm.Import{Module: counters.ModuleName, Name: counters.CountHashName, Kind: wasm.KindFunc,
+				Type: m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}})},
+			wasm.Import{Module: counters.ModuleName, Name: counters.CountNName, Kind: wasm.KindFunc,
+				Type: m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI64, wasm.ValI64}})})
+		if err != nil {
+			return nil, err
+		}
+		fns = countFns{count: countFn, hash: countFn + 1, countN: countFn + 2}
 	}
-	fns := countFns{count: countFn, hash: countFn + 1, countN: countFn + 2}
 	shift := m.NumImportedFuncs - numImported
 	cfgOpt := cfg.Options{NoReturn: cfg.NoReturnImports(m, opt.NoReturn...)}
 	paths := make([]uint64, numImported+uint32(len(m.Code)))
@@ -221,6 +233,12 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 	if res.Layout, err = counters.NewLayout(paths, opt.Counters); err != nil {
 		return nil, err
 	}
+	if embed {
+		if fns.emb, err = res.Layout.Embed(m); err != nil {
+			return nil, err
+		}
+		fns.hash = fns.emb.CountHash
+	}
 	hitsGlobal := int64(-1)
 	if opt.CountHits {
 		// A defined global appended at the end shifts no existing index.
@@ -241,11 +259,18 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		}
 	}
 	m.Touch(wasm.SecCode)
+	if fns.emb != nil {
+		if err := fns.emb.Finish(m); err != nil {
+			return nil, err
+		}
+	}
 	if res.Module, err = m.Encode(); err != nil {
 		return nil, err
 	}
-	if res.Counters, err = res.Layout.Module(); err != nil {
-		return nil, err
+	if fns.emb == nil {
+		if res.Counters, err = res.Layout.Module(); err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
 }
@@ -415,11 +440,15 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 	if segments && len(ft.Results) > 0 {
 		f.ReturnBlock = int64(m.AddType(wasm.FuncType{Params: ft.Results, Results: ft.Results}))
 	}
-	// Scratch locals: the path register, a saved branch condition and a
-	// saved br_table index.
+	// Scratch locals: the path register, a saved branch condition, a
+	// saved br_table index and, for counting, a counter's address.
 	base := uint32(uint64(len(ft.Params)) + c.NumLocals())
+	scratch := uint32(3)
+	if segments {
+		scratch = 2
+	}
 	locals := append(append([]wasm.LocalDecl(nil), c.Locals...),
-		wasm.LocalDecl{Count: 1, Type: wasm.ValI64}, wasm.LocalDecl{Count: 2, Type: wasm.ValI32})
+		wasm.LocalDecl{Count: 1, Type: wasm.ValI64}, wasm.LocalDecl{Count: scratch, Type: wasm.ValI32})
 	if segments {
 		// The packed value of an ending path and an i32 for End's own
 		// use (Segments.End's p and p+1).
@@ -456,6 +485,8 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 	}
 	f.DAG, f.Num = d, n
 	f.scan, f.reg, f.cond, f.idx, f.p = s, reg, cond, idx, idx+1
+	// Counting, idx+1 is a counter's address (an i32); segments, the
+	// packed value of an ending path (an i64).
 	if segments {
 		return placeSegments(f)
 	}
@@ -510,7 +541,7 @@ func (f *Func) setPlan(plan *numbering.Plan) {
 func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fns countFns, hitsGlobal int64, useLoopCounts bool, seg *Segments) error {
 	g, s, ops := f.Graph, f.scan, f.ops
 	reg, cond, idx := f.reg, f.cond, f.idx
-	countFn, hashFn := fns.count, fns.hash
+	countFn, hashFn, emb := fns.count, fns.hash, fns.emb
 	f.seqs = make([]uint8, len(g.Edges))
 	dense, slot := false, int64(0)
 	if seg == nil {
@@ -519,7 +550,12 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 	}
 	var lc *loopCounts
 	if useLoopCounts && dense && f.Rev != nil {
-		lc = planLoopCounts(f, idx+1, slot, fns.countN)
+		lc = planLoopCounts(f, idx+2, slot, fns.countN)
+		if lc != nil && emb != nil {
+			lc.addN = func(a *wasm.Asm, slot int64, l uint32) {
+				emb.AddConst(a, slot, idx+1, func() { a.Idx(wasm.OpLocalGet, l) })
+			}
+		}
 		if lc != nil {
 			f.LoopCounters = int(lc.total)
 		}
@@ -529,6 +565,13 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 	// count appends the call that counts path id (the i64 on the stack,
 	// plus v).
 	count := func(a *wasm.Asm, v int64) {
+		if dense && emb != nil {
+			if v != 0 {
+				a.I64(v).Op(wasm.OpI64Add)
+			}
+			emb.AddOne(a, slot, idx+1)
+			return
+		}
 		if dense {
 			v += slot
 		}
@@ -576,7 +619,9 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 				a.Idx(wasm.OpLocalGet, reg)
 				count(a, o.Value)
 			case numbering.CountConst:
-				if dense {
+				if dense && emb != nil {
+					emb.AddConst(a, o.Value+slot, idx+1, func() { a.I64(1) })
+				} else if dense {
 					a.I64(o.Value+slot).Idx(wasm.OpCall, countFn)
 				} else {
 					a.I32(int32(f.Index)).I64(o.Value).Idx(wasm.OpCall, hashFn)
@@ -706,8 +751,12 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 }
 
 // countFns are the counter module's functions as the instrumented module
-// imports them.
-type countFns struct{ count, hash, countN uint32 }
+// imports them, or, with emb, the counters in the program's memory and the
+// function counting hashed paths.
+type countFns struct {
+	count, hash, countN uint32
+	emb                 *counters.Embedding
+}
 
 func isAdds(ops []numbering.Op) bool {
 	return len(ops) == 0 || len(ops) == 1 && ops[0].Kind == numbering.Add

@@ -3,10 +3,12 @@ package instrument
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"pathprof/wasm"
 	"strings"
 	"testing"
 
@@ -20,26 +22,46 @@ import (
 )
 
 // runProfiled instruments a module, runs it, and returns the program's
-// output and the profile's functions.
+// output and the profile's functions. It runs it twice, with the counters
+// in the program's memory and in the counter module, and checks that
+// both give the same output and counts.
 func runProfiled(t *testing.T, orig []byte, cfg runner.Config) (string, uint32, []profile.Function, *Result) {
 	t.Helper()
-	res, err := Instrument(orig, Options{})
+	out, code, fs, res := runProfiledWith(t, orig, cfg, Options{})
+	if res.Counters != nil {
+		t.Fatal("the counters of a module with its own memory were not put there")
+	}
+	sout, scode, sfs, sres := runProfiledWith(t, orig, cfg, Options{SeparateCounters: true})
+	if sres.Counters == nil {
+		t.Fatal("SeparateCounters made no counter module")
+	}
+	if sout != out || scode != code {
+		t.Fatalf("with a counter module: exit %d and output %.200q; with counters in memory: exit %d and %.200q", scode, sout, code, out)
+	}
+	if ok, diff := (&profile.Profile{Functions: fs}).Equal(&profile.Profile{Functions: sfs}); !ok {
+		t.Fatalf("counters in memory and in a counter module differ: %s", diff)
+	}
+	return out, code, fs, res
+}
+
+func runProfiledWith(t *testing.T, orig []byte, cfg runner.Config, opt Options) (string, uint32, []profile.Function, *Result) {
+	t.Helper()
+	res, err := Instrument(orig, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	validate(t, res.Module)
 	var out bytes.Buffer
 	var counts counters.Counts
+	if r, ok := cfg.Stdin.(io.Seeker); ok {
+		r.Seek(0, io.SeekStart)
+	}
 	cfg.Stdout = &out
-	cfg.Modules = []runner.NamedModule{{Name: counters.ModuleName, Wasm: res.Counters}}
+	cfg.Modules = counters.Modules(res.Counters)
+	var readErr error
 	cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
-		mem := mods[counters.ModuleName].Memory()
-		b, ok := mem.Read(0, mem.Size())
-		if !ok {
-			t.Fatal("cannot read counter memory")
-		}
-		counts, err = counters.Read(b)
-		return err
+		counts, readErr = counters.ReadInstance(mods)
+		return readErr
 	}
 	r, err := runner.Run(context.Background(), res.Module, cfg)
 	if err != nil {
@@ -167,27 +189,182 @@ func TestNode(t *testing.T) {
 				return bytes.NewReader(b)
 			}
 			cfg := runner.Config{Args: p.Args, ProgramName: filepath.Base(p.Wasm), Stdin: stdin()}
-			_, _, want, res := runProfiled(t, orig, cfg)
-			nr, err := noderun.Run(context.Background(), res.Module, res.Counters, p.Args, stdin())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(nr.Stdout) != p.WantStdout || uint32(nr.ExitCode) != p.WantExitCode {
-				t.Fatalf("under node: exit %d, want %d; output differs: %v\n%s", nr.ExitCode, p.WantExitCode, string(nr.Stdout) != p.WantStdout, nr.Stderr)
-			}
-			counts, err := counters.Read(nr.Counters)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _, err := res.Functions(counts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			a := &profile.Profile{Functions: want}
-			b := &profile.Profile{Functions: got}
-			if ok, diff := a.Equal(b); !ok {
-				t.Fatalf("node's counts differ from wazero's: %s", diff)
+			for _, separate := range []bool{false, true} {
+				_, _, want, res := runProfiledWith(t, orig, cfg, Options{SeparateCounters: separate})
+				nr, err := noderun.Run(context.Background(), res.Module, res.Counters, p.Args, stdin())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(nr.Stdout) != p.WantStdout || uint32(nr.ExitCode) != p.WantExitCode {
+					t.Fatalf("under node: exit %d, want %d; output differs: %v\n%s", nr.ExitCode, p.WantExitCode, string(nr.Stdout) != p.WantStdout, nr.Stderr)
+				}
+				counts, err := counters.Read(nr.Counters)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, _, err := res.Functions(counts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a := &profile.Profile{Functions: want}
+				b := &profile.Profile{Functions: got}
+				if ok, diff := a.Equal(b); !ok {
+					t.Fatalf("counter module %v: node's counts differ from wazero's: %s", separate, diff)
+				}
 			}
 		})
+	}
+}
+
+// growModule is a command that grows its memory step by step (0, 1 or 2
+// pages at a time, up to steps times) and records, at address 16·i, what
+// memory.grow answered, what memory.size says then, and whether the first
+// new page was all zero (sampled every 4 KiB) before it writes a marker
+// into it. Two br_tables of 40 arms in the loop give it some 1,600
+// distinct paths, enough to grow a hash table of counters several times.
+// maxPages, if not 0, is its declared maximum.
+func growModule(steps int32, maxPages uint64) []byte {
+	const i, r, s, j, z = 0, 1, 2, 3, 4
+	var a wasm.Asm
+	a.Block(wasm.OpBlock).Block(wasm.OpLoop)
+	a.Idx(wasm.OpLocalGet, i).I32(steps).Op(wasm.OpI32GeU).Idx(wasm.OpBrIf, 1)
+	for _, mul := range []int32{7, 13} {
+		a.Block(wasm.OpBlock)
+		for range 40 {
+			a.Block(wasm.OpBlock)
+		}
+		a.Idx(wasm.OpLocalGet, i)
+		if mul == 13 {
+			a.I32(40).Op(wasm.OpI32DivU) // the pair of arms runs through 40×40
+		}
+		a.I32(mul).Op(wasm.OpI32Mul).I32(40).Op(wasm.OpI32RemU)
+		labels := make([]uint32, 41)
+		for k := range labels {
+			labels[k] = uint32(min(k, 39))
+		}
+		a.BrTable(labels)
+		for k := range 40 {
+			a.Op(wasm.OpEnd)
+			a.Idx(wasm.OpLocalGet, s).I32(int32(k)*mul).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, s)
+			a.Idx(wasm.OpBr, uint32(39-k))
+		}
+		a.Op(wasm.OpEnd)
+	}
+	// Every 50 iterations, grow by (i/50) % 3 pages.
+	a.Idx(wasm.OpLocalGet, i).I32(50).Op(wasm.OpI32RemU).Op(wasm.OpI32Eqz).Block(wasm.OpIf)
+	{
+		a.Idx(wasm.OpLocalGet, i).I32(50).Op(wasm.OpI32DivU).I32(3).Op(wasm.OpI32RemU).Idx(wasm.OpMemGrow, 0).Idx(wasm.OpLocalSet, r)
+		rec := func() { a.Idx(wasm.OpLocalGet, i).I32(50).Op(wasm.OpI32DivU).I32(16).Op(wasm.OpI32Mul) }
+		rec()
+		a.Idx(wasm.OpLocalGet, r).Mem(wasm.OpI32Store, 2, 0)
+		rec()
+		a.Idx(wasm.OpMemSize, 0).Mem(wasm.OpI32Store, 2, 4)
+		// A page came: check it is zero, then mark it.
+		a.Idx(wasm.OpLocalGet, r).I32(-1).Op(wasm.OpI32Ne).Idx(wasm.OpMemSize, 0).Idx(wasm.OpLocalGet, r).Op(wasm.OpI32GtU).Op(wasm.OpI32And).Block(wasm.OpIf)
+		{
+			a.I32(0).Idx(wasm.OpLocalSet, z).I32(0).Idx(wasm.OpLocalSet, j)
+			a.Block(wasm.OpLoop)
+			a.Idx(wasm.OpLocalGet, z).Idx(wasm.OpLocalGet, r).I32(16).Op(wasm.OpI32Shl).Idx(wasm.OpLocalGet, j).Op(wasm.OpI32Add).Mem(wasm.OpI32Load, 2, 0).Op(wasm.OpI32Or).Idx(wasm.OpLocalSet, z)
+			a.Idx(wasm.OpLocalGet, j).I32(4096).Op(wasm.OpI32Add).Idx(0x22, j).I32(65536).Op(wasm.OpI32LtU).Idx(wasm.OpBrIf, 0)
+			a.Op(wasm.OpEnd)
+			rec()
+			a.Idx(wasm.OpLocalGet, z).Mem(wasm.OpI32Store, 2, 8)
+			a.Idx(wasm.OpLocalGet, r).I32(16).Op(wasm.OpI32Shl).Idx(wasm.OpLocalGet, i).I32(1).Op(wasm.OpI32Add).Mem(wasm.OpI32Store, 2, 100)
+		}
+		a.Op(wasm.OpEnd)
+	}
+	a.Op(wasm.OpEnd)
+	a.Idx(wasm.OpLocalGet, i).I32(1).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, i)
+	a.Idx(wasm.OpBr, 0)
+	a.Op(wasm.OpEnd).Op(wasm.OpEnd)
+	// The checksum of the arms taken, for the record.
+	a.I32(8192).Idx(wasm.OpLocalGet, s).Mem(wasm.OpI32Store, 2, 0)
+	a.Op(wasm.OpEnd)
+	lim := wasm.Limits{Min: 1}
+	if maxPages > 0 {
+		lim = wasm.Limits{Flags: 1, Min: 1, Max: maxPages}
+	}
+	m := &wasm.Module{
+		Version:  1,
+		Types:    []wasm.FuncType{{}},
+		Funcs:    []uint32{0},
+		Memories: []wasm.Limits{lim},
+		Exports:  []wasm.Export{{Name: "_start", Kind: wasm.KindFunc}, {Name: "memory", Kind: wasm.KindMemory}},
+		Code:     []wasm.Code{{Body: append([]byte{1, 5, wasm.I32}, a.B...), ExprOff: 3}},
+	}
+	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecMemory, wasm.SecExport, wasm.SecCode} {
+		m.Touch(id)
+	}
+	b, err := m.Encode()
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestCountersInMemoryKeepTheProgramsView checks that counters in the
+// program's memory are invisible to it: through growths of its memory
+// (the counter area moving up) and of the hash table of counts, the
+// program's memory.size and memory.grow answer as in the original run,
+// new pages are zero, its memory holds the same bytes at the end, growth
+// beyond a declared maximum fails alike, and the counts equal those of a
+// counter module.
+func TestCountersInMemoryKeepTheProgramsView(t *testing.T) {
+	for _, max := range []uint64{0, 12} {
+		orig := growModule(3000, max)
+		view := func(mod []byte, opt *Options) ([]byte, uint32) {
+			var mem []byte
+			cfg := runner.Config{AfterRun: func(ctx context.Context, mods map[string]api.Module) error {
+				m := mods[runner.ProgramKey].Memory()
+				b, _ := m.Read(0, m.Size())
+				mem = bytes.Clone(b)
+				return nil
+			}}
+			if opt != nil {
+				res, err := Instrument(mod, *opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				validate(t, res.Module)
+				mod = res.Module
+				cfg.Modules = counters.Modules(res.Counters)
+			}
+			if _, err := runner.Run(context.Background(), mod, cfg); err != nil {
+				t.Fatal(err)
+			}
+			return mem, binary.LittleEndian.Uint32(mem[8192:])
+		}
+		want, sum := view(orig, nil)
+		got, gsum := view(orig, &Options{Counters: counters.Options{DenseMax: 1}})
+		size := binary.LittleEndian.Uint32(want[4+16*59:]) // memory.size after the last growth
+		if len(got) <= len(want) || sum != gsum || !bytes.Equal(got[:len(want)], want) {
+			t.Fatalf("max %d: the program's memory differs (%d bytes, want %d of %d)", max, len(got), len(want), size<<16)
+		}
+		grew, failed := 0, 0
+		for k := range 60 {
+			r := int32(binary.LittleEndian.Uint32(want[16*k:]))
+			if r == -1 {
+				failed++
+			} else if k%3 != 0 {
+				grew++
+			}
+			if z := binary.LittleEndian.Uint32(want[16*k+8:]); z != 0 {
+				t.Errorf("max %d: a new page was not zero in the original", max)
+			}
+		}
+		if grew == 0 || (max > 0) != (failed > 0) {
+			t.Errorf("max %d: %d growths, %d failures", max, grew, failed)
+		}
+		// And the counts, hashed, equal a counter module's.
+		hashed := counters.Options{DenseMax: 1}
+		_, _, fs, _ := runProfiledWith(t, orig, runner.Config{}, Options{Counters: hashed})
+		_, _, sfs, _ := runProfiledWith(t, orig, runner.Config{}, Options{Counters: hashed, SeparateCounters: true})
+		if ok, diff := (&profile.Profile{Functions: fs}).Equal(&profile.Profile{Functions: sfs}); !ok {
+			t.Fatalf("max %d: hashed counts in memory and in a counter module differ: %s", max, diff)
+		}
+		if n := len(fs[0].Paths); n < 1024 {
+			t.Errorf("max %d: %d distinct paths: too few to grow the hash table", max, n)
+		}
+		t.Logf("max %d: %d growths, %d failures, program memory %d pages, copy's %d", max, grew, failed, len(want)>>16, len(got)>>16)
 	}
 }

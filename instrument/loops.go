@@ -43,6 +43,9 @@ const (
 // loopCounts is one function's local loop counters.
 type loopCounts struct {
 	countN uint32                // the counter module's count_n
+	// addN, when set, appends code adding local l to the counter at
+	// slot itself, instead of calling countN.
+	addN func(a *wasm.Asm, slot int64, l uint32)
 	first  uint32                // first new local
 	total  uint32                // new locals
 	slot   int64                 // the function's first counter slot
@@ -257,7 +260,11 @@ func (lc *loopCounts) emitFlush(a *wasm.Asm, e int32) {
 		for j := range uint32(st.n) {
 			l := st.local + j
 			a.Idx(wasm.OpLocalGet, l).Op(wasm.OpI64Eqz).Op(wasm.OpI32Eqz).Block(wasm.OpIf)
-			a.I64(lc.slot+st.lo+int64(j)).Idx(wasm.OpLocalGet, l).Idx(wasm.OpCall, lc.countN)
+			if lc.addN != nil {
+				lc.addN(a, lc.slot+st.lo+int64(j), l)
+			} else {
+				a.I64(lc.slot+st.lo+int64(j)).Idx(wasm.OpLocalGet, l).Idx(wasm.OpCall, lc.countN)
+			}
 			a.Op(wasm.OpEnd)
 		}
 	}

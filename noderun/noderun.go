@@ -1,6 +1,6 @@
 // Package noderun holds the script that runs an instrumented program under
-// node's WASI with the generated counter module, so that copies can run
-// on machines without pathprof, and a helper that runs it.
+// node's WASI (with its counter module, when it has one), so that copies
+// can run on machines without pathprof, and a helper that runs it.
 package noderun
 
 import (
@@ -15,7 +15,7 @@ import (
 	"path/filepath"
 )
 
-// Script is run.cjs: node run.cjs PROGRAM.wasm COUNTERS.wasm COUNTS.out [ARGS...].
+// Script is run.cjs: node run.cjs PROGRAM.wasm COUNTERS.wasm|- COUNTS.out [ARGS...].
 //
 //go:embed run.cjs
 var Script []byte
@@ -24,12 +24,14 @@ var Script []byte
 type Result struct {
 	Stdout, Stderr []byte
 	ExitCode       int
-	// Counters is the counter module's memory after the run.
+	// Counters is the counter area after the run: the counter module's
+	// memory, or the part of the program's memory holding its counters.
 	Counters []byte
 }
 
-// Run runs program with the counter module under node, which must be on
-// PATH (exec.ErrNotFound otherwise).
+// Run runs program with its counter module (nil: its counters are in its
+// own memory) under node, which must be on PATH (exec.ErrNotFound
+// otherwise).
 func Run(ctx context.Context, program, countersMod []byte, args []string, stdin io.Reader) (*Result, error) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -40,14 +42,19 @@ func Run(ctx context.Context, program, countersMod []byte, args []string, stdin 
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	files := map[string][]byte{"run.cjs": Script, "program.wasm": program, "counters.wasm": countersMod}
+	files := map[string][]byte{"run.cjs": Script, "program.wasm": program}
+	countersPath := "-"
+	if countersMod != nil {
+		countersPath = filepath.Join(dir, "counters.wasm")
+		files["counters.wasm"] = countersMod
+	}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			return nil, err
 		}
 	}
 	out := filepath.Join(dir, "counts.out")
-	cmd := exec.CommandContext(ctx, node, append([]string{"--no-warnings", filepath.Join(dir, "run.cjs"), filepath.Join(dir, "program.wasm"), filepath.Join(dir, "counters.wasm"), out}, args...)...)
+	cmd := exec.CommandContext(ctx, node, append([]string{"--no-warnings", filepath.Join(dir, "run.cjs"), filepath.Join(dir, "program.wasm"), countersPath, out}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &stdout, &stderr
 	err = cmd.Run()

@@ -1,11 +1,13 @@
-// Runs an instrumented WASI program under node with pathprof's counter
-// module, deterministically, and saves the counter memory.
+// Runs an instrumented WASI program under node, deterministically, and
+// saves its counters.
 //
-//   node run.cjs PROGRAM.wasm COUNTERS.wasm COUNTS.out [ARGS...]
+//   node run.cjs PROGRAM.wasm COUNTERS.wasm|- COUNTS.out [ARGS...]
 //
-// Standard input, output and error are the program's. The exit status is
-// the program's. COUNTS.out receives the counter module's memory, which
-// pathprof reads back ("pathprof merge" or counters.Read).
+// COUNTERS.wasm is the program's counter module, or - when its counters
+// live in its own memory (it then exports their address as the global
+// pathprof_counters). Standard input, output and error are the program's.
+// The exit status is the program's. COUNTS.out receives the counter area,
+// which pathprof reads back ("pathprof exec --counts" or counters.Read).
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -24,7 +26,7 @@ const wasi = new WASI({
   preopens: {},
   returnOnExit: true,
 });
-const counters = new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(countersPath)), {});
+const counters = countersPath === '-' ? null : new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(countersPath)), {});
 const imports = wasi.getImportObject();
 const preview1 = imports.wasi_snapshot_preview1;
 
@@ -48,7 +50,9 @@ preview1.random_get = (buf, len) => {
   }
   return 0;
 };
-imports.pathprof = counters.exports;
+if (counters) {
+  imports.pathprof = counters.exports;
+}
 
 const instance = new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(program)), imports);
 memory = instance.exports.memory;
@@ -56,6 +60,11 @@ let code = 0;
 try {
   code = wasi.start(instance);
 } finally {
-  fs.writeFileSync(countsOut, new Uint8Array(counters.exports.memory.buffer));
+  if (counters) {
+    fs.writeFileSync(countsOut, new Uint8Array(counters.exports.memory.buffer));
+  } else {
+    // The counter area runs from its address to the end of memory.
+    fs.writeFileSync(countsOut, new Uint8Array(memory.buffer, instance.exports.pathprof_counters.value >>> 0));
+  }
 }
 process.exitCode = code;

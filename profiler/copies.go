@@ -243,7 +243,7 @@ func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, pro
 			r := runs[c]
 			cc := cfgs[c]
 			cc.Stdout, cc.Stderr = &r.stdout, &r.stderr
-			cc.Modules = append(append([]runner.NamedModule(nil), cfg.Modules...), runner.NamedModule{Name: counters.ModuleName, Wasm: cs.Copy[c].Counters})
+			cc.Modules = append(append([]runner.NamedModule(nil), cfg.Modules...), counters.Modules(cs.Copy[c].Counters)...)
 			cc.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
 				r.counts, r.readErr = counters.ReadInstance(mods)
 				return nil

@@ -121,7 +121,7 @@ func TestHitsComputedFromProfile(t *testing.T) {
 				}
 				var direct uint64
 				cfg := p.Config(t, &bytes.Buffer{})
-				cfg.Modules = []runner.NamedModule{{Name: counters.ModuleName, Wasm: res.Counters}}
+				cfg.Modules = counters.Modules(res.Counters)
 				cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
 					direct = mods[runner.ProgramKey].ExportedGlobal(instrument.HitsGlobal).Get()
 					return nil
@@ -201,11 +201,9 @@ func TestCopiesDirectory(t *testing.T) {
 		var out bytes.Buffer
 		cfg := p.Config(t, &out)
 		var counts counters.Counts
-		cfg.Modules = []runner.NamedModule{{Name: counters.ModuleName, Wasm: res.Counters}}
+		cfg.Modules = counters.Modules(res.Counters)
 		cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
-			mem := mods[counters.ModuleName].Memory()
-			b, _ := mem.Read(0, mem.Size())
-			counts, err = counters.Read(b)
+			counts, err = counters.ReadInstance(mods)
 			return err
 		}
 		r, err := runner.Run(ctx, res.Module, cfg)

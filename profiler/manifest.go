@@ -27,8 +27,9 @@ const (
 )
 
 // Manifest describes a directory written by WriteDir: the original module
-// (original.wasm), copy-N.wasm with counters-N.wasm for each copy, the
-// node runner run.cjs, and the plan.
+// (original.wasm), copy-N.wasm for each copy (with counters-N.wasm when the
+// copies keep their counters in counter modules), the node runner run.cjs,
+// and the plan.
 type Manifest struct {
 	Format   string          `json:"format"`
 	Version  int             `json:"version"`
@@ -43,6 +44,9 @@ type Manifest struct {
 	// copies would have made more probe hits than PBL's on the weights'
 	// run, so Plan is PBL's (Copies.FellBack).
 	FellBack bool `json:"fell_back,omitempty"`
+	// CounterModule says that the copies keep their counters in counter
+	// modules (counters-N.wasm) instead of their own memory.
+	CounterModule bool `json:"counter_module,omitempty"`
 }
 
 // Part is one copy's counts on one run, written by "pathprof exec".
@@ -78,11 +82,14 @@ func WriteDir(dir, modulePath string, orig []byte, cs *Copies) (*Manifest, error
 		Format: ManifestFormat, Version: FilesVersion,
 		Module:   profile.Module{Path: modulePath, SHA256: hashHex(orig), Size: len(orig), CodeOffset: cs.Copy[0].CodeOffset},
 		Strategy: cs.Plan.Strategy, Copies: len(cs.Copy), Plan: cs.Plan, FellBack: cs.FellBack,
+		CounterModule: cs.Copy[0].Counters != nil,
 	}
 	files := map[string][]byte{"original.wasm": orig, "run.cjs": noderun.Script}
 	for c, res := range cs.Copy {
 		files[fmt.Sprintf("copy-%d.wasm", c)] = res.Module
-		files[fmt.Sprintf("counters-%d.wasm", c)] = res.Counters
+		if res.Counters != nil {
+			files[fmt.Sprintf("counters-%d.wasm", c)] = res.Counters
+		}
 		man.CopySHA256 = append(man.CopySHA256, hashHex(res.Module))
 	}
 	for name, b := range files {
@@ -125,7 +132,7 @@ func ReadDir(dir string) (*Manifest, []byte, *Copies, error) {
 	if hashHex(orig) != man.Module.SHA256 {
 		return nil, nil, nil, fmt.Errorf("%s: original.wasm does not match the manifest", dir)
 	}
-	cs, err := BuildPlan(orig, man.Plan, instrument.Options{})
+	cs, err := BuildPlan(orig, man.Plan, instrument.Options{SeparateCounters: man.CounterModule})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -82,7 +82,7 @@ func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, e
 	var counts counters.Counts
 	var readErr error
 	cfg := opt.Run
-	cfg.Modules = append(append([]runner.NamedModule(nil), cfg.Modules...), runner.NamedModule{Name: counters.ModuleName, Wasm: res.Counters})
+	cfg.Modules = append(append([]runner.NamedModule(nil), cfg.Modules...), counters.Modules(res.Counters)...)
 	if cfg.Progress == nil {
 		cfg.Progress = opt.Progress
 	}

@@ -69,13 +69,16 @@ const (
 	OpI32LtU    Op = 0x49
 	OpI32GtS    Op = 0x4A
 	OpI32GtU    Op = 0x4B
+	OpI32LeU    Op = 0x4D
 	OpI32GeU    Op = 0x4F
 	OpI64Eqz    Op = 0x50
 	OpI64Eq     Op = 0x51
+	OpI64GtU    Op = 0x56
 	OpI64GeU    Op = 0x5A
 	OpI32DivU   Op = 0x6E
 	OpI32RemU   Op = 0x70
 	OpI32And    Op = 0x71
+	OpI32Or     Op = 0x72
 	OpI32Shl    Op = 0x74
 	OpI32ShrU   Op = 0x76
 	OpI64Ctz    Op = 0x7A
@@ -86,4 +89,6 @@ const (
 	OpI32Wrap   Op = 0xA7
 	OpI64ExtU   Op = 0xAD
 	OpRefIsNull Op = 0xD1
+	OpMemCopy   Op = 0xFC<<16 | 10
+	OpMemFill   Op = 0xFC<<16 | 11
 )

@@ -30,6 +30,7 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 	k := fs.Int("copies", 4, "number of copies `K`")
 	out := fs.String("o", "", "write the copies, counter modules, manifest and node runner into `DIR`")
 	weights := fs.String("weights", "", "plan with the edge frequencies of an earlier `PROFILE` of this module")
+	counterModule := fs.Bool("counter-module", false, "keep the counters in counter modules the copies call, not in the program's memory above what it sees")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: pathprof instrument [--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] -o DIR MODULE")
 		fs.PrintDefaults()
@@ -55,7 +56,7 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
-	cs, err := profiler.Build(orig, *strategy, *k, instrument.Options{}, popt)
+	cs, err := profiler.Build(orig, *strategy, *k, instrument.Options{SeparateCounters: *counterModule}, popt)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, err)
 		return 1
@@ -68,7 +69,11 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 	if cs.FellBack {
 		fmt.Fprintln(stdout, "p3's splits would make more probe hits than pbl's on the run of --weights: the copies are pbl's")
 	}
-	fmt.Fprintf(stdout, "run each: pathprof exec %s COPY [-- ARGS...]  or  node %s COPY.wasm COUNTERS.wasm COUNTS.out [ARGS...]\n", *out, filepath.Join(*out, "run.cjs"))
+	counterArg := "-"
+	if *counterModule {
+		counterArg = "COUNTERS.wasm"
+	}
+	fmt.Fprintf(stdout, "run each: pathprof exec %s COPY [-- ARGS...]  or  node %s COPY.wasm %s COUNTS.out [ARGS...]\n", *out, filepath.Join(*out, "run.cjs"), counterArg)
 	fmt.Fprintf(stdout, "then: pathprof merge -o profile.json %s\n", filepath.Join(*out, "part-*.json"))
 	return 0
 }
@@ -157,7 +162,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		}
 		var counts counters.Counts
 		var readErr error
-		cfg.Modules = []runner.NamedModule{{Name: counters.ModuleName, Wasm: cs.Copy[c].Counters}}
+		cfg.Modules = counters.Modules(cs.Copy[c].Counters)
 		cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
 			counts, readErr = counters.ReadInstance(mods)
 			return nil

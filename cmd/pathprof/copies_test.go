@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,8 +27,31 @@ func TestCopiesAnywhere(t *testing.T) {
 	if code, _, stderr := runCmd("profile", "-q", "-o", sbl, p.Wasm); code != 0 {
 		t.Fatalf("profile: exit %d: %s", code, stderr)
 	}
-	dir := filepath.Join(tmp, "copies")
-	if code, _, stderr := runCmd("instrument", "--strategy", "p3", "--copies", "2", "--weights", sbl, "-o", dir, p.Wasm); code != 0 {
+	for _, counterModule := range []bool{false, true} {
+		dir := filepath.Join(tmp, fmt.Sprintf("copies-%v", counterModule))
+		copiesAnywhere(t, node, p, tmp, sbl, dir, counterModule)
+	}
+	dir := filepath.Join(tmp, "copies-false")
+	merged := filepath.Join(tmp, "merged.json")
+	// A part merged twice, or alone, is refused or marked incomplete.
+	if code, _, stderr := runCmd("merge", "-o", merged, filepath.Join(dir, "part-0.json"), filepath.Join(dir, "part-0.json")); code != 1 || !strings.Contains(stderr, "two parts") {
+		t.Errorf("duplicate part: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := runCmd("merge", "-o", merged, filepath.Join(dir, "part-0.json")); code != 1 || !strings.Contains(stderr, "incomplete") {
+		t.Errorf("missing copy: exit %d, %s", code, stderr)
+	}
+}
+
+// copiesAnywhere writes the copies into dir, runs copy 0 with pathprof
+// exec and copy 1 under node, merges their parts and compares the result
+// with the SBL profile sbl.
+func copiesAnywhere(t *testing.T, node string, p testprogs.CProgram, tmp, sbl, dir string, counterModule bool) {
+	t.Helper()
+	flags := []string{"instrument", "--strategy", "p3", "--copies", "2", "--weights", sbl, "-o", dir}
+	if counterModule {
+		flags = append(flags, "--counter-module")
+	}
+	if code, _, stderr := runCmd(append(flags, p.Wasm)...); code != 0 {
 		t.Fatalf("instrument: exit %d: %s", code, stderr)
 	}
 	code, stdout, stderr := runCmd("exec", dir, "0")
@@ -35,7 +59,11 @@ func TestCopiesAnywhere(t *testing.T) {
 		t.Fatalf("exec copy 0: exit %d, output differs %v: %s", code, stdout != p.WantStdout, stderr)
 	}
 	counts := filepath.Join(tmp, "counts-1.out")
-	cmd := exec.Command(node, "--no-warnings", filepath.Join(dir, "run.cjs"), filepath.Join(dir, "copy-1.wasm"), filepath.Join(dir, "counters-1.wasm"), counts)
+	countersArg := "-"
+	if counterModule {
+		countersArg = filepath.Join(dir, "counters-1.wasm")
+	}
+	cmd := exec.Command(node, "--no-warnings", filepath.Join(dir, "run.cjs"), filepath.Join(dir, "copy-1.wasm"), countersArg, counts)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
@@ -64,13 +92,6 @@ func TestCopiesAnywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	if ok, diff := a.Equal(b); !ok {
-		t.Fatalf("merged copies differ from SBL: %s", diff)
-	}
-	// A part merged twice, or alone, is refused or marked incomplete.
-	if code, _, stderr := runCmd("merge", "-o", merged, filepath.Join(dir, "part-0.json"), filepath.Join(dir, "part-0.json")); code != 1 || !strings.Contains(stderr, "two parts") {
-		t.Errorf("duplicate part: exit %d, %s", code, stderr)
-	}
-	if code, _, stderr := runCmd("merge", "-o", merged, filepath.Join(dir, "part-0.json")); code != 1 || !strings.Contains(stderr, "incomplete") {
-		t.Errorf("missing copy: exit %d, %s", code, stderr)
+		t.Fatalf("counter module %v: merged copies differ from SBL: %s", counterModule, diff)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"pathprof/instrument"
 	"strings"
 
 	"pathprof/profile"
@@ -136,6 +137,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "pathprof.json", "write the profile to `FILE`")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	top := fs.Int("top", 0, "after the run, print the report with the `N` hottest paths to stderr")
+	counterModule := fs.Bool("counter-module", false, "keep the counters in a counter module the copies call, not in the program's memory above what it sees (an access beyond the program's memory then traps as in the original)")
 	rf, progArgs, ok := parseWithRun(fs, "usage: pathprof profile [--strategy sbl|pbl|p3] [--copies K] [--jobs N] [--weights PROFILE] [-o FILE] [--top N] [-q] [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]", args, stderr)
 	if !ok {
 		return 2
@@ -188,6 +190,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		ModulePath: path,
 		Run:        cfg,
 		Progress:   progress,
+		Instrument: instrument.Options{SeparateCounters: *counterModule},
 	})
 	if p == nil {
 		fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, runErr)
