@@ -15,7 +15,7 @@ import (
 // counts kept in Go.
 func TestCounts(t *testing.T) {
 	paths := []uint64{0, 10, 1 << 40, 3, 5000, 1 << 62}
-	l, err := NewLayout(paths, Options{DenseMax: 100})
+	l, err := NewLayout(paths, Options{DenseMax: 100, HashSlots: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}

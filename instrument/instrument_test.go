@@ -335,7 +335,7 @@ func TestCountersInMemoryKeepTheProgramsView(t *testing.T) {
 			return mem, binary.LittleEndian.Uint32(mem[8192:])
 		}
 		want, sum := view(orig, nil)
-		got, gsum := view(orig, &Options{Counters: counters.Options{DenseMax: 1}})
+		got, gsum := view(orig, &Options{Counters: counters.Options{DenseMax: 1, HashSlots: 1024}})
 		size := binary.LittleEndian.Uint32(want[4+16*59:]) // memory.size after the last growth
 		if len(got) <= len(want) || sum != gsum || !bytes.Equal(got[:len(want)], want) {
 			t.Fatalf("max %d: the program's memory differs (%d bytes, want %d of %d)", max, len(got), len(want), size<<16)
@@ -356,7 +356,7 @@ func TestCountersInMemoryKeepTheProgramsView(t *testing.T) {
 			t.Errorf("max %d: %d growths, %d failures", max, grew, failed)
 		}
 		// And the counts, hashed, equal a counter module's.
-		hashed := counters.Options{DenseMax: 1}
+		hashed := counters.Options{DenseMax: 1, HashSlots: 1024}
 		_, _, fs, _ := runProfiledWith(t, orig, runner.Config{}, Options{Counters: hashed})
 		_, _, sfs, _ := runProfiledWith(t, orig, runner.Config{}, Options{Counters: hashed, SeparateCounters: true})
 		if ok, diff := (&profile.Profile{Functions: fs}).Equal(&profile.Profile{Functions: sfs}); !ok {
