@@ -11,17 +11,19 @@ import (
 
 // Local loop counters.
 //
-// A call into the counter module at every back edge is most of what path
-// profiling costs in a tight loop: not the count itself but the call, around
+// A call into the counter module at every back edge was most of what path
+// profiling cost in a tight loop: not the count itself but the call, around
 // which wazero's compiler spills the loop's live values and reloads the
-// memory base, even when the call sits in a branch that rarely runs. So the
+// memory base, even when the call sits in a branch that rarely runs. Where
+// the counters live in the program's memory a count is a load, an add and
+// a store instead, and a local still saves those. So the
 // paths that end at the back edges of a loop without calls (a natural loop
 // none of whose blocks calls, tail-calls or throws) are counted in locals of
 // the function: the reverse numbering gives the paths ending at one back
 // edge contiguous ids [lo, lo+n), and a br_table on id-lo picks the local to
 // increment. The counters are cleared on every edge that enters the loop and
-// added to the counter module (count_n) on every edge that leaves it,
-// so a completed path is in the counter module before the function calls
+// added to their dense counters on every edge that leaves it, so a
+// completed path is counted in memory before the function calls
 // anything, returns or throws: before any proc_exit, whoever calls it. Only
 // a trap inside such a loop loses the paths it completed since it was
 // entered (besides the path the trap cuts short), and a run that traps is

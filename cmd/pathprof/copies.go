@@ -32,7 +32,7 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 	weights := fs.String("weights", "", "plan with the edge frequencies of an earlier `PROFILE` of this module")
 	counterModule := fs.Bool("counter-module", false, "keep the counters in counter modules the copies call, not in the program's memory above what it sees")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: pathprof instrument [--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] -o DIR MODULE")
+		fmt.Fprintln(stderr, "usage: pathprof instrument [--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] [--counter-module] -o DIR MODULE")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(interleaved(fs, args)); err != nil {

@@ -29,7 +29,7 @@ Usage:
       Run a WASI program deterministically and write its exact path profile.
   pathprof report [--top N] [--json] [--module FILE] PROFILE
       Hottest paths, path coverage per function, source lines.
-  pathprof instrument [--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] -o DIR MODULE
+  pathprof instrument [--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] [--counter-module] -o DIR MODULE
       Write the copies, their counter modules, a manifest and a node runner.
   pathprof exec [-o FILE] [runner flags] DIR COPY [-- ARGS...]
       Run one copy and write its part; or --counts FILE to take a node run's.

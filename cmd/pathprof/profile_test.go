@@ -44,6 +44,18 @@ func TestProfileCommand(t *testing.T) {
 	if !prof.Complete || prof.Strategy != "sbl" || len(prof.Runs) != 1 || prof.Runs[0].ProbeHits == 0 {
 		t.Fatalf("unexpected profile facts: %+v", prof.Runs)
 	}
+	// With the counters in a counter module: the same paths and counts.
+	outM := filepath.Join(t.TempDir(), "calc-module.json")
+	if code, _, stderr := runCmd("profile", "-q", "--counter-module", "-o", outM, "--stdin", p.Stdin, p.Wasm); code != int(p.WantExitCode) {
+		t.Fatalf("--counter-module: exit %d\n%s", code, stderr)
+	}
+	profM, err := profile.ReadFile(outM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, diff := prof.Equal(profM); !ok {
+		t.Fatalf("--counter-module gives another profile: %s", diff)
+	}
 	// The program's exit code passes through, and the profile is written.
 	r := testprogs.CProgramByName(t, "records")
 	out2 := filepath.Join(t.TempDir(), "records.json")
