@@ -44,15 +44,15 @@ const (
 
 // loopCounts is one function's local loop counters.
 type loopCounts struct {
-	countN uint32                // the counter module's count_n
+	countN uint32 // the counter module's count_n
 	// addN, when set, appends code adding local l to the counter at
 	// slot itself, instead of calling countN.
-	addN func(a *wasm.Asm, slot int64, l uint32)
-	first  uint32                // first new local
-	total  uint32                // new locals
-	slot   int64                 // the function's first counter slot
-	at     map[int32]*loopSite   // Graph back edge -> the site counting there
-	flush  map[int32][]*loopSite // Graph edge leaving a loop -> sites to flush
+	addN  func(a *wasm.Asm, slot int64, l uint32)
+	first uint32                // first new local
+	total uint32                // new locals
+	slot  int64                 // the function's first counter slot
+	at    map[int32]*loopSite   // Graph back edge -> the site counting there
+	flush map[int32][]*loopSite // Graph edge leaving a loop -> sites to flush
 	// init maps each Graph edge entering a loop from outside to the sites
 	// whose counters it clears: the counters then live in the loop only,
 	// not from the function's start.
