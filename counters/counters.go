@@ -343,8 +343,12 @@ func growCode(h uint32, b base) []byte {
 	a.Idx(wasm.OpLocalGet, hdr).Mem(wasm.OpI32Load, 2, 8).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, oldbase)
 	a.Idx(wasm.OpLocalGet, oldcap).I32(1).Op(wasm.OpI32Shl).Idx(wasm.OpLocalSet, newcap)
 	a.Idx(wasm.OpMemSize, 0).I32(16).Op(wasm.OpI32Shl).Idx(wasm.OpLocalSet, newbase)
-	a.Idx(wasm.OpLocalGet, newcap).I32(entrySize).Op(wasm.OpI32Mul).I32(65535).Op(wasm.OpI32Add).I32(16).Op(wasm.OpI32ShrU)
-	a.Idx(wasm.OpMemGrow, 0).I32(-1).Op(wasm.OpI32Eq).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
+	// The new table's pages; the memory must stay below 4 GiB, which
+	// wazero cannot address to its last byte: out of room, trap.
+	a.Idx(wasm.OpLocalGet, newcap).I32(entrySize).Op(wasm.OpI32Mul).I32(65535).Op(wasm.OpI32Add).I32(16).Op(wasm.OpI32ShrU).Idx(wasm.OpLocalSet, i)
+	a.Idx(wasm.OpMemSize, 0).Op(wasm.OpI64ExtU).Idx(wasm.OpLocalGet, i).Op(wasm.OpI64ExtU).Op(wasm.OpI64Add).I64(maxPages).Op(wasm.OpI64GtU)
+	a.Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
+	a.Idx(wasm.OpLocalGet, i).Idx(wasm.OpMemGrow, 0).I32(-1).Op(wasm.OpI32Eq).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
 	a.I32(0).Idx(wasm.OpLocalSet, i)
 	a.Block(wasm.OpBlock).Block(wasm.OpLoop)
 	{

@@ -88,12 +88,13 @@ func (l *Layout) Embed(m *wasm.Module) (*Embedding, error) {
 		m.Exports = append(m.Exports, wasm.Export{Name: "memory", Kind: wasm.KindMemory})
 	}
 	mem := &m.Memories[0]
-	const maxPages = 1 << 16
 	areaPages := (uint64(l.Size) + 65535) >> 16
+	// wazero cannot address the last bytes of a 4 GiB memory: the real
+	// memory stays below 65,536 pages.
 	if mem.Min+areaPages > maxPages {
 		return nil, fmt.Errorf("counters cannot live in the program's memory: %d pages and %d of counters pass 4 GiB", mem.Min, areaPages)
 	}
-	e := &Embedding{layout: l, progMax: maxPages}
+	e := &Embedding{layout: l, progMax: 1 << 16}
 	if mem.HasMax() {
 		e.progMax = mem.Max
 	}
@@ -210,6 +211,9 @@ func (e *Embedding) add(a *wasm.Asm, slot int64, scratch uint32, push func()) {
 	a.Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, off)
 }
 
+// maxPages is the most pages the real memory may have: one short of 4 GiB.
+const maxPages = 1<<16 - 1
+
 // growCode: the program's memory.grow(n i32) -> i32, with locals old,
 // new, need, extra and the area's bytes.
 func (e *Embedding) growCode() []byte {
@@ -238,6 +242,20 @@ func (e *Embedding) growCode() []byte {
 	// Grow by the program's size, or by what is missing if more (or if
 	// the program's size cannot be had).
 	get(need).Idx(wasm.OpLocalGet, old).Idx(wasm.OpLocalGet, need).Idx(wasm.OpLocalGet, old).Op(wasm.OpI32GtU).Op(wasm.OpSelect).Idx(wasm.OpLocalSet, extra)
+	// The real memory stays below 65,536 pages (wazero cannot address
+	// the last bytes of a 4 GiB memory): less room, or failure.
+	tooBig := func(l uint32) {
+		a.Idx(wasm.OpMemSize, 0).Op(wasm.OpI64ExtU)
+		get(l).Op(wasm.OpI64ExtU).Op(wasm.OpI64Add).I64(maxPages).Op(wasm.OpI64GtU)
+	}
+	tooBig(extra)
+	a.Block(wasm.OpIf)
+	get(need).Idx(wasm.OpLocalSet, extra)
+	a.Op(wasm.OpEnd)
+	tooBig(extra)
+	a.Block(wasm.OpIf)
+	fail()
+	a.Op(wasm.OpEnd)
 	a.Idx(wasm.OpMemSize, 0).I32(16).Op(wasm.OpI32Shl).Idx(wasm.OpGlobalGet, e.Base).Op(wasm.OpI32Sub).Idx(wasm.OpLocalSet, area)
 	get(extra).Idx(wasm.OpMemGrow, 0).I32(-1).Op(wasm.OpI32Eq).Block(wasm.OpIf)
 	get(need).Idx(wasm.OpLocalSet, extra)

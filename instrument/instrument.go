@@ -235,7 +235,10 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 	}
 	if embed {
 		if fns.emb, err = res.Layout.Embed(m); err != nil {
-			return nil, err
+			// The memory cannot hold the counters as well (near 4
+			// GiB): a counter module, from the start.
+			opt.SeparateCounters = true
+			return Instrument(orig, opt)
 		}
 		fns.hash = fns.emb.CountHash
 	}

@@ -368,3 +368,30 @@ func TestCountersInMemoryKeepTheProgramsView(t *testing.T) {
 		t.Logf("max %d: %d growths, %d failures, program memory %d pages, copy's %d", max, grew, failed, len(want)>>16, len(got)>>16)
 	}
 }
+
+// TestCountersFallBackNear4GiB checks that a module whose memory leaves no
+// room for the counters below 4 GiB gets a counter module instead of an
+// error (wazero cannot address a 4 GiB memory to its last byte, so the
+// real memory stays below 65,536 pages).
+func TestCountersFallBackNear4GiB(t *testing.T) {
+	m, err := wasm.Decode(growModule(10, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, min := range []uint64{1, 65535} {
+		m.Memories[0].Min = min
+		m.Touch(wasm.SecMemory)
+		b, err := m.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Instrument(b, Options{})
+		if err != nil {
+			t.Fatalf("min %d pages: %v", min, err)
+		}
+		validate(t, res.Module)
+		if inMemory := res.Counters == nil; inMemory != (min == 1) {
+			t.Errorf("min %d pages: counters in the program's memory %v", min, inMemory)
+		}
+	}
+}

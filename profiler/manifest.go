@@ -132,6 +132,11 @@ func ReadDir(dir string) (*Manifest, []byte, *Copies, error) {
 	if hashHex(orig) != man.Module.SHA256 {
 		return nil, nil, nil, fmt.Errorf("%s: original.wasm does not match the manifest", dir)
 	}
+	if _, err := os.Stat(filepath.Join(dir, "counters-0.wasm")); err == nil {
+		// Written before counters moved into the program's memory, or
+		// with --counter-module.
+		man.CounterModule = true
+	}
 	cs, err := BuildPlan(orig, man.Plan, instrument.Options{SeparateCounters: man.CounterModule})
 	if err != nil {
 		return nil, nil, nil, err
