@@ -544,7 +544,7 @@ func (f *Func) setPlan(plan *numbering.Plan) {
 func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fns countFns, hitsGlobal int64, useLoopCounts bool, seg *Segments) error {
 	g, s, ops := f.Graph, f.scan, f.ops
 	reg, cond, idx := f.reg, f.cond, f.idx
-	countFn, hashFn, emb := fns.count, fns.hash, fns.emb
+	hashFn := fns.hash
 	f.seqs = make([]uint8, len(g.Edges))
 	dense, slot := false, int64(0)
 	if seg == nil {
@@ -553,12 +553,9 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 	}
 	var lc *loopCounts
 	if useLoopCounts && dense && f.Rev != nil {
-		lc = planLoopCounts(f, idx+2, slot, fns.countN)
-		if lc != nil && emb != nil {
-			lc.addN = func(a *wasm.Asm, slot int64, l uint32) {
-				emb.AddConst(a, slot, idx+1, func() { a.Idx(wasm.OpLocalGet, l) })
-			}
-		}
+		lc = planLoopCounts(f, idx+2, slot, func(a *wasm.Asm, slot int64, l uint32) {
+			fns.add(a, slot, idx+1, func() { a.Idx(wasm.OpLocalGet, l) })
+		})
 		if lc != nil {
 			f.LoopCounters = int(lc.total)
 		}
@@ -568,24 +565,14 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 	// count appends the call that counts path id (the i64 on the stack,
 	// plus v).
 	count := func(a *wasm.Asm, v int64) {
-		if dense && emb != nil {
-			if v != 0 {
-				a.I64(v).Op(wasm.OpI64Add)
-			}
-			emb.AddOne(a, slot, idx+1)
-			return
-		}
 		if dense {
-			v += slot
+			fns.countID(a, slot, v, idx+1)
+			return
 		}
 		if v != 0 {
 			a.I64(v).Op(wasm.OpI64Add)
 		}
-		if dense {
-			a.Idx(wasm.OpCall, countFn)
-		} else {
-			a.Idx(wasm.OpCall, hashFn)
-		}
+		a.Idx(wasm.OpCall, hashFn)
 	}
 	// hit adds the run-time hit count of one sequence, when asked for.
 	hit := func(a *wasm.Asm) {
@@ -622,10 +609,8 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 				a.Idx(wasm.OpLocalGet, reg)
 				count(a, o.Value)
 			case numbering.CountConst:
-				if dense && emb != nil {
-					emb.AddConst(a, o.Value+slot, idx+1, func() { a.I64(1) })
-				} else if dense {
-					a.I64(o.Value+slot).Idx(wasm.OpCall, countFn)
+				if dense {
+					fns.add(a, o.Value+slot, idx+1, nil)
 				} else {
 					a.I32(int32(f.Index)).I64(o.Value).Idx(wasm.OpCall, hashFn)
 				}
@@ -759,6 +744,39 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 type countFns struct {
 	count, hash, countN uint32
 	emb                 *counters.Embedding
+}
+
+// countID appends the count of dense path id (the i64 on the stack) plus
+// v, the function's first slot being slot; addr is a scratch i32.
+func (fns countFns) countID(a *wasm.Asm, slot, v int64, addr uint32) {
+	if fns.emb != nil {
+		if v != 0 {
+			a.I64(v).Op(wasm.OpI64Add)
+		}
+		fns.emb.AddOne(a, slot, addr)
+		return
+	}
+	if v += slot; v != 0 {
+		a.I64(v).Op(wasm.OpI64Add)
+	}
+	a.Idx(wasm.OpCall, fns.count)
+}
+
+// add appends code adding what push pushes (an i64; nil: one) to the
+// dense counter at slot; addr is a scratch i32.
+func (fns countFns) add(a *wasm.Asm, slot int64, addr uint32, push func()) {
+	switch {
+	case fns.emb != nil && push == nil:
+		fns.emb.AddConst(a, slot, addr, func() { a.I64(1) })
+	case fns.emb != nil:
+		fns.emb.AddConst(a, slot, addr, push)
+	case push == nil:
+		a.I64(slot).Idx(wasm.OpCall, fns.count)
+	default:
+		a.I64(slot)
+		push()
+		a.Idx(wasm.OpCall, fns.countN)
+	}
 }
 
 func isAdds(ops []numbering.Op) bool {

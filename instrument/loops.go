@@ -44,9 +44,7 @@ const (
 
 // loopCounts is one function's local loop counters.
 type loopCounts struct {
-	countN uint32 // the counter module's count_n
-	// addN, when set, appends code adding local l to the counter at
-	// slot itself, instead of calling countN.
+	// addN appends code adding local l to the dense counter at slot.
 	addN  func(a *wasm.Asm, slot int64, l uint32)
 	first uint32                // first new local
 	total uint32                // new locals
@@ -69,7 +67,7 @@ type loopSite struct {
 // edges and calls that flush them. first is the index of the first new
 // local; slot the function's first dense counter slot. It returns nil when
 // no back edge qualifies.
-func planLoopCounts(f *Func, first uint32, slot int64, countN uint32) *loopCounts {
+func planLoopCounts(f *Func, first uint32, slot int64, addN func(a *wasm.Asm, slot int64, l uint32)) *loopCounts {
 	g, d, plan := f.Graph, f.DAG, f.Plan
 	hasBack := false
 	for _, e := range g.Edges {
@@ -82,7 +80,7 @@ func planLoopCounts(f *Func, first uint32, slot int64, countN uint32) *loopCount
 		return nil
 	}
 	calling := callingBlocks(g, f.scan.calls)
-	lc := &loopCounts{countN: countN, first: first, slot: slot,
+	lc := &loopCounts{addN: addN, first: first, slot: slot,
 		at: map[int32]*loopSite{}, flush: map[int32][]*loopSite{}, init: map[int32][]*loopSite{}}
 	in := make([]bool, len(g.Blocks))
 	var flushCost int
@@ -262,11 +260,7 @@ func (lc *loopCounts) emitFlush(a *wasm.Asm, e int32) {
 		for j := range uint32(st.n) {
 			l := st.local + j
 			a.Idx(wasm.OpLocalGet, l).Op(wasm.OpI64Eqz).Op(wasm.OpI32Eqz).Block(wasm.OpIf)
-			if lc.addN != nil {
-				lc.addN(a, lc.slot+st.lo+int64(j), l)
-			} else {
-				a.I64(lc.slot+st.lo+int64(j)).Idx(wasm.OpLocalGet, l).Idx(wasm.OpCall, lc.countN)
-			}
+			lc.addN(a, lc.slot+st.lo+int64(j), l)
 			a.Op(wasm.OpEnd)
 		}
 	}

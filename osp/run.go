@@ -329,8 +329,9 @@ func (s *sampler) run() {
 func (s *sampler) fill(a int) []entry {
 	base := uint32(tableStart + a*tableBytes)
 	entries := make([]entry, 0, tableBytes/entryBytes)
+	length := uint32(slices.Max(s.opt.Lengths)) // every sample records the longest
 	for e := base; e < base+tableBytes; e += entryBytes {
-		en := entry{s.skip(), uint32(slices.Max(s.opt.Lengths))}
+		en := entry{s.skip(), length}
 		binary.LittleEndian.PutUint32(s.rec.mem[e:], en.skip)
 		binary.LittleEndian.PutUint32(s.rec.mem[e+4:], en.length)
 		entries = append(entries, en)

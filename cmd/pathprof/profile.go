@@ -10,9 +10,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"pathprof/instrument"
 	"strings"
 
+	"pathprof/instrument"
 	"pathprof/profile"
 	"pathprof/profiler"
 	"pathprof/report"
