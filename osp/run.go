@@ -504,6 +504,10 @@ func (p *Program) Sample(ctx context.Context, opt Options, rc runner.Config) (*P
 	defer func() { p.flush = nil }()
 	after := rc.AfterRun
 	rc.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
+		// The worker reads the recorder's memory, which goes away when
+		// the instances close after AfterRun: it stops here however
+		// AfterRun ends.
+		defer s.stop()
 		if err := s.flush(mods[RecorderModule], true); err != nil {
 			return err
 		}
@@ -533,7 +537,7 @@ func (p *Program) Sample(ctx context.Context, opt Options, rc runner.Config) (*P
 		return nil
 	}
 	res, runErr := p.prog.Run(ctx, rc)
-	// AfterRun stopped the worker already, unless the run failed before.
+	// AfterRun stopped the worker already, unless instantiation failed.
 	if err := s.stop(); err != nil && runErr == nil {
 		runErr = err
 	}

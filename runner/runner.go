@@ -120,7 +120,9 @@ type Config struct {
 	// it finished, with the instances of Modules keyed by name and the
 	// program's under ProgramKey. It is the
 	// only point at which their state (such as counters the program
-	// updated) can be read; the instances are closed when it returns.
+	// updated) can be read; the instances are closed when it returns, and
+	// their memories unmapped (memory.go): what it reads through
+	// api.Memory.Read must be copied, not kept.
 	AfterRun func(ctx context.Context, modules map[string]api.Module) error
 }
 
@@ -382,6 +384,9 @@ func (p *Program) Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if p.listener != nil {
 		ctx = experimental.WithFunctionListenerFactory(ctx, p.listener)
 	}
+	mems := &memories{}
+	defer mems.release() // after the instances close (deferred later)
+	ctx = experimental.WithMemoryAllocator(ctx, mems)
 
 	mc, err := moduleConfig(cfg)
 	if err != nil {

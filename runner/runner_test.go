@@ -329,3 +329,58 @@ func tail(s string, n int) string {
 	}
 	return "..." + s[len(s)-n:]
 }
+
+// TestMemoryAfterExit checks a program's memory through growth to its
+// maximum and a proc_exit, which closes the instance before AfterRun
+// reads the memory: fresh pages are zero, growth beyond the maximum
+// fails, and the memory is still there to read.
+func TestMemoryAfterExit(t *testing.T) {
+	const (
+		secMemory = 5
+		opBrIf    = 0x0d
+		opI32Ne   = 0x47
+		opI32Sub  = 0x6b
+		opI32Shl  = 0x74
+		opI32St   = 0x36
+		opMemSize = 0x3f
+		opMemGrow = 0x40
+	)
+	code := []byte{
+		opLoop, blockVoid,
+		opI32Const, 1, opMemGrow, 0, opI32Const, 0x7f, opI32Ne, opBrIf, 0,
+		opEnd,
+		opMemSize, 0, opI32Const, 16, opI32Shl, opI32Const, 4, opI32Sub,
+		opMemSize, 0, opI32St, 2, 0,
+		opI32Const, 7, opCall, 0,
+	}
+	mod := module(
+		section(secType, funcType(), []byte{0x60, 1, i32, 0}),
+		section(secImport, importFunc("wasi_snapshot_preview1", "proc_exit", 1)),
+		section(secFunction, uleb(0)),
+		section(secMemory, []byte{1, 1, 5}),
+		section(secExport, export("_start", kindFunc, 1), export("memory", 2, 0)),
+		section(secCode, body(code...)),
+	)
+	var mem []byte
+	cfg := runner.Config{AfterRun: func(_ context.Context, mods map[string]api.Module) error {
+		m := mods[runner.ProgramKey].Memory()
+		b, ok := m.Read(0, m.Size())
+		if !ok {
+			return errors.New("cannot read the memory")
+		}
+		mem = bytes.Clone(b)
+		return nil
+	}}
+	res, err := runner.Run(context.Background(), mod, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 7 {
+		t.Fatalf("exit code %d, want 7", res.ExitCode)
+	}
+	want := make([]byte, 5*65536)
+	want[len(want)-4] = 5
+	if !bytes.Equal(mem, want) {
+		t.Fatalf("memory of %d bytes, want 5 pages of zeros ending in the page count", len(mem))
+	}
+}
