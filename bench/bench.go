@@ -86,7 +86,10 @@ type Report struct {
 	OS             string `json:"os"`
 	Arch           string `json:"arch"`
 	Runs           int    `json:"runs"`
-	Quick          bool   `json:"quick,omitempty"`
+	// PinnedCPU is the CPU every timed run ran on, if the benchmark could
+	// pin its thread to one.
+	PinnedCPU *int `json:"pinned_cpu,omitempty"`
+	Quick     bool `json:"quick,omitempty"`
 	// HitsOnly: the PBL and P3 copies were planned, not run (Options).
 	HitsOnly   bool       `json:"hits_only,omitempty"`
 	Strategies []Strategy `json:"strategies"`
@@ -212,6 +215,9 @@ func Run(ctx context.Context, s *Suite, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Every run happens on this goroutine, one after another.
+	cpu, restore := pinThread()
+	defer restore()
 	start := time.Now()
 	rep := &Report{
 		Date:           start.UTC().Truncate(time.Second),
@@ -225,6 +231,9 @@ func Run(ctx context.Context, s *Suite, opt Options) (*Report, error) {
 		HitsOnly:       opt.HitsOnly && len(opt.Strategies) > 1,
 		Strategies:     opt.Strategies,
 		GeoMean:        map[string]float64{},
+	}
+	if cpu >= 0 {
+		rep.PinnedCPU = &cpu
 	}
 	for i, p := range progs {
 		if err := ctx.Err(); err != nil {

@@ -69,7 +69,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if r.SuiteGoVersion != "" && r.SuiteGoVersion != r.GoVersion {
 		fmt.Fprintf(&b, " (suite built with %s)", r.SuiteGoVersion)
 	}
-	fmt.Fprintf(&b, "  \nMedians of %d timed runs per build, original and instrumented interleaved, after one untimed check run; ratio = instrumented median / original median. The whole run took %s.\n\n", r.Runs, duration(r.Seconds))
+	pinned := ""
+	if r.PinnedCPU != nil {
+		pinned = fmt.Sprintf(", all on CPU %d", *r.PinnedCPU)
+	}
+	fmt.Fprintf(&b, "  \nMedians of %d timed runs per build, original and instrumented interleaved%s, after one untimed check run; ratio = instrumented median / original median. The whole run took %s.\n\n", r.Runs, pinned, duration(r.Seconds))
 	if r.HitsOnly {
 		b.WriteString("The PBL and P3 copies were only planned (`--hits-only`): their hits are computed from SBL's profile, but they were not run, so neither timed nor checked against SBL's profile.\n\n")
 	}
