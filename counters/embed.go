@@ -211,6 +211,34 @@ func (e *Embedding) add(a *wasm.Asm, slot int64, scratch uint32, push func()) {
 	a.Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, off)
 }
 
+// HashCount appends the count of path p (an i64 local) of hashed
+// function f: the table's first probe inline, and the call of CountHash
+// when the path is not in that slot, which probes on, inserts and grows
+// the table. A call makes wazero spill the caller's live values, and the
+// functions with the most paths, which are hashed, are often the hottest
+// (bzip2's decoder is one state machine of 5×10^17 paths). addr is a
+// scratch i32 local.
+func (e *Embedding) HashCount(a *wasm.Asm, f, p, addr uint32) {
+	h := uint64(e.layout.HashOff)
+	a.Block(wasm.OpBlock)
+	// The slot, as hashOf computes it, with f's part folded.
+	a.Idx(wasm.OpLocalGet, p).I64(hashK1).Op(wasm.OpI64Mul)
+	k2 := int64(hashK2)
+	a.I64(int64(f) * k2).Op(wasm.OpI64Add)
+	a.I64(32).Op(wasm.OpI64ShrU).Op(wasm.OpI32Wrap)
+	a.Idx(wasm.OpGlobalGet, e.Base).Mem(wasm.OpI32Load, 2, h).I32(1).Op(wasm.OpI32Sub).Op(wasm.OpI32And)
+	a.I32(entrySize).Op(wasm.OpI32Mul)
+	a.Idx(wasm.OpGlobalGet, e.Base).Mem(wasm.OpI32Load, 2, h+8).Op(wasm.OpI32Add)
+	a.Idx(wasm.OpGlobalGet, e.Base).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, addr)
+	a.Mem(wasm.OpI32Load, 2, 0).I32(int32(f + 1)).Op(wasm.OpI32Eq).Block(wasm.OpIf)
+	a.Idx(wasm.OpLocalGet, addr).Mem(wasm.OpI64Load, 3, 8).Idx(wasm.OpLocalGet, p).Op(wasm.OpI64Eq).Block(wasm.OpIf)
+	a.Idx(wasm.OpLocalGet, addr).Idx(wasm.OpLocalGet, addr).Mem(wasm.OpI64Load, 3, 16).I64(1).Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, 16)
+	a.Idx(wasm.OpBr, 2)
+	a.Op(wasm.OpEnd).Op(wasm.OpEnd)
+	a.I32(int32(f)).Idx(wasm.OpLocalGet, p).Idx(wasm.OpCall, e.CountHash)
+	a.Op(wasm.OpEnd)
+}
+
 // maxPages is the most pages the real memory may have: one short of 4 GiB.
 const maxPages = 1<<16 - 1
 

@@ -562,17 +562,39 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 	}
 	// has says whether edge e gets any code.
 	has := func(e int32) bool { return len(ops[e]) > 0 || lc.flushes(e) }
-	// count appends the call that counts path id (the i64 on the stack,
-	// plus v).
-	count := func(a *wasm.Asm, v int64) {
-		if dense {
-			fns.countID(a, slot, v, idx+1)
-			return
+	// A hashed function whose counters are in the program's memory
+	// keeps the path id of a count in a local of its own, the last.
+	hashP := int64(-1)
+	if seg == nil && !dense && fns.emb != nil {
+		hashP = int64(idx + 2)
+	}
+	// memCount appends a count op in memory (or a counter module).
+	memCount := func(a *wasm.Asm, o numbering.Op) {
+		push := func() {
+			if o.Kind == numbering.CountConst {
+				a.I64(o.Value)
+				return
+			}
+			a.Idx(wasm.OpLocalGet, reg)
+			if o.Value != 0 {
+				a.I64(o.Value).Op(wasm.OpI64Add)
+			}
 		}
-		if v != 0 {
-			a.I64(v).Op(wasm.OpI64Add)
+		switch {
+		case dense && o.Kind == numbering.CountConst:
+			fns.add(a, o.Value+slot, idx+1, nil)
+		case dense:
+			a.Idx(wasm.OpLocalGet, reg)
+			fns.countID(a, slot, o.Value, idx+1)
+		case hashP >= 0:
+			push()
+			a.Idx(wasm.OpLocalSet, uint32(hashP))
+			fns.emb.HashCount(a, f.Index, uint32(hashP), idx+1)
+		default:
+			a.I32(int32(f.Index))
+			push()
+			a.Idx(wasm.OpCall, hashFn)
 		}
-		a.Idx(wasm.OpCall, hashFn)
 	}
 	// hit adds the run-time hit count of one sequence, when asked for.
 	hit := func(a *wasm.Asm) {
@@ -602,18 +624,8 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 				a.I64(o.Value).Idx(wasm.OpLocalSet, reg)
 			case numbering.Add:
 				a.Idx(wasm.OpLocalGet, reg).I64(o.Value).Op(wasm.OpI64Add).Idx(wasm.OpLocalSet, reg)
-			case numbering.Count:
-				if !dense {
-					a.I32(int32(f.Index))
-				}
-				a.Idx(wasm.OpLocalGet, reg)
-				count(a, o.Value)
-			case numbering.CountConst:
-				if dense {
-					fns.add(a, o.Value+slot, idx+1, nil)
-				} else {
-					a.I32(int32(f.Index)).I64(o.Value).Idx(wasm.OpCall, hashFn)
-				}
+			case numbering.Count, numbering.CountConst:
+				memCount(a, o)
 			}
 		}
 		lc.emitFlush(a, e)
@@ -733,8 +745,11 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 	if err := c.Splice(list); err != nil {
 		return err
 	}
-	// The loop counters are declared last, after every other local, so
-	// the indices used above hold.
+	// The loop counters, or a hashed count's path id, are declared last,
+	// after every other local, so that the indices used above hold.
+	if hashP >= 0 {
+		return c.SetLocals(append(append([]wasm.LocalDecl(nil), c.Locals...), wasm.LocalDecl{Count: 1, Type: wasm.ValI64}))
+	}
 	return lc.declare(c)
 }
 
