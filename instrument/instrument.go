@@ -765,6 +765,11 @@ type countFns struct {
 // v, the function's first slot being slot; addr is a scratch i32.
 func (fns countFns) countID(a *wasm.Asm, slot, v int64, addr uint32) {
 	if fns.emb != nil {
+		// v goes into the store's offset with the slot when their sum
+		// is not negative (offsets are unsigned).
+		if slot+v >= 0 {
+			slot, v = slot+v, 0
+		}
 		if v != 0 {
 			a.I64(v).Op(wasm.OpI64Add)
 		}
