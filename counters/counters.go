@@ -276,17 +276,31 @@ func countCode(nfuncs, h uint32, b base, grow uint32) []byte {
 	return a.B
 }
 
-// hashOf appends the slot of (f, p) in a table of cap slots: f and p are
-// produced by the two emitters, cap by the third.
-func hashOf(a *wasm.Asm, pushP, pushF, pushCap func()) {
+// hashOf appends the slot of (f, p) in a table of cap slots: p is
+// produced by the first emitter, f's part of the hash (fTerm) by the
+// second, cap by the third.
+func hashOf(a *wasm.Asm, pushP, pushFTerm, pushCap func()) {
 	pushP()
 	a.I64(hashK1).Op(wasm.OpI64Mul)
-	pushF()
-	a.Op(wasm.OpI64ExtU).I64(hashK2).Op(wasm.OpI64Mul).Op(wasm.OpI64Add)
+	pushFTerm()
+	a.Op(wasm.OpI64Add)
 	a.I64(32).Op(wasm.OpI64ShrU).Op(wasm.OpI32Wrap)
 	pushCap()
 	a.I32(1).Op(wasm.OpI32Sub).Op(wasm.OpI32And)
 }
+
+// fTerm returns the emitter of f's part of the hash, f·K2 (an i64), for
+// the f (an i32) that pushF pushes. Where f is a constant, the term is
+// one (hashConst).
+func fTerm(a *wasm.Asm, pushF func()) func() {
+	return func() {
+		pushF()
+		a.Op(wasm.OpI64ExtU).I64(hashK2).Op(wasm.OpI64Mul)
+	}
+}
+
+// hashConst is fTerm's value for a constant f.
+func hashConst(f uint32) int64 { return int64(f) * hashK2 }
 
 // hashIncr appends the count of (f, p), the first two locals, in the hash
 // table whose header is at h in the area, using six i32 locals from first
@@ -301,7 +315,7 @@ func hashIncr(a *wasm.Asm, h, first uint32, b base, grow uint32) {
 	a.Idx(wasm.OpLocalGet, hdr).Mem(wasm.OpI32Load, 2, 0).Idx(wasm.OpLocalSet, capL)
 	b(a)
 	a.Idx(wasm.OpLocalGet, hdr).Mem(wasm.OpI32Load, 2, 8).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, tbl)
-	hashOf(a, get(p), get(f), get(capL))
+	hashOf(a, get(p), fTerm(a, get(f)), get(capL))
 	a.Idx(wasm.OpLocalSet, idx)
 	a.Block(wasm.OpLoop)
 	{
@@ -358,7 +372,7 @@ func growCode(h uint32, b base) []byte {
 		{
 			hashOf(&a,
 				func() { a.Idx(wasm.OpLocalGet, e).Mem(wasm.OpI64Load, 3, 8) },
-				func() { a.Idx(wasm.OpLocalGet, e).Mem(wasm.OpI32Load, 2, 0).I32(1).Op(wasm.OpI32Sub) },
+				fTerm(&a, func() { a.Idx(wasm.OpLocalGet, e).Mem(wasm.OpI32Load, 2, 0).I32(1).Op(wasm.OpI32Sub) }),
 				func() { a.Idx(wasm.OpLocalGet, newcap) })
 			a.Idx(wasm.OpLocalSet, idx)
 			a.Block(wasm.OpLoop)

@@ -221,12 +221,10 @@ func (e *Embedding) add(a *wasm.Asm, slot int64, scratch uint32, push func()) {
 func (e *Embedding) HashCount(a *wasm.Asm, f, p, addr uint32) {
 	h := uint64(e.layout.HashOff)
 	a.Block(wasm.OpBlock)
-	// The slot, as hashOf computes it, with f's part folded.
-	a.Idx(wasm.OpLocalGet, p).I64(hashK1).Op(wasm.OpI64Mul)
-	k2 := int64(hashK2)
-	a.I64(int64(f) * k2).Op(wasm.OpI64Add)
-	a.I64(32).Op(wasm.OpI64ShrU).Op(wasm.OpI32Wrap)
-	a.Idx(wasm.OpGlobalGet, e.Base).Mem(wasm.OpI32Load, 2, h).I32(1).Op(wasm.OpI32Sub).Op(wasm.OpI32And)
+	hashOf(a,
+		func() { a.Idx(wasm.OpLocalGet, p) },
+		func() { a.I64(hashConst(f)) },
+		func() { a.Idx(wasm.OpGlobalGet, e.Base).Mem(wasm.OpI32Load, 2, h) })
 	a.I32(entrySize).Op(wasm.OpI32Mul)
 	a.Idx(wasm.OpGlobalGet, e.Base).Mem(wasm.OpI32Load, 2, h+8).Op(wasm.OpI32Add)
 	a.Idx(wasm.OpGlobalGet, e.Base).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, addr)
@@ -296,14 +294,14 @@ func (e *Embedding) growCode() []byte {
 	get(extra).I32(16).Op(wasm.OpI32Shl).Op(wasm.OpI32Add)
 	a.Idx(wasm.OpGlobalGet, e.Base)
 	get(area)
-	a.B = wasm.AppendInstr(a.B, &wasm.Instr{Op: wasm.OpMemCopy})
+	a.Op(wasm.OpMemCopy)
 	a.Idx(wasm.OpGlobalGet, e.Base).I32(0)
 	get(extra).I32(16).Op(wasm.OpI32Shl)
 	get(area)
 	get(extra).I32(16).Op(wasm.OpI32Shl)
 	get(area)
 	a.Op(wasm.OpI32LtU).Op(wasm.OpSelect)
-	a.B = wasm.AppendInstr(a.B, &wasm.Instr{Op: wasm.OpMemFill})
+	a.Op(wasm.OpMemFill)
 	a.Idx(wasm.OpGlobalGet, e.Base)
 	get(extra).I32(16).Op(wasm.OpI32Shl).Op(wasm.OpI32Add).Idx(wasm.OpGlobalSet, e.Base)
 	get(nw).Idx(wasm.OpGlobalSet, e.pages)

@@ -544,7 +544,6 @@ func (f *Func) setPlan(plan *numbering.Plan) {
 func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fns countFns, hitsGlobal int64, useLoopCounts bool, seg *Segments) error {
 	g, s, ops := f.Graph, f.scan, f.ops
 	reg, cond, idx := f.reg, f.cond, f.idx
-	hashFn := fns.hash
 	f.seqs = make([]uint8, len(g.Edges))
 	dense, slot := false, int64(0)
 	if seg == nil {
@@ -593,7 +592,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 		default:
 			a.I32(int32(f.Index))
 			push()
-			a.Idx(wasm.OpCall, hashFn)
+			a.Idx(wasm.OpCall, fns.hash)
 		}
 	}
 	// hit adds the run-time hit count of one sequence, when asked for.
@@ -786,9 +785,10 @@ func (fns countFns) countID(a *wasm.Asm, slot, v int64, addr uint32) {
 // dense counter at slot; addr is a scratch i32.
 func (fns countFns) add(a *wasm.Asm, slot int64, addr uint32, push func()) {
 	switch {
-	case fns.emb != nil && push == nil:
-		fns.emb.AddConst(a, slot, addr, func() { a.I64(1) })
 	case fns.emb != nil:
+		if push == nil {
+			push = func() { a.I64(1) }
+		}
 		fns.emb.AddConst(a, slot, addr, push)
 	case push == nil:
 		a.I64(slot).Idx(wasm.OpCall, fns.count)
