@@ -12,12 +12,12 @@ import (
 // fills; it calls Go (flushModule.flush) only when its records area is
 // full or its table runs out.
 //
-// Memory layout (memPages pages): two records areas and two table areas,
-// each used by the recorder while Go's sampling worker reads (records) or
-// fills (table) the other, so that nothing is copied and the program's
-// thread does not draw skips:
+// Memory layout (memPages pages): a ring of records areas, which the
+// recorder fills one after the other while Go's sampling worker reads the
+// ones it has filled, and two table areas, the one the recorder reads and
+// the one Go fills next:
 //
-//	[0, tableStart)                    records areas, 16 bytes a record:
+//	[0, tableStart)                    recordAreas records areas of areaBytes, 16 bytes a record:
 //	                                   function u32, start u32, packed path value u64
 //	[tableStart, tableStart+2·tableBytes) tables: per sample (skip before it u32, length u32)
 //
@@ -30,7 +30,7 @@ import (
 //
 //	left    blocks still to record in the current sample; 0 when skipping
 //	pos     byte offset of the next record
-//	plimit  the end of the current records area
+//	plimit  the end of the current records area (trace mode: of all of them)
 //	next    byte offset of the table entry of the current or next sample
 //	tlimit  the end of the current table area
 //
@@ -42,10 +42,11 @@ import (
 const (
 	flushModule = "pathprof_osp_flush"
 	pageSize    = 65536
-	recordBytes = 131072 // one records area: 8192 records
-	recordAreas = 2
+	areaBytes   = 8192 // one records area: 512 records
+	recordAreas = 16
+	recordBytes = recordAreas * areaBytes
 	recordSize  = 16
-	tableStart  = recordAreas * recordBytes
+	tableStart  = recordBytes
 	tableBytes  = 32768 // one table area: 4096 samples
 	entryBytes  = 8
 	memPages    = (tableStart + 2*tableBytes + pageSize - 1) / pageSize
@@ -153,7 +154,11 @@ func recorderModule(trace bool) ([]byte, error) {
 	var zero, table, plimit, tlimit wasm.Asm
 	zero.I32(0).Op(wasm.OpEnd)
 	table.I32(tableStart).Op(wasm.OpEnd)
-	plimit.I32(recordBytes).Op(wasm.OpEnd)
+	if trace {
+		plimit.I32(recordBytes).Op(wasm.OpEnd)
+	} else {
+		plimit.I32(areaBytes).Op(wasm.OpEnd)
+	}
 	tlimit.I32(tableStart + tableBytes).Op(wasm.OpEnd)
 	mutI32 := wasm.GlobalType{Type: wasm.ValI32, Mutable: true}
 	m := &wasm.Module{

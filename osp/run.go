@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -203,45 +204,61 @@ type entry struct{ skip, length uint32 }
 // sampler is one sampling run's state.
 //
 // Turning records into samples and offering them to the hot list takes
-// a few hundred nanoseconds per sample, as much as the rest of sampling,
-// and so would drawing the skips in the program's thread; both run in a
-// goroutine of its own (run, the worker) while the program goes on. The
-// recorder has two records areas and two table areas: while it writes
-// one records area, the worker reads the other, and while it takes
-// entries from one table, the worker fills the other. flush, called from
-// the program's thread, only hands areas over; it waits when the worker
-// has not finished with the area it needs.
+// a microsecond or two per sample, several times what the sample costs
+// the program, so it runs in a goroutine of its own (run, the worker)
+// while the program goes on. The recorder fills a ring of records areas
+// and calls flush, in the program's thread, when one is full; flush only
+// counts it as handed over. The worker wakes every pollInterval and takes
+// the records of the areas handed over. Nothing wakes it: on the machines
+// this was measured on, waking a goroutine from the program's thread
+// cost that thread tens of microseconds at every handover (a futex call
+// and an interrupt to the idle CPU) and the worker started a few hundred
+// microseconds later, so the program waited for it at the end of a run
+// and whenever the ring was full. Now, when the ring is full, or the run
+// is over, the program's thread takes the records itself. Records are
+// taken in order, by one thread at a time (proc).
+//
+// The skips and lengths (tables) are drawn in the program's thread when
+// the recorder asks for them, a few nanoseconds an entry; the first
+// table is short, so that a short run does not draw thousands of skips it
+// never uses.
 type sampler struct {
-	opt     Options
-	ins     *Instrumented
-	rng     *rand.Rand // the worker's
-	logKeep float64    // log(1 - 1/MeanSkip)
-	hot     *HotList
-	rec     *recorder
+	opt    Options
+	ins    *Instrumented
+	rng    *rand.Rand
+	lambda float64 // -log(1 - 1/MeanSkip): skips are 1 + ⌊E/λ⌋, E exponential
+	hot    *HotList
+	rec    *recorder
 
-	// The program's thread hands the worker full records areas and
-	// tables going live, in the order they happen; the worker hands back
-	// records areas it is done with and tables it has filled.
-	work      chan message
-	freeArea  chan int
-	readyArea chan int
-	area      int // the records area the recorder writes
-	done      chan struct{}
-	stopped   bool
-	failed    atomic.Pointer[error]
+	// handed counts the records areas handed over, done those whose
+	// records were taken: areas done, ..., handed-1 (mod recordAreas) wait
+	// for the worker. areaLen holds each area's bytes of records, written
+	// before the area is handed over.
+	handed, done atomic.Uint64
+	areaLen      [recordAreas]uint32
+	// proc is held while records are taken; stopped (under proc) ends it.
+	proc    sync.Mutex
+	stopped bool
+	failed  atomic.Pointer[error]
 
-	// The worker's state.
+	// The program's thread's state: the table area the recorder reads
+	// and the number of entries of the next table.
+	table     int
+	tableSize int
+	// drawn holds the entries drawn that the records taker has not
+	// moved to queue yet, in the order the recorder takes them.
+	qmu   sync.Mutex
+	drawn []entry
+
+	// The records taker's state (under proc).
 	samples uint64   // complete samples
 	windows []uint64 // subpaths offered to the hot list, per length index
 	records uint64   // block entries recorded
 	skipped uint64   // Σ (skip-1) over the skips that ended in a sample
 	warm    bool     // the recorder's first entry, a sample of the run's first block, is still to come
-	// queue holds the entries of the tables gone live that no sample has
-	// taken yet, in the order the recorder takes them; filled holds the
-	// entries of each table area the worker has filled and that has not
-	// gone live.
-	queue  []entry
-	filled [2][]entry
+	// queue holds the entries drawn that no sample has taken yet, in the
+	// order the recorder takes them.
+	queue []entry
 	// cur is the sample being assembled, of length curLen; inSample says
 	// whether one is.
 	cur      []uint32
@@ -249,32 +266,28 @@ type sampler struct {
 	inSample bool
 }
 
-// message is a records area's records [from, to) to take, a table area
-// that goes live (the worker then fills the other one), or, first, a table
-// area to fill.
-type message struct {
-	kind     int
-	area     int
-	from, to uint32
-}
-
 const (
-	msgRecords = iota
-	msgLive
-	msgFill
+	// pollInterval is how often the worker looks for records. What it
+	// has not taken when the run ends, the program's thread takes then.
+	pollInterval = 500 * time.Microsecond
+	// firstTable is the number of entries of the first table; each next
+	// table has twice as many, up to a table area's.
+	firstTable = 128
 )
 
 func newSampler(opt Options, ins *Instrumented) (*sampler, error) {
 	s := &sampler{
-		opt:     opt,
-		ins:     ins,
-		rng:     rand.New(rand.NewPCG(opt.Seed, 0x736b69706c656e73)),
-		windows: make([]uint64, len(opt.Lengths)),
-		warm:    true,
-		queue:   []entry{{1, 1}}, // the recorder module's own entry
+		opt:       opt,
+		ins:       ins,
+		rng:       rand.New(rand.NewPCG(opt.Seed, 0x736b69706c656e73)),
+		windows:   make([]uint64, len(opt.Lengths)),
+		warm:      true,
+		queue:     []entry{{1, 1}}, // the recorder module's own entry
+		table:     0,               // which holds that entry
+		tableSize: firstTable,
 	}
 	if opt.MeanSkip > 1 {
-		s.logKeep = math.Log1p(-1 / opt.MeanSkip)
+		s.lambda = -math.Log1p(-1 / opt.MeanSkip)
 	}
 	var err error
 	s.hot, err = NewHotList(opt.Memory, opt.Lengths, opt.Seed^0x686f746c697374)
@@ -283,73 +296,77 @@ func newSampler(opt Options, ins *Instrumented) (*sampler, error) {
 
 // start starts the worker.
 func (s *sampler) start() {
-	s.work = make(chan message, 4)
-	s.freeArea = make(chan int, recordAreas)
-	for a := 1; a < recordAreas; a++ {
-		s.freeArea <- a // the recorder writes area 0 first
-	}
-	s.readyArea = make(chan int, 1)
-	s.done = make(chan struct{})
 	go s.run()
 }
 
-// run is the worker: it takes the messages in order. After an error it
-// only hands the areas back, so that the program's thread never waits for
-// it forever; flush reports the error.
+// run is the worker.
 func (s *sampler) run() {
-	defer close(s.done)
-	for m := range s.work {
-		ok := s.failed.Load() == nil
-		switch m.kind {
-		case msgRecords:
-			if ok {
-				if err := records(s.rec.mem, m.from, m.to, s.path); err != nil {
-					s.failed.Store(&err)
-				}
+	for {
+		time.Sleep(pollInterval)
+		if s.done.Load() < s.handed.Load() || s.isStopped() {
+			if !s.take() {
+				return
 			}
-			s.freeArea <- m.area
-		case msgLive:
-			// The recorder has taken every entry of the other table;
-			// records still to come may take some of them first.
-			s.queue = append(s.queue, s.filled[m.area]...)
-			s.filled[m.area] = nil
-			other := 1 - m.area
-			if ok {
-				s.filled[other] = s.fill(other)
-			}
-			s.readyArea <- other
-		case msgFill:
-			s.filled[m.area] = s.fill(m.area)
-			s.readyArea <- m.area
 		}
 	}
 }
 
-// fill draws the entries of table area a into the recorder's memory.
-func (s *sampler) fill(a int) []entry {
-	base := uint32(tableStart + a*tableBytes)
-	entries := make([]entry, 0, tableBytes/entryBytes)
-	length := uint32(slices.Max(s.opt.Lengths)) // every sample records the longest
-	for e := base; e < base+tableBytes; e += entryBytes {
-		en := entry{s.skip(), length}
-		binary.LittleEndian.PutUint32(s.rec.mem[e:], en.skip)
-		binary.LittleEndian.PutUint32(s.rec.mem[e+4:], en.length)
-		entries = append(entries, en)
-	}
-	return entries
+func (s *sampler) isStopped() bool {
+	s.proc.Lock()
+	defer s.proc.Unlock()
+	return s.stopped
 }
 
-// stop waits for the worker to finish and returns its error.
-func (s *sampler) stop() error {
-	if !s.stopped {
-		s.stopped = true
-		close(s.work)
-		<-s.done
+// take takes the records of the areas handed over, in order; it reports
+// false once the sampler is stopped. After an error it only counts the
+// areas as done, so that the program's thread never waits for them;
+// flush reports the error.
+func (s *sampler) take() bool {
+	s.proc.Lock()
+	defer s.proc.Unlock()
+	if s.stopped {
+		return false
 	}
+	// Every entry a record of these areas takes was drawn before the
+	// area was handed over.
+	handed := s.handed.Load()
+	s.qmu.Lock()
+	s.queue = append(s.queue, s.drawn...)
+	s.drawn = s.drawn[:0]
+	s.qmu.Unlock()
+	for d := s.done.Load(); d < handed; d++ {
+		if s.failed.Load() == nil {
+			a := int(d % recordAreas)
+			from := uint32(a * areaBytes)
+			if err := records(s.rec.mem, from, from+s.areaLen[a], s.path); err != nil {
+				s.failed.Store(&err)
+			}
+		}
+		s.done.Store(d + 1)
+	}
+	return true
+}
+
+// stop stops the worker, which no longer touches the recorder's memory
+// once stop returns, and returns its error.
+func (s *sampler) stop() error {
+	s.proc.Lock()
+	s.stopped = true
+	s.proc.Unlock()
 	if e := s.failed.Load(); e != nil {
 		return *e
 	}
 	return nil
+}
+
+// draw draws n table entries.
+func (s *sampler) draw(n int) []entry {
+	entries := make([]entry, n)
+	length := uint32(slices.Max(s.opt.Lengths)) // every sample records the longest
+	for i := range entries {
+		entries[i] = entry{s.skip(), length}
+	}
+	return entries
 }
 
 // skip draws a skip: the recorder returns it to the program, whose
@@ -357,13 +374,13 @@ func (s *sampler) stop() error {
 // skip-1 entries go unsampled. Skips are geometric, so every block entry
 // outside a sample starts the next one with the same probability
 // 1/MeanSkip, whatever came before: the sample starts cannot fall into
-// step with a loop of the program.
+// step with a loop of the program. (1 + ⌊E/λ⌋ with E exponential is
+// geometric: it is at least k+1 with probability e^{-λk} = (1-1/MeanSkip)^k.)
 func (s *sampler) skip() uint32 {
-	if s.logKeep == 0 {
+	if s.lambda == 0 {
 		return 1
 	}
-	u := 1 - s.rng.Float64() // (0, 1]
-	return uint32(min(1+math.Floor(math.Log(u)/s.logKeep), 1<<30))
+	return uint32(min(1+math.Floor(s.rng.ExpFloat64()/s.lambda), 1<<30))
 }
 
 // path takes one record: the blocks of a path, from block start on when
@@ -423,34 +440,37 @@ func (s *sampler) complete() {
 	s.hot.AddSample(s.cur)
 }
 
-// flush hands the recorder's records area to the worker when it is full
-// (or the run is over) and gives the recorder the other one; when the
-// recorder's table has run out, it gives it the one the worker filled.
-// final is the call after the run: it waits for the worker.
+// flush, in the program's thread, hands the recorder's records area over
+// when it is full (or the run is over) and gives it the next one of the
+// ring, taking the records itself when that one is not free yet; when
+// the recorder's table has run out, it draws the next. final is the call
+// after the run: it takes all the records and stops the worker.
 func (s *sampler) flush(mod api.Module, final bool) error {
 	if s.rec == nil {
 		var err error
 		if s.rec, err = openRecorder(mod); err != nil {
 			return err
 		}
-		// The first table: area 0 holds the module's own entry.
-		s.work <- message{kind: msgFill, area: 1}
 	}
 	r := s.rec
-	from := uint32(s.area * recordBytes)
+	k := s.handed.Load()
+	from := uint32(k%recordAreas) * areaBytes
 	pos, plimit := uint32(r.pos.Get()), uint32(r.plimit.Get())
-	if pos < from || pos > from+recordBytes || (pos-from)%recordSize != 0 || plimit != from+recordBytes {
-		return fmt.Errorf("osp: recorder position %d out of range (area %d)", pos, s.area)
+	if pos < from || pos > plimit || (pos-from)%recordSize != 0 || plimit != from+areaBytes {
+		return fmt.Errorf("osp: recorder position %d out of range (area %d)", pos, k%recordAreas)
 	}
 	if final || pos == plimit {
-		s.work <- message{kind: msgRecords, area: s.area, from: from, to: pos}
+		s.areaLen[k%recordAreas] = pos - from
+		s.handed.Store(k + 1)
+		if final || k+1-s.done.Load() >= recordAreas {
+			s.take()
+		}
 		if final {
 			return s.stop()
 		}
-		s.area = <-s.freeArea
-		from = uint32(s.area * recordBytes)
+		from = uint32((k+1)%recordAreas) * areaBytes
 		r.pos.Set(uint64(from))
-		r.plimit.Set(uint64(from + recordBytes))
+		r.plimit.Set(uint64(from + areaBytes))
 	}
 	if e := s.failed.Load(); e != nil {
 		return *e
@@ -462,9 +482,24 @@ func (s *sampler) flush(mod api.Module, final bool) error {
 	if next < tlimit && binary.LittleEndian.Uint32(r.mem[next+4:]) != 0 {
 		return nil // only the records were full
 	}
-	a := <-s.readyArea
-	base := uint32(tableStart + a*tableBytes)
-	s.work <- message{kind: msgLive, area: a}
+	// The recorder has taken every entry of its table: draw the next
+	// into the other area, ending it with an empty entry if it is
+	// shorter than the area.
+	s.table = 1 - s.table
+	entries := s.draw(s.tableSize)
+	s.tableSize = min(2*s.tableSize, tableBytes/entryBytes)
+	base := uint32(tableStart + s.table*tableBytes)
+	b := r.mem[base : base+tableBytes]
+	for i, en := range entries {
+		binary.LittleEndian.PutUint32(b[i*entryBytes:], en.skip)
+		binary.LittleEndian.PutUint32(b[i*entryBytes+4:], en.length)
+	}
+	if n := len(entries) * entryBytes; n < tableBytes {
+		binary.LittleEndian.PutUint64(b[n:], 0)
+	}
+	s.qmu.Lock()
+	s.drawn = append(s.drawn, entries...)
+	s.qmu.Unlock()
 	r.next.Set(uint64(base))
 	r.tlimit.Set(uint64(base + tableBytes))
 	return nil
