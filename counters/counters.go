@@ -41,6 +41,7 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
+	"pathprof/memarea"
 	"pathprof/runner"
 	"pathprof/wasm"
 )
@@ -360,7 +361,7 @@ func growCode(h uint32, b base) []byte {
 	// The new table's pages; the memory must stay below 4 GiB, which
 	// wazero cannot address to its last byte: out of room, trap.
 	a.Idx(wasm.OpLocalGet, newcap).I32(entrySize).Op(wasm.OpI32Mul).I32(65535).Op(wasm.OpI32Add).I32(16).Op(wasm.OpI32ShrU).Idx(wasm.OpLocalSet, i)
-	a.Idx(wasm.OpMemSize, 0).Op(wasm.OpI64ExtU).Idx(wasm.OpLocalGet, i).Op(wasm.OpI64ExtU).Op(wasm.OpI64Add).I64(maxPages).Op(wasm.OpI64GtU)
+	a.Idx(wasm.OpMemSize, 0).Op(wasm.OpI64ExtU).Idx(wasm.OpLocalGet, i).Op(wasm.OpI64ExtU).Op(wasm.OpI64Add).I64(memarea.MaxPages).Op(wasm.OpI64GtU)
 	a.Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
 	a.Idx(wasm.OpLocalGet, i).Idx(wasm.OpMemGrow, 0).I32(-1).Op(wasm.OpI32Eq).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
 	a.I32(0).Idx(wasm.OpLocalSet, i)
