@@ -209,16 +209,7 @@ func constI32(v int32) []byte {
 	return a.B
 }
 
-func body(locals []wasm.LocalDecl, code []byte) wasm.Code {
-	var a wasm.Asm
-	a.B = append(a.B, byte(len(locals)))
-	for _, l := range locals {
-		a.B = append(a.B, byte(l.Count), l.Type.Code)
-	}
-	n := len(a.B)
-	a.B = append(a.B, code...)
-	return wasm.Code{Body: a.B, ExprOff: uint32(n), Locals: locals}
-}
+func body(locals []wasm.LocalDecl, code []byte) wasm.Code { return wasm.NewCode(locals, code) }
 
 // countDenseCode: count(slot i64), or with byN count_n(slot i64, n i64);
 // the local after the parameters holds the slot's address.

@@ -85,6 +85,9 @@ type Segments struct {
 	// block by block although they could be numbered, so that the
 	// fallback can be checked on programs that wazero runs.
 	Blockwise func(index uint32) bool
+	// Finish, if set, runs once after every function has been changed,
+	// before the module is encoded: it may add functions of its own.
+	Finish func(m *wasm.Module) error
 }
 
 // IDBits is how many low bits of a Segments register hold the path id.

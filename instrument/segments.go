@@ -47,6 +47,11 @@ func instrumentSegments(m *wasm.Module, orig []byte, opt Options, res *Result) (
 		}
 	}
 	m.Touch(wasm.SecCode)
+	if seg.Finish != nil {
+		if err := seg.Finish(m); err != nil {
+			return nil, err
+		}
+	}
 	var err error
 	if res.Module, err = m.Encode(); err != nil {
 		return nil, err

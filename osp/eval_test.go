@@ -60,18 +60,18 @@ var partProbes = []struct {
 	// 0 runs it without the recorder being called.
 	sample float64
 }{
-	{"path registers", func(*wasm.Asm, uint32, uint32, endSite) {}, 0},
-	{"registers stored", func(a *wasm.Asm, c, _ uint32, e endSite) {
-		a.Idx(wasm.OpLocalGet, e.p).Op(wasm.OpI32Wrap).Idx(wasm.OpGlobalSet, c)
+	{"path registers", func(*wasm.Asm, rec, endSite) {}, 0},
+	{"registers stored", func(a *wasm.Asm, r rec, e endSite) {
+		a.Idx(wasm.OpLocalGet, e.p).Op(wasm.OpI32Wrap).Idx(wasm.OpGlobalSet, r.g.c)
 	}, 0},
-	{"countdown", func(a *wasm.Asm, c, _ uint32, e endSite) {
-		countDown(a, c, e.p)
+	{"countdown", func(a *wasm.Asm, r rec, e endSite) {
+		countDown(a, r.g.c, e.p)
 	}, 0},
-	{"countdown and test", func(a *wasm.Asm, c, _ uint32, e endSite) {
-		countDown(a, c, e.p)
+	{"countdown and test", func(a *wasm.Asm, r rec, e endSite) {
+		countDown(a, r.g.c, e.p)
 		a.Idx(wasm.OpLocalGet, e.p+1).I32(1).Op(wasm.OpI32LtS)
 		e.openArm(a)
-		a.I32(1<<30).Idx(wasm.OpGlobalSet, c)
+		a.I32(1<<30).Idx(wasm.OpGlobalSet, r.g.c)
 		e.closeArm(a)
 	}, 0},
 	{"countdown, no samples", countdownEnd, 1 << 30},

@@ -4,22 +4,18 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"pathprof/cfg"
 	"pathprof/instrument"
+	"pathprof/memarea"
 	"pathprof/numbering"
 	"pathprof/wasm"
 )
 
-// The names the instrumented program imports and exports. The recorder
-// module (recorder.go) provides TickName under RecorderModule.
-const (
-	RecorderModule = "pathprof_osp"
-	TickName       = "tick"
-	// CountdownExport exports the countdown global, so that the number
-	// of block entries a run made can be read back when it ends.
-	CountdownExport = "pathprof_osp_countdown"
-)
+// CountdownExport exports the countdown global, so that the number of
+// block entries a run made can be read back when it ends.
+const CountdownExport = "pathprof_osp_countdown"
 
 // procExit is the call that never returns (cfg.Options.NoReturn).
 var procExit = [2]string{"wasi_snapshot_preview1", "proc_exit"}
@@ -124,31 +120,44 @@ const idMask = 1<<instrument.IDBits - 1
 //
 //	global.get $c  (n = p >> 40)  i32.sub  local.tee $t  global.set $c
 //	local.get $t  i32.const 1  i32.lt_s
-//	if  i32.const FUNC  local.get $p  local.get $t  call $tick  global.set $c  end
+//	if
+//	  (the path continues a sample: record it inline, $c = 0, branch out)
+//	  i32.const FUNC  local.get $p  global.get $c  call $tick  global.set $c
+//	end
 //
 // $c is a mutable i32 global appended to the module's globals (so no
-// global index moves) and $tick is imported from RecorderModule. The
-// countdown is one global for the whole program, so it runs out in the
-// path where the skip's last block is, whatever function that is; the
-// recorder knows from the countdown which block of the path that is.
-// Where a branch without values ends the path (a loop's back edge, say),
-// the if's arm ends with that branch of its own, and before a return with
-// a return of its own: wazero then keeps the loop's values in registers,
-// where a call in an arm that joins the loop body again makes it spill
-// them on every iteration. $c starts
-// at 1: the first path ends the first skip, and the recorder hands back
-// the next.
+// global index moves), and $tick a function appended to the module, which
+// records into an area of the program's memory that the program cannot
+// see (recorder.go). The countdown is one global for the whole program,
+// so it runs out in the path where the skip's last block is, whatever
+// function that is; the recorder knows from the countdown which block of
+// the path that is. Where a branch without values ends the path (a loop's
+// back edge, say), the if's arm ends with that branch of its own, and
+// before a return with a return of its own: wazero then keeps the loop's
+// values in registers, where a call in an arm that joins the loop body
+// again makes it spill them on every iteration. $c starts at 1: the first
+// path ends the first skip, and the recorder hands back the next.
+//
+// The module must define its one memory (memarea.CanEmbed).
 func Instrument(orig []byte) (*Instrumented, error) {
 	return instrumentWith(orig, countdownEnd, nil)
 }
 
 // countdownEnd appends the code that Instrument runs where a path ends.
-func countdownEnd(a *wasm.Asm, c, tick uint32, e endSite) {
-	countDown(a, c, e.p)
+func countdownEnd(a *wasm.Asm, r rec, e endSite) {
+	countDown(a, r.g.c, e.p)
 	a.Idx(wasm.OpLocalGet, e.p+1).I32(1).Op(wasm.OpI32LtS)
 	e.openArm(a)
-	a.I32(int32(e.fn)).Idx(wasm.OpLocalGet, e.p).Idx(wasm.OpLocalGet, e.p+1).Idx(wasm.OpCall, tick).Idx(wasm.OpGlobalSet, c)
+	recordInline(a, r.g, e.fn, e.p, e.p+1, e.armType(), func() { e.leave(a, 1) })
+	a.I32(int32(e.fn)).Idx(wasm.OpLocalGet, e.p).Idx(wasm.OpGlobalGet, r.g.c).Idx(wasm.OpCall, r.tick).Idx(wasm.OpGlobalSet, r.g.c)
 	e.closeArm(a)
+}
+
+// rec is what the code at path ends uses: the recorder's globals and
+// $tick.
+type rec struct {
+	g    globals
+	tick uint32
 }
 
 // countDown appends $c -= the block entries of the path in local p,
@@ -166,32 +175,50 @@ type endSite struct {
 	retType int64  // instrument.Func.ReturnBlock
 }
 
-// openArm appends the if of the arm that runs when the countdown is out:
-// before a return it takes the function's results along.
-func (e endSite) openArm(a *wasm.Asm) {
+// armType is the block type of the arm that runs when the countdown is
+// out: before a return it takes the function's results along; -1 for
+// none.
+func (e endSite) armType() int64 {
 	if e.branch == instrument.Return && e.retType >= 0 {
-		a.BlockT(wasm.OpIf, uint32(e.retType))
+		return e.retType
+	}
+	return -1
+}
+
+// openArm appends the if of the arm that runs when the countdown is out.
+func (e endSite) openArm(a *wasm.Asm) {
+	if bt := e.armType(); bt >= 0 {
+		a.BlockT(wasm.OpIf, uint32(bt))
 	} else {
 		a.Block(wasm.OpIf)
 	}
 }
 
-// closeArm ends the arm with the branch or the return that follows it,
-// when there is one, so that the arm does not join the code after it.
-func (e endSite) closeArm(a *wasm.Asm) {
+// leave appends what leaves the arm, from depth blocks inside it: the
+// branch or the return that follows the arm, so that the arm does not
+// join the code after it, or else a branch to the arm's end (nothing at
+// depth 0).
+func (e endSite) leave(a *wasm.Asm, depth uint32) {
 	switch {
 	case e.branch >= 0:
-		a.Idx(wasm.OpBr, uint32(e.branch)+1)
+		a.Idx(wasm.OpBr, uint32(e.branch)+1+depth)
 	case e.branch == instrument.Return:
 		a.Op(wasm.OpReturn)
+	case depth > 0:
+		a.Idx(wasm.OpBr, depth)
 	}
+}
+
+// closeArm ends the arm with the branch or the return that follows it,
+// when there is one.
+func (e endSite) closeArm(a *wasm.Asm) {
+	e.leave(a, 0)
 	a.Op(wasm.OpEnd)
 }
 
-// endFunc writes the code at a path end, given the countdown global and
-// the tick function. The evaluation measures parts of the countdown's
-// cost with others.
-type endFunc func(a *wasm.Asm, c, tick uint32, e endSite)
+// endFunc writes the code at a path end. The evaluation measures parts
+// of the countdown's cost with others.
+type endFunc func(a *wasm.Asm, r rec, e endSite)
 
 // instrumentWith is Instrument with the code at each path end written by
 // end, and the functions blockwise picks instrumented block by block (see
@@ -199,25 +226,64 @@ type endFunc func(a *wasm.Asm, c, tick uint32, e endSite)
 func instrumentWith(orig []byte, end endFunc, blockwise func(uint32) bool) (*Instrumented, error) {
 	sum := sha256.Sum256(orig)
 	ins := &Instrumented{Size: len(orig), SHA256: hex.EncodeToString(sum[:]), FuncNames: map[uint32]string{}}
-	var c, tick uint32
+	var r rec
+	var area *memarea.Area
+	var flush, tickType, grow uint32
 	setup := func(m *wasm.Module) error {
 		for _, e := range m.Exports {
-			if e.Name == CountdownExport {
-				return fmt.Errorf("the module already exports %q", CountdownExport)
+			if strings.HasPrefix(e.Name, exportPrefix) {
+				return fmt.Errorf("the module already exports %q", e.Name)
 			}
 		}
-		typ := m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64, wasm.ValI32}, Results: []wasm.ValType{wasm.ValI32}})
 		var err error
-		if tick, err = m.AddFuncImport(RecorderModule, TickName, typ); err != nil {
+		if flush, err = m.AddFuncImport(FlushModule, FlushName, m.AddType(wasm.FuncType{})); err != nil {
 			return err
 		}
-		var one wasm.Asm
-		one.I32(1).Op(wasm.OpEnd)
-		c = m.NumImportedGlobals + uint32(len(m.Globals))
-		m.Globals = append(m.Globals, wasm.Global{GlobalType: wasm.GlobalType{Type: wasm.ValI32, Mutable: true}, Init: one.B})
+		if area, err = memarea.Embed(m, memBytes, exportPrefix+"area"); err != nil {
+			return fmt.Errorf("the recorder cannot live in the program's memory: %w", err)
+		}
+		g := m.NumImportedGlobals + uint32(len(m.Globals))
+		r.g = globals{base: area.Base, c: g, left: g + 1, pos: g + 2, next: g + 3, plimit: g + 4, tlimit: g + 5}
+		for i, v := range []int32{1, 0, 0, tableStart, recordBytes, tableStart + tableBytes} {
+			var init wasm.Asm
+			init.I32(v).Op(wasm.OpEnd)
+			m.Globals = append(m.Globals, wasm.Global{GlobalType: wasm.GlobalType{Type: wasm.ValI32, Mutable: true}, Init: init.B})
+			name := CountdownExport
+			if i > 0 {
+				name = exportPrefix + globalNames[i-1]
+			}
+			m.Exports = append(m.Exports, wasm.Export{Name: name, Kind: wasm.KindGlobal, Index: g + uint32(i)})
+		}
 		m.Touch(wasm.SecGlobal)
-		m.Exports = append(m.Exports, wasm.Export{Name: CountdownExport, Kind: wasm.KindGlobal, Index: c})
 		m.Touch(wasm.SecExport)
+		// The first table: a sample of one block after a skip of 1.
+		var off wasm.Asm
+		off.I32(int32(area.Start + tableStart)).Op(wasm.OpEnd)
+		m.Data = append(m.Data, wasm.Data{Offset: off.B, Init: []byte{1, 0, 0, 0, 1, 0, 0, 0}})
+		m.Touch(wasm.SecData)
+		if m.HasDataCount {
+			m.DataCount++
+			m.Touch(wasm.SecDataCount)
+		}
+		tickType = m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64, wasm.ValI32}, Results: []wasm.ValType{wasm.ValI32}})
+		n := m.NumFuncs()
+		r.tick, grow = n, n+1
+		return nil
+	}
+	finish := func(m *wasm.Module) error {
+		if m.NumFuncs() != r.tick {
+			return fmt.Errorf("osp: %d functions, %d reserved", m.NumFuncs(), r.tick)
+		}
+		if err := area.Rewrite(m, grow); err != nil {
+			return err
+		}
+		m.Funcs = append(m.Funcs, tickType, area.GrowType)
+		m.Code = append(m.Code,
+			wasm.NewCode(nil, tickCode(r.g, flush)),
+			wasm.NewCode(memarea.GrowLocals, area.GrowCode()),
+		)
+		m.Touch(wasm.SecFunction)
+		m.Touch(wasm.SecCode)
 		return nil
 	}
 	res, err := instrument.Instrument(orig, instrument.Options{
@@ -225,9 +291,10 @@ func instrumentWith(orig []byte, end endFunc, blockwise func(uint32) bool) (*Ins
 		Segments: &instrument.Segments{
 			Setup: setup,
 			End: func(a *wasm.Asm, f *instrument.Func, p uint32, branch int64) {
-				end(a, c, tick, endSite{fn: f.Index, p: p, branch: branch, retType: f.ReturnBlock})
+				end(a, r, endSite{fn: f.Index, p: p, branch: branch, retType: f.ReturnBlock})
 			},
 			Blockwise: blockwise,
+			Finish:    finish,
 		},
 	})
 	if err != nil {

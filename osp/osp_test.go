@@ -12,7 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tetratelabs/wazero/api"
+
 	"pathprof/internal/testprogs"
+	"pathprof/internal/wasmtest"
 	"pathprof/runner"
 	"pathprof/tracer"
 	"pathprof/wasm"
@@ -34,18 +37,11 @@ func validate(t *testing.T, name string, b []byte) {
 	}
 }
 
-// TestInstrumentedModulesValidate checks the recorders and the
-// instrumented C programs and Go program with wasm-validate.
+// TestInstrumentedModulesValidate checks the instrumented C programs and
+// Go program, recorder and all, with wasm-validate.
 func TestInstrumentedModulesValidate(t *testing.T) {
 	if _, err := exec.LookPath("wasm-validate"); err != nil {
 		t.Skip("wasm-validate is not installed")
-	}
-	for mode, f := range recorders {
-		b, err := f()
-		if err != nil {
-			t.Fatal(err)
-		}
-		validate(t, []string{"sampling recorder", "tracing recorder"}[mode], b)
 	}
 	for _, p := range benchPrograms(t, false) {
 		orig, err := os.ReadFile(p.Path)
@@ -415,5 +411,69 @@ func TestReport(t *testing.T) {
 	os.WriteFile(f, []byte(`{"format":"pathprof-osp","version":1,"subpaths":[{"length":1,"count":7,"blocks":[{"offset":1}]}]}`), 0o644)
 	if p, err := ReadFile(f); err != nil || p.Subpaths[0].Squares != 7 {
 		t.Errorf("a version 1 profile: %v", err)
+	}
+}
+
+// TestRecorderKeepsTheProgramsView checks that the recorder's area in the
+// program's memory is invisible to the program while samples are taken
+// (many, inline and through $tick) across growths of its memory that move
+// the area: the program's memory holds the same bytes at the end as in
+// the original run (what memory.grow and memory.size answered, and that
+// new pages were zero, among them), growth beyond a declared maximum
+// fails alike, and the sampled run makes as many block entries as the
+// traced one.
+func TestRecorderKeepsTheProgramsView(t *testing.T) {
+	ctx := context.Background()
+	for _, max := range []uint64{0, 12} {
+		orig := wasmtest.GrowModule(3000, max)
+		snapshot := func(dst *[]byte) runner.Config {
+			return runner.Config{AfterRun: func(ctx context.Context, mods map[string]api.Module) error {
+				m := mods[runner.ProgramKey].Memory()
+				b, _ := m.Read(0, m.Size())
+				*dst = bytes.Clone(b)
+				return nil
+			}}
+		}
+		var want, got []byte
+		if _, err := runner.Run(ctx, orig, snapshot(&want)); err != nil {
+			t.Fatal(err)
+		}
+		lengths := []int{2, 8}
+		prof, _, err := Run(ctx, orig, Options{MeanSkip: 40, Lengths: lengths}, snapshot(&got))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) <= len(want) || !bytes.Equal(got[:len(want)], want) {
+			t.Fatalf("max %d: the program's memory differs (%d bytes, want %d)", max, len(got), len(want))
+		}
+		ex, _, _, err := Count(ctx, orig, lengths, runner.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ex.Blocks != prof.Run.BlockEntries || prof.Sampling.Samples < 200 {
+			t.Errorf("max %d: %d block entries sampled with %d samples, %d traced", max, prof.Run.BlockEntries, prof.Sampling.Samples, ex.Blocks)
+		}
+		t.Logf("max %d: %d samples, %d block entries, program memory %d pages, instrumented %d", max, prof.Sampling.Samples, ex.Blocks, len(want)>>16, len(got)>>16)
+	}
+}
+
+// TestRecorderNeedsItsOwnMemory checks that a module that imports its
+// memory is refused, saying why.
+func TestRecorderNeedsItsOwnMemory(t *testing.T) {
+	m, err := wasm.Decode(wasmtest.GrowModule(10, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Imports = append(m.Imports, wasm.Import{Module: "env", Name: "memory", Kind: wasm.KindMemory, Memory: m.Memories[0]})
+	m.NumImportedMemories, m.Memories = 1, nil
+	for _, id := range []byte{wasm.SecImport, wasm.SecMemory} {
+		m.Touch(id)
+	}
+	b, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Instrument(b); err == nil || !strings.Contains(err.Error(), "imports its memory") {
+		t.Errorf("got %v, want an error saying the module imports its memory", err)
 	}
 }

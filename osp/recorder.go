@@ -1,99 +1,115 @@
 package osp
 
 import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/tetratelabs/wazero/api"
+
 	"pathprof/wasm"
 )
 
-// A call from wasm into a Go host function costs about as much as a
-// hundred block entries, so $tick is not Go: it is a few instructions of
-// a small wasm module, the recorder, which a call from the program reaches
-// in a few nanoseconds. The recorder writes the paths of each sample into
-// its memory and reads the sample lengths and skips from a table that Go
-// fills; it calls Go (flushModule.flush) only when its records area is
-// full or its table runs out.
+// The recorder is part of the program. Where a path ends and the
+// countdown is out, the program records the path into an area of its own
+// memory that it cannot see (package memarea): inline, when the path
+// continues a sample, or else through a call of $tick, a function added
+// to the module, which starts and ends samples. A call from wasm into Go
+// costs about as much as a hundred block entries (the tracer measured
+// 70–130× slowdowns with one per block), and even a call into another
+// wasm module costs the program tens of nanoseconds, several times the
+// inline record. The program calls Go (FlushModule.flush) only when its
+// records area is full or its table of skips runs out.
 //
-// Memory layout (memPages pages): a ring of records areas, which the
-// recorder fills one after the other while Go's sampling worker reads the
-// ones it has filled, and two table areas, the one the recorder reads and
-// the one Go fills next:
+// Area layout (memBytes, all addresses relative to the area's start,
+// which moves when the program grows its memory):
 //
-//	[0, tableStart)                    recordAreas records areas of areaBytes, 16 bytes a record:
-//	                                   function u32, start u32, packed path value u64
-//	[tableStart, tableStart+2·tableBytes) tables: per sample (skip before it u32, length u32)
+//	[0, recordBytes)                       records, 16 bytes each:
+//	                                       function u32, start u32, packed path value u64
+//	[tableStart, tableStart+2·tableBytes)  two tables: per sample (skip before it u32, length u32)
 //
 // A record's start is the index, in its path, of the block where a sample
 // starts, or noStart for a path that continues the current sample. Go
-// replays nothing: it takes the table's entries in order, one per record
-// with a start, so it knows each sample's length and skip.
+// replays nothing: it takes the tables' entries in order, one per record
+// with a start, so it knows each sample's length and skip. Go copies the
+// records out at each flush, so the area holds one records area only,
+// and it fills the table the program does not read.
 //
-// Globals (all exported, all i32):
+// Globals (mutable i32, exported under exportPrefix + their name):
 //
 //	left    blocks still to record in the current sample; 0 when skipping
-//	pos     byte offset of the next record
-//	plimit  the end of the current records area (trace mode: of all of them)
-//	next    byte offset of the table entry of the current or next sample
-//	tlimit  the end of the current table area
+//	pos     offset of the next record
+//	next    offset of the table entry of the current or next sample
+//	plimit  the end of the records
+//	tlimit  the end of the current table
 //
-// The module starts with a table of one entry, a sample of one block with
-// a skip of 1 (the program's countdown starts at 1), followed by an empty
-// entry: the program's first path takes that sample and the recorder then
-// calls Go, which gives it a full table. (Go cannot fill it from a start
-// function: wazero shows a module's exports only once it is instantiated.)
+// The area starts with a table of one entry, a sample of one block with a
+// skip of 1 (the countdown starts at 1), followed by an empty entry: the
+// program's first path takes that sample and then calls Go, which gives
+// it a table. Tracing uses the same program: Go then gives it samples of
+// traceLength blocks with skips of 1, so that every path is recorded.
 const (
-	flushModule = "pathprof_osp_flush"
-	pageSize    = 65536
-	areaBytes   = 8192 // one records area: 512 records
-	recordAreas = 16
-	recordBytes = recordAreas * areaBytes
-	recordSize  = 16
-	tableStart  = recordBytes
-	tableBytes  = 32768 // one table area: 4096 samples
-	entryBytes  = 8
-	memPages    = (tableStart + 2*tableBytes + pageSize - 1) / pageSize
-	memBytes    = memPages * pageSize
-	noStart     = 0xFFFFFFFF
+	// FlushModule and FlushName name the Go function the program calls.
+	FlushModule = "pathprof_osp"
+	FlushName   = "flush"
+	// exportPrefix starts the names of the exported globals; the area's
+	// address is exported as exportPrefix + "area".
+	exportPrefix = "pathprof_osp_"
+	pageSize     = 65536
+	recordBytes  = 8192 // 512 records
+	recordSize   = 16
+	tableStart   = recordBytes
+	tableBytes   = 32768 // one table: 4096 samples
+	entryBytes   = 8
+	memBytes     = tableStart + 2*tableBytes
+	noStart      = 0xFFFFFFFF
+	// traceLength is the length of a tracing run's samples.
+	traceLength = 1 << 30
 	// MaxLength is the longest sample the recorder takes.
 	MaxLength = 4096
-	// BufferBytes is the recorder's memory: the part of the profiler's
+	// BufferBytes is the recorder's memory in the program plus the Go
+	// ring the records are copied into: the part of the profiler's
 	// memory that does not depend on the bound.
-	BufferBytes = memBytes
+	BufferBytes = (memBytes+pageSize-1)/pageSize*pageSize + ringAreas*recordBytes
 )
 
-// Global indices of the recorder.
-const (
-	gLeft = iota
-	gPos
-	gNext
-	gPLimit
-	gTLimit
-)
+// globals are the recorder's globals in the program, by index.
+type globals struct {
+	base, c, left, pos, next, plimit, tlimit uint32
+}
 
-// recorderModule returns the recorder: in sampling mode it records the
-// paths of the samples the table asks for; in exact mode (trace) every
-// path, and it never lets the countdown rise above 0.
+// names of the exported globals, in the order of globals' fields after c.
+var globalNames = []string{"left", "pos", "next", "plimit", "tlimit"}
+
+// tickCode returns the body of $tick (without its locals, of which it has
+// none beyond its parameters):
 //
-//	(import "pathprof_osp_flush" "flush" (func $flush))
-//	(func $tick (export "tick") (param $fn i32) (param $p i64) (param $c i32) (result i32) ...)
+//	(func $tick (param $fn i32) (param $p i64) (param $c i32) (result i32) ...)
 //
 // $c is the program's countdown after the path's blocks were counted
 // down: at most 0. The path makes n = $p >> 40 block entries, so the
-// countdown reached 0 at its block n + $c - 1.
-func recorderModule(trace bool) ([]byte, error) {
-	const (
-		lFn, lP, lC = 0, 1, 2
-	)
+// countdown reached 0 at its block n + $c - 1. $tick records the path and
+// returns the new countdown: 0 while the sample goes on (every next path
+// end records too), else the next skip minus the blocks of the path that
+// lie beyond the sample; if that is not positive, the next sample starts
+// in the same path, which it records again with its start.
+func tickCode(g globals, flush uint32) []byte {
+	const lFn, lP, lC = 0, 1, 2
 	var a wasm.Asm
+	at := func(o uint32) { a.Idx(wasm.OpGlobalGet, g.base).Idx(wasm.OpGlobalGet, o).Op(wasm.OpI32Add) }
 	// record appends the record (fn, the start that start pushes, p).
 	record := func(start func()) {
-		a.Idx(wasm.OpGlobalGet, gPos).Idx(wasm.OpLocalGet, lFn).Mem(wasm.OpI32Store, 2, 0)
-		a.Idx(wasm.OpGlobalGet, gPos)
+		at(g.pos)
+		a.Idx(wasm.OpLocalGet, lFn).Mem(wasm.OpI32Store, 2, 0)
+		at(g.pos)
 		start()
 		a.Mem(wasm.OpI32Store, 2, 4)
-		a.Idx(wasm.OpGlobalGet, gPos).Idx(wasm.OpLocalGet, lP).Mem(wasm.OpI64Store, 3, 8)
-		a.Idx(wasm.OpGlobalGet, gPos).I32(recordSize).Op(wasm.OpI32Add).Idx(wasm.OpGlobalSet, gPos)
+		at(g.pos)
+		a.Idx(wasm.OpLocalGet, lP).Mem(wasm.OpI64Store, 3, 8)
+		a.Idx(wasm.OpGlobalGet, g.pos).I32(recordSize).Op(wasm.OpI32Add).Idx(wasm.OpGlobalSet, g.pos)
 		// if pos == plimit: flush
-		a.Idx(wasm.OpGlobalGet, gPos).Idx(wasm.OpGlobalGet, gPLimit).Op(wasm.OpI32Eq)
-		a.Block(wasm.OpIf).Idx(wasm.OpCall, 0).Op(wasm.OpEnd)
+		a.Idx(wasm.OpGlobalGet, g.pos).Idx(wasm.OpGlobalGet, g.plimit).Op(wasm.OpI32Eq)
+		a.Block(wasm.OpIf).Idx(wasm.OpCall, flush).Op(wasm.OpEnd)
 	}
 	// n pushes the path's block entries.
 	n := func() {
@@ -107,95 +123,152 @@ func recorderModule(trace bool) ([]byte, error) {
 	// beginSample sets left to the sample's length minus the 1 - c blocks
 	// of the path from its start on, and records the path.
 	beginSample := func() {
-		a.Idx(wasm.OpGlobalGet, gNext).Mem(wasm.OpI32Load, 2, 4)
-		a.I32(1).Idx(wasm.OpLocalGet, lC).Op(wasm.OpI32Sub).Op(wasm.OpI32Sub).Idx(wasm.OpGlobalSet, gLeft)
+		at(g.next)
+		a.Mem(wasm.OpI32Load, 2, 4)
+		a.I32(1).Idx(wasm.OpLocalGet, lC).Op(wasm.OpI32Sub).Op(wasm.OpI32Sub).Idx(wasm.OpGlobalSet, g.left)
 		record(startAt)
 	}
-	if trace {
-		record(func() { a.I32(-1) })
-		a.I32(0).Op(wasm.OpEnd)
+	// if left == 0 { a sample starts in this path } else { left -= n; record }
+	a.Idx(wasm.OpGlobalGet, g.left).Op(wasm.OpI32Eqz)
+	a.Block(wasm.OpIf)
+	beginSample()
+	a.Op(wasm.OpElse)
+	a.Idx(wasm.OpGlobalGet, g.left)
+	n()
+	a.Op(wasm.OpI32Sub).Idx(wasm.OpGlobalSet, g.left)
+	record(func() { a.I32(-1) })
+	a.Op(wasm.OpEnd)
+	a.Block(wasm.OpLoop)
+	// if left > 0: return 0   (every next path records)
+	a.Idx(wasm.OpGlobalGet, g.left).I32(0).Op(wasm.OpI32GtS)
+	a.Block(wasm.OpIf).I32(0).Op(wasm.OpReturn).Op(wasm.OpEnd)
+	// The sample is done, -left blocks into the path's rest: next += 8;
+	// if next == tlimit or its entry is empty: flush (Go gives it the
+	// other table).
+	a.Idx(wasm.OpGlobalGet, g.next).I32(entryBytes).Op(wasm.OpI32Add).Idx(wasm.OpGlobalSet, g.next)
+	a.Idx(wasm.OpGlobalGet, g.next).Idx(wasm.OpGlobalGet, g.tlimit).Op(wasm.OpI32Eq)
+	a.Block(wasm.OpIf).Idx(wasm.OpCall, flush).Op(wasm.OpElse)
+	at(g.next)
+	a.Mem(wasm.OpI32Load, 2, 4).Op(wasm.OpI32Eqz)
+	a.Block(wasm.OpIf).Idx(wasm.OpCall, flush).Op(wasm.OpEnd)
+	a.Op(wasm.OpEnd)
+	// c = table[next].skip + left: the countdown after this path's rest
+	at(g.next)
+	a.Mem(wasm.OpI32Load, 2, 0).Idx(wasm.OpGlobalGet, g.left).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, lC)
+	// if c > 0: left = 0; return c
+	a.Idx(wasm.OpLocalGet, lC).I32(0).Op(wasm.OpI32GtS)
+	a.Block(wasm.OpIf).I32(0).Idx(wasm.OpGlobalSet, g.left).Idx(wasm.OpLocalGet, lC).Op(wasm.OpReturn).Op(wasm.OpEnd)
+	// The next sample starts in the same path.
+	beginSample()
+	a.Idx(wasm.OpBr, 0)
+	a.Op(wasm.OpEnd)
+	a.Op(wasm.OpUnreachable)
+	a.Op(wasm.OpEnd)
+	return a.B
+}
+
+// recordInline appends, inside the arm that runs where a path of
+// function fn ends with the countdown out, what $tick does when the path
+// neither starts nor ends a sample and the records have room for more
+// than this one: left -= n, the record, and the countdown at 0. It then
+// branches out to label out (counted from inside the block it opens);
+// every other case reaches the code after it, which calls $tick. p is
+// the i64 local with the packed path value, s a scratch i32 local; bt is
+// the block type of the arm (it passes the function's results along
+// before a return).
+func recordInline(a *wasm.Asm, g globals, fn, p, s uint32, bt int64, out func()) {
+	if bt >= 0 {
+		a.BlockT(wasm.OpBlock, uint32(bt))
 	} else {
-		// if left == 0 { a sample starts in this path } else { left -= n; record }
-		a.Idx(wasm.OpGlobalGet, gLeft).Op(wasm.OpI32Eqz)
-		a.Block(wasm.OpIf)
-		beginSample()
-		a.Op(wasm.OpElse)
-		a.Idx(wasm.OpGlobalGet, gLeft)
-		n()
-		a.Op(wasm.OpI32Sub).Idx(wasm.OpGlobalSet, gLeft)
-		record(func() { a.I32(-1) })
-		a.Op(wasm.OpEnd)
-		a.Block(wasm.OpLoop)
-		// if left > 0: return 0   (every next path ticks)
-		a.Idx(wasm.OpGlobalGet, gLeft).I32(0).Op(wasm.OpI32GtS)
-		a.Block(wasm.OpIf).I32(0).Op(wasm.OpReturn).Op(wasm.OpEnd)
-		// The sample is done, -left blocks into the path's rest: next += 8;
-		// if next == tlimit or its entry is empty: flush (Go gives it
-		// the other table).
-		a.Idx(wasm.OpGlobalGet, gNext).I32(entryBytes).Op(wasm.OpI32Add).Idx(wasm.OpGlobalSet, gNext)
-		a.Idx(wasm.OpGlobalGet, gNext).Idx(wasm.OpGlobalGet, gTLimit).Op(wasm.OpI32Eq)
-		a.Block(wasm.OpIf).Idx(wasm.OpCall, 0).Op(wasm.OpElse)
-		a.Idx(wasm.OpGlobalGet, gNext).Mem(wasm.OpI32Load, 2, 4).Op(wasm.OpI32Eqz)
-		a.Block(wasm.OpIf).Idx(wasm.OpCall, 0).Op(wasm.OpEnd)
-		a.Op(wasm.OpEnd)
-		// c = table[next].skip + left: the countdown after this path's rest
-		a.Idx(wasm.OpGlobalGet, gNext).Mem(wasm.OpI32Load, 2, 0).Idx(wasm.OpGlobalGet, gLeft).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, lC)
-		// if c > 0: left = 0; return c
-		a.Idx(wasm.OpLocalGet, lC).I32(0).Op(wasm.OpI32GtS)
-		a.Block(wasm.OpIf).I32(0).Idx(wasm.OpGlobalSet, gLeft).Idx(wasm.OpLocalGet, lC).Op(wasm.OpReturn).Op(wasm.OpEnd)
-		// The next sample starts in the same path.
-		beginSample()
-		a.Idx(wasm.OpBr, 0)
-		a.Op(wasm.OpEnd)
-		a.Op(wasm.OpUnreachable)
-		a.Op(wasm.OpEnd)
+		a.Block(wasm.OpBlock)
 	}
-	body := a.B
-	var zero, table, plimit, tlimit wasm.Asm
-	zero.I32(0).Op(wasm.OpEnd)
-	table.I32(tableStart).Op(wasm.OpEnd)
-	if trace {
-		plimit.I32(recordBytes).Op(wasm.OpEnd)
-	} else {
-		plimit.I32(areaBytes).Op(wasm.OpEnd)
+	a.Idx(wasm.OpGlobalGet, g.left).Idx(wasm.OpLocalGet, p).I64(40).Op(wasm.OpI64ShrU).Op(wasm.OpI32Wrap).Op(wasm.OpI32Sub)
+	a.Idx(wasm.OpLocalTee, s).I32(1).Op(wasm.OpI32LtS).Idx(wasm.OpBrIf, 0)
+	a.Idx(wasm.OpGlobalGet, g.pos).I32(recordSize).Op(wasm.OpI32Add).Idx(wasm.OpGlobalGet, g.plimit).Op(wasm.OpI32Eq).Idx(wasm.OpBrIf, 0)
+	a.Idx(wasm.OpLocalGet, s).Idx(wasm.OpGlobalSet, g.left)
+	a.Idx(wasm.OpGlobalGet, g.base).Idx(wasm.OpGlobalGet, g.pos).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, s)
+	a.I64(int64(uint64(noStart)<<32|uint64(fn))).Mem(wasm.OpI64Store, 3, 0)
+	a.Idx(wasm.OpLocalGet, s).Idx(wasm.OpLocalGet, p).Mem(wasm.OpI64Store, 3, 8)
+	a.Idx(wasm.OpGlobalGet, g.pos).I32(recordSize).Op(wasm.OpI32Add).Idx(wasm.OpGlobalSet, g.pos)
+	a.I32(0).Idx(wasm.OpGlobalSet, g.c)
+	out()
+	a.Op(wasm.OpEnd)
+}
+
+// recorder is the recorder's state in the program, as seen from Go.
+type recorder struct {
+	mem                             api.Memory
+	base                            api.Global
+	left, pos, next, plimit, tlimit api.MutableGlobal
+}
+
+func openRecorder(mod api.Module) (*recorder, error) {
+	if mod == nil {
+		return nil, errors.New("osp: the program's instance is gone")
 	}
-	tlimit.I32(tableStart + tableBytes).Op(wasm.OpEnd)
-	mutI32 := wasm.GlobalType{Type: wasm.ValI32, Mutable: true}
-	m := &wasm.Module{
-		Version: 1,
-		Types: []wasm.FuncType{
-			{},
-			{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64, wasm.ValI32}, Results: []wasm.ValType{wasm.ValI32}},
-		},
-		Imports:          []wasm.Import{{Module: flushModule, Name: "flush", Kind: wasm.KindFunc, Type: 0}},
-		NumImportedFuncs: 1,
-		Funcs:            []uint32{1},
-		Memories:         []wasm.Limits{{Flags: 1, Min: memPages, Max: memPages}},
-		Globals: []wasm.Global{
-			{GlobalType: mutI32, Init: zero.B},   // left
-			{GlobalType: mutI32, Init: zero.B},   // pos
-			{GlobalType: mutI32, Init: table.B},  // next
-			{GlobalType: mutI32, Init: plimit.B}, // plimit
-			{GlobalType: mutI32, Init: tlimit.B}, // tlimit
-		},
-		Exports: []wasm.Export{
-			{Name: "buf", Kind: wasm.KindMemory},
-			{Name: "left", Kind: wasm.KindGlobal, Index: gLeft},
-			{Name: "pos", Kind: wasm.KindGlobal, Index: gPos},
-			{Name: "next", Kind: wasm.KindGlobal, Index: gNext},
-			{Name: "plimit", Kind: wasm.KindGlobal, Index: gPLimit},
-			{Name: "tlimit", Kind: wasm.KindGlobal, Index: gTLimit},
-			{Name: TickName, Kind: wasm.KindFunc, Index: 1},
-		},
-		Code: []wasm.Code{{Body: append([]byte{0}, body...), ExprOff: 1}}, // no locals
+	r := &recorder{mem: mod.Memory()}
+	if r.mem == nil {
+		return nil, errors.New("osp: the program has no memory")
 	}
-	if !trace {
-		// The first entry: skip 1 (the countdown's start), length 1.
-		m.Data = []wasm.Data{{Offset: table.B, Init: []byte{1, 0, 0, 0, 1, 0, 0, 0}}}
-		m.Touch(wasm.SecData)
+	if r.base = mod.ExportedGlobal(exportPrefix + "area"); r.base == nil {
+		return nil, fmt.Errorf("osp: the program exports no global %q", exportPrefix+"area")
 	}
-	for _, id := range []byte{wasm.SecType, wasm.SecImport, wasm.SecFunction, wasm.SecMemory, wasm.SecGlobal, wasm.SecExport, wasm.SecCode} {
-		m.Touch(id)
+	for i, dst := range []*api.MutableGlobal{&r.left, &r.pos, &r.next, &r.plimit, &r.tlimit} {
+		var ok bool
+		if *dst, ok = mod.ExportedGlobal(exportPrefix + globalNames[i]).(api.MutableGlobal); !ok {
+			return nil, fmt.Errorf("osp: the program exports no mutable global %q", exportPrefix+globalNames[i])
+		}
 	}
-	return m.Encode()
+	return r, nil
+}
+
+// area returns the recorder's area as the program's memory holds it now;
+// it is valid until the program next runs (which may grow its memory).
+func (r *recorder) area() ([]byte, error) {
+	b, ok := r.mem.Read(uint32(r.base.Get()), memBytes)
+	if !ok {
+		return nil, fmt.Errorf("osp: the recorder's area at %d is outside the program's memory", r.base.Get())
+	}
+	return b, nil
+}
+
+// records returns the recorder's records, which the caller must copy or
+// use before the program runs again, and checks its position.
+func (r *recorder) records() ([]byte, error) {
+	area, err := r.area()
+	if err != nil {
+		return nil, err
+	}
+	pos, plimit := uint32(r.pos.Get()), uint32(r.plimit.Get())
+	if plimit != recordBytes || pos > plimit || pos%recordSize != 0 {
+		return nil, fmt.Errorf("osp: recorder position %d out of range", pos)
+	}
+	return area[:pos], nil
+}
+
+// tableOut reports whether the program has taken every entry of its
+// table, and checks the table position.
+func (r *recorder) tableOut(area []byte) (bool, error) {
+	next, tlimit := uint32(r.next.Get()), uint32(r.tlimit.Get())
+	if next < tableStart || next > tlimit || (next-tableStart)%entryBytes != 0 || tlimit > tableStart+2*tableBytes {
+		return false, fmt.Errorf("osp: recorder table position %d out of range", next)
+	}
+	return next == tlimit || area[next+4] == 0 && area[next+5] == 0 && area[next+6] == 0 && area[next+7] == 0, nil
+}
+
+// putTable writes entries into table t (0 or 1) of area, ending them with
+// an empty entry when they are fewer than a table holds, and points the
+// program at it.
+func (r *recorder) putTable(area []byte, t int, entries []entry) {
+	base := tableStart + t*tableBytes
+	b := area[base : base+tableBytes]
+	for i, en := range entries {
+		binary.LittleEndian.PutUint32(b[i*entryBytes:], en.skip)
+		binary.LittleEndian.PutUint32(b[i*entryBytes+4:], en.length)
+	}
+	if n := len(entries) * entryBytes; n < tableBytes {
+		binary.LittleEndian.PutUint64(b[n:], 0)
+	}
+	r.next.Set(uint64(base))
+	r.tlimit.Set(uint64(base + tableBytes))
 }

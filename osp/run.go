@@ -92,13 +92,8 @@ const (
 	ModeTrace
 )
 
-var recorders = [2]func() ([]byte, error){
-	sync.OnceValues(func() ([]byte, error) { return recorderModule(false) }),
-	sync.OnceValues(func() ([]byte, error) { return recorderModule(true) }),
-}
-
-// Program is an instrumented module compiled with its recorder, ready to
-// run any number of times (one run at a time).
+// Program is an instrumented module compiled, ready to run any number of
+// times (one run at a time).
 type Program struct {
 	Instrumented *Instrumented
 	mode         Mode
@@ -107,20 +102,15 @@ type Program struct {
 	flush func(mod api.Module) error
 }
 
-// Compile compiles ins with the recorder of the given mode. rc's
-// compile-time fields are used; HostModules and Modules must be unset.
+// Compile compiles ins to run in the given mode. rc's compile-time fields
+// are used; HostModules must be unset.
 func Compile(ctx context.Context, ins *Instrumented, mode Mode, rc runner.Config) (*Program, error) {
-	if rc.HostModules != nil || len(rc.Modules) > 0 {
-		return nil, errors.New("osp: Config.HostModules and Modules must be unset")
-	}
-	rec, err := recorders[mode]()
-	if err != nil {
-		return nil, fmt.Errorf("osp: recorder module: %w", err)
+	if rc.HostModules != nil {
+		return nil, errors.New("osp: Config.HostModules must be unset")
 	}
 	p := &Program{Instrumented: ins, mode: mode}
-	rc.Modules = []runner.NamedModule{{Name: RecorderModule, Wasm: rec}}
 	rc.HostModules = func(ctx context.Context, r wazero.Runtime) ([]wazero.CompiledModule, error) {
-		c, err := r.NewHostModuleBuilder(flushModule).
+		c, err := r.NewHostModuleBuilder(FlushModule).
 			NewFunctionBuilder().
 			WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, mod api.Module, _ []uint64) {
 				if p.flush == nil {
@@ -130,13 +120,14 @@ func Compile(ctx context.Context, ins *Instrumented, mode Mode, rc runner.Config
 					panic(err) // stops the program: the samples are already wrong
 				}
 			}), nil, nil).
-			Export("flush").
+			Export(FlushName).
 			Compile(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return []wazero.CompiledModule{c}, nil
 	}
+	var err error
 	if p.prog, err = runner.Compile(ctx, ins.Wasm, rc); err != nil {
 		return nil, err
 	}
@@ -146,55 +137,14 @@ func Compile(ctx context.Context, ins *Instrumented, mode Mode, rc runner.Config
 // Close releases the compiled code.
 func (p *Program) Close(ctx context.Context) error { return p.prog.Close(ctx) }
 
-// recorder is the recorder instance's state as seen from Go.
-type recorder struct {
-	mem                       []byte
-	pos, next, plimit, tlimit api.MutableGlobal
-}
-
-func openRecorder(mod api.Module) (*recorder, error) {
-	r := &recorder{}
-	m := mod.ExportedMemory("buf")
-	if m == nil {
-		return nil, errors.New("osp: the recorder exports no memory")
-	}
-	var ok bool
-	if r.mem, ok = m.Read(0, memBytes); !ok {
-		return nil, errors.New("osp: the recorder's memory is too small")
-	}
-	for _, g := range []struct {
-		name string
-		dst  *api.MutableGlobal
-	}{{"pos", &r.pos}, {"next", &r.next}, {"plimit", &r.plimit}, {"tlimit", &r.tlimit}} {
-		if *g.dst, ok = mod.ExportedGlobal(g.name).(api.MutableGlobal); !ok {
-			return nil, fmt.Errorf("osp: the recorder exports no mutable global %q", g.name)
-		}
-	}
-	return r, nil
-}
-
-// records calls f with each record in mem[from:to], in order.
-func records(mem []byte, from, to uint32, f func(fn, start uint32, p uint64) error) error {
-	for o := from; o < to; o += recordSize {
-		b := mem[o : o+recordSize]
-		if err := f(binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:]), binary.LittleEndian.Uint64(b[8:])); err != nil {
+// records calls f with each record in b, in order.
+func records(b []byte, f func(fn, start uint32, p uint64) error) error {
+	for o := 0; o+recordSize <= len(b); o += recordSize {
+		r := b[o : o+recordSize]
+		if err := f(binary.LittleEndian.Uint32(r), binary.LittleEndian.Uint32(r[4:]), binary.LittleEndian.Uint64(r[8:])); err != nil {
 			return err
 		}
 	}
-	return nil
-}
-
-// drain calls f with each record of the first records area, in order,
-// and empties it (trace mode uses that area only).
-func (r *recorder) drain(f func(fn, start uint32, p uint64) error) error {
-	pos := uint32(r.pos.Get())
-	if pos > recordBytes || pos%recordSize != 0 {
-		return fmt.Errorf("osp: recorder position %d out of range", pos)
-	}
-	if err := records(r.mem, 0, pos, f); err != nil {
-		return err
-	}
-	r.pos.Set(0)
 	return nil
 }
 
@@ -206,10 +156,10 @@ type entry struct{ skip, length uint32 }
 // Turning records into samples and offering them to the hot list takes
 // a microsecond or two per sample, several times what the sample costs
 // the program, so it runs in a goroutine of its own (run, the worker)
-// while the program goes on. The recorder fills a ring of records areas
-// and calls flush, in the program's thread, when one is full; flush only
-// counts it as handed over. The worker wakes every pollInterval and takes
-// the records of the areas handed over. Nothing wakes it: on the machines
+// while the program goes on. The recorder calls flush, in the program's
+// thread, when its records are full; flush copies them into the next of
+// a ring of Go buffers and counts it as handed over. The worker wakes
+// every pollInterval and takes the records of the buffers handed over. Nothing wakes it: on the machines
 // this was measured on, waking a goroutine from the program's thread
 // cost that thread tens of microseconds at every handover (a futex call
 // and an interrupt to the idle CPU) and the worker started a few hundred
@@ -230,12 +180,12 @@ type sampler struct {
 	hot    *HotList
 	rec    *recorder
 
-	// handed counts the records areas handed over, done those whose
-	// records were taken: areas done, ..., handed-1 (mod recordAreas) wait
-	// for the worker. areaLen holds each area's bytes of records, written
-	// before the area is handed over.
+	// handed counts the buffers of the ring handed over, done those
+	// whose records were taken: buffers done, ..., handed-1 (mod
+	// ringAreas) wait for the worker. Each is filled before it is handed
+	// over.
 	handed, done atomic.Uint64
-	areaLen      [recordAreas]uint32
+	ring         [ringAreas][]byte
 	// proc is held while records are taken; stopped (under proc) ends it.
 	proc    sync.Mutex
 	stopped bool
@@ -270,6 +220,9 @@ const (
 	// pollInterval is how often the worker looks for records. What it
 	// has not taken when the run ends, the program's thread takes then.
 	pollInterval = 500 * time.Microsecond
+	// ringAreas is the number of buffers of records the worker may be
+	// behind by before the program's thread takes them itself.
+	ringAreas = 16
 	// firstTable is the number of entries of the first table; each next
 	// table has twice as many, up to a table area's.
 	firstTable = 128
@@ -336,9 +289,7 @@ func (s *sampler) take() bool {
 	s.qmu.Unlock()
 	for d := s.done.Load(); d < handed; d++ {
 		if s.failed.Load() == nil {
-			a := int(d % recordAreas)
-			from := uint32(a * areaBytes)
-			if err := records(s.rec.mem, from, from+s.areaLen[a], s.path); err != nil {
+			if err := records(s.ring[d%ringAreas], s.path); err != nil {
 				s.failed.Store(&err)
 			}
 		}
@@ -440,11 +391,11 @@ func (s *sampler) complete() {
 	s.hot.AddSample(s.cur)
 }
 
-// flush, in the program's thread, hands the recorder's records area over
-// when it is full (or the run is over) and gives it the next one of the
-// ring, taking the records itself when that one is not free yet; when
-// the recorder's table has run out, it draws the next. final is the call
-// after the run: it takes all the records and stops the worker.
+// flush, in the program's thread, hands the recorder's records over when
+// they are full (or the run is over), taking the records of the ring
+// itself when its next buffer is not free yet; when the recorder's table
+// has run out, it draws the next. final is the call after the run: it
+// takes all the records and stops the worker.
 func (s *sampler) flush(mod api.Module, final bool) error {
 	if s.rec == nil {
 		var err error
@@ -453,55 +404,42 @@ func (s *sampler) flush(mod api.Module, final bool) error {
 		}
 	}
 	r := s.rec
-	k := s.handed.Load()
-	from := uint32(k%recordAreas) * areaBytes
-	pos, plimit := uint32(r.pos.Get()), uint32(r.plimit.Get())
-	if pos < from || pos > plimit || (pos-from)%recordSize != 0 || plimit != from+areaBytes {
-		return fmt.Errorf("osp: recorder position %d out of range (area %d)", pos, k%recordAreas)
+	recs, err := r.records()
+	if err != nil {
+		return err
 	}
-	if final || pos == plimit {
-		s.areaLen[k%recordAreas] = pos - from
-		s.handed.Store(k + 1)
-		if final || k+1-s.done.Load() >= recordAreas {
+	if final || len(recs) == recordBytes {
+		k := s.handed.Load()
+		if k-s.done.Load() >= ringAreas {
 			s.take()
 		}
+		s.ring[k%ringAreas] = append(s.ring[k%ringAreas][:0], recs...)
+		s.handed.Store(k + 1)
+		r.pos.Set(0)
 		if final {
+			s.take()
 			return s.stop()
 		}
-		from = uint32((k+1)%recordAreas) * areaBytes
-		r.pos.Set(uint64(from))
-		r.plimit.Set(uint64(from + areaBytes))
 	}
 	if e := s.failed.Load(); e != nil {
 		return *e
 	}
-	next, tlimit := uint32(r.next.Get()), uint32(r.tlimit.Get())
-	if next < tableStart || next > tlimit || (next-tableStart)%entryBytes != 0 || tlimit > tableStart+2*tableBytes {
-		return fmt.Errorf("osp: recorder table position %d out of range", next)
+	area, err := r.area()
+	if err != nil {
+		return err
 	}
-	if next < tlimit && binary.LittleEndian.Uint32(r.mem[next+4:]) != 0 {
-		return nil // only the records were full
+	if out, err := r.tableOut(area); err != nil || !out {
+		return err // nil: only the records were full
 	}
 	// The recorder has taken every entry of its table: draw the next
-	// into the other area, ending it with an empty entry if it is
-	// shorter than the area.
+	// into the other table.
 	s.table = 1 - s.table
 	entries := s.draw(s.tableSize)
 	s.tableSize = min(2*s.tableSize, tableBytes/entryBytes)
-	base := uint32(tableStart + s.table*tableBytes)
-	b := r.mem[base : base+tableBytes]
-	for i, en := range entries {
-		binary.LittleEndian.PutUint32(b[i*entryBytes:], en.skip)
-		binary.LittleEndian.PutUint32(b[i*entryBytes+4:], en.length)
-	}
-	if n := len(entries) * entryBytes; n < tableBytes {
-		binary.LittleEndian.PutUint64(b[n:], 0)
-	}
+	r.putTable(area, s.table, entries)
 	s.qmu.Lock()
 	s.drawn = append(s.drawn, entries...)
 	s.qmu.Unlock()
-	r.next.Set(uint64(base))
-	r.tlimit.Set(uint64(base + tableBytes))
 	return nil
 }
 
@@ -543,7 +481,7 @@ func (p *Program) Sample(ctx context.Context, opt Options, rc runner.Config) (*P
 		// the instances close after AfterRun: it stops here however
 		// AfterRun ends.
 		defer s.stop()
-		if err := s.flush(mods[RecorderModule], true); err != nil {
+		if err := s.flush(mods[runner.ProgramKey], true); err != nil {
 			return err
 		}
 		c, err := countdown(mods)
@@ -605,10 +543,18 @@ func (p *Program) Trace(ctx context.Context, lengths []int, rc runner.Config) (*
 }
 
 // trace runs a program compiled for tracing and hands every block entry,
-// in order and in batches, to push.
+// in order and in batches, to push. The program samples as it does when
+// sampling, but every sample is traceLength blocks long and starts on the
+// block after the last: it records every path.
 func (p *Program) trace(ctx context.Context, rc runner.Config, push func(ids []uint32)) (runner.Result, error) {
 	var rec *recorder
 	var ids []uint32
+	table := 0
+	// The program's first sample is one block long (the area's own
+	// table), every next one traceLength; a path that holds the end of
+	// one and the start of the next is recorded twice, with the next
+	// one's start.
+	left, first := 0, true
 	drain := func(mod api.Module) error {
 		if rec == nil {
 			var err error
@@ -616,23 +562,52 @@ func (p *Program) trace(ctx context.Context, rc runner.Config, push func(ids []u
 				return err
 			}
 		}
-		ids = ids[:0]
-		err := rec.drain(func(fn, _ uint32, v uint64) error {
-			bs, err := p.Instrumented.pathBlocks(fn, v)
-			ids = append(ids, bs...)
+		recs, err := rec.records()
+		if err != nil {
 			return err
+		}
+		ids = ids[:0]
+		err = records(recs, func(fn, start uint32, v uint64) error {
+			bs, err := p.Instrumented.pathBlocks(fn, v)
+			if err != nil {
+				return err
+			}
+			if start != noStart {
+				if int64(start) >= int64(len(bs)) {
+					return fmt.Errorf("osp: a sample starts at block %d of a path of %d", start, len(bs))
+				}
+				bs = bs[start:]
+				left = traceLength
+				if first {
+					left, first = 1, false
+				}
+			}
+			take := min(len(bs), left)
+			ids = append(ids, bs[:take]...)
+			left -= take
+			return nil
 		})
 		if err != nil {
 			return err
 		}
 		push(ids)
+		rec.pos.Set(0)
+		area, err := rec.area()
+		if err != nil {
+			return err
+		}
+		if out, err := rec.tableOut(area); err != nil || !out {
+			return err
+		}
+		table = 1 - table
+		rec.putTable(area, table, []entry{{1, traceLength}})
 		return nil
 	}
 	p.flush = drain
 	defer func() { p.flush = nil }()
 	after := rc.AfterRun
 	rc.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
-		if err := drain(mods[RecorderModule]); err != nil {
+		if err := drain(mods[runner.ProgramKey]); err != nil {
 			return err
 		}
 		if after != nil {

@@ -112,6 +112,14 @@ func appendMapped(segs []mapSeg, n, from, l uint32, prev *OffsetMap) []mapSeg {
 	return segs
 }
 
+// NewCode returns a function body with locals ls and expression expr
+// (ending with its end).
+func NewCode(ls []LocalDecl, expr []byte) Code {
+	b := appendLocals(nil, ls)
+	n := len(b)
+	return Code{Body: append(b, expr...), ExprOff: uint32(n), Locals: ls}
+}
+
 // SetLocals rewrites the locals declarations of the body.
 func (c *Code) SetLocals(ls []LocalDecl) error {
 	return c.Splice([]Edit{{Off: 0, Del: c.ExprOff, Ins: appendLocals(nil, ls)}})
