@@ -146,7 +146,6 @@ func Instrument(orig []byte) (*Instrumented, error) {
 // countdownEnd appends the code that Instrument runs where a path ends.
 func countdownEnd(a *wasm.Asm, r rec, e endSite) {
 	countDown(a, r.g.c, e.p)
-	a.Idx(wasm.OpLocalGet, e.p+1).I32(1).Op(wasm.OpI32LtS)
 	e.openArm(a)
 	recordInline(a, r.g, e.fn, e.p, e.p+1, e.armType(), func() { e.leave(a, 1) })
 	a.I32(int32(e.fn)).Idx(wasm.OpLocalGet, e.p).Idx(wasm.OpGlobalGet, r.g.c).Idx(wasm.OpCall, r.tick).Idx(wasm.OpGlobalSet, r.g.c)
@@ -185,8 +184,19 @@ func (e endSite) armType() int64 {
 	return -1
 }
 
-// openArm appends the if of the arm that runs when the countdown is out.
+// openArm appends the test of the countdown left in local p+1 and the
+// start of the arm that runs when it is out. Where a branch without
+// values follows (a loop's back edge, say), the test is a br_if that
+// takes that branch while the countdown is not out, and the arm is the
+// code after it, which falls into the branch: the usual way round the
+// loop is one conditional jump. Elsewhere the arm is an if.
 func (e endSite) openArm(a *wasm.Asm) {
+	a.Idx(wasm.OpLocalGet, e.p+1)
+	if e.branch >= 0 {
+		a.I32(0).Op(wasm.OpI32GtS).Idx(wasm.OpBrIf, uint32(e.branch))
+		return
+	}
+	a.I32(1).Op(wasm.OpI32LtS)
 	if bt := e.armType(); bt >= 0 {
 		a.BlockT(wasm.OpIf, uint32(bt))
 	} else {
@@ -201,7 +211,9 @@ func (e endSite) openArm(a *wasm.Asm) {
 func (e endSite) leave(a *wasm.Asm, depth uint32) {
 	switch {
 	case e.branch >= 0:
-		a.Idx(wasm.OpBr, uint32(e.branch)+1+depth)
+		if depth > 0 {
+			a.Idx(wasm.OpBr, uint32(e.branch)+depth)
+		}
 	case e.branch == instrument.Return:
 		a.Op(wasm.OpReturn)
 	case depth > 0:
@@ -209,9 +221,13 @@ func (e endSite) leave(a *wasm.Asm, depth uint32) {
 	}
 }
 
-// closeArm ends the arm with the branch or the return that follows it,
-// when there is one.
+// closeArm ends the arm: with the return that follows it, when there is
+// one, so that it does not join the code after it; where a branch
+// follows, the arm falls into it.
 func (e endSite) closeArm(a *wasm.Asm) {
+	if e.branch >= 0 {
+		return
+	}
 	e.leave(a, 0)
 	a.Op(wasm.OpEnd)
 }
