@@ -65,6 +65,9 @@ const (
 	noStart      = 0xFFFFFFFF
 	// traceLength is the length of a tracing run's samples.
 	traceLength = 1 << 30
+	// traceBatch is how many block ids a tracing run gathers before it
+	// hands them on: the exact counts take their time per batch too.
+	traceBatch = 1 << 16
 	// MaxLength is the longest sample the recorder takes.
 	MaxLength = 4096
 	// BufferBytes is the recorder's memory in the program plus the Go

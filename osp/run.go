@@ -566,7 +566,6 @@ func (p *Program) trace(ctx context.Context, rc runner.Config, push func(ids []u
 		if err != nil {
 			return err
 		}
-		ids = ids[:0]
 		err = records(recs, func(fn, start uint32, v uint64) error {
 			bs, err := p.Instrumented.pathBlocks(fn, v)
 			if err != nil {
@@ -590,7 +589,11 @@ func (p *Program) trace(ctx context.Context, rc runner.Config, push func(ids []u
 		if err != nil {
 			return err
 		}
-		push(ids)
+		// push takes its time per call too: batches of many flushes.
+		if len(ids) >= traceBatch {
+			push(ids)
+			ids = ids[:0]
+		}
 		rec.pos.Set(0)
 		area, err := rec.area()
 		if err != nil {
@@ -610,6 +613,7 @@ func (p *Program) trace(ctx context.Context, rc runner.Config, push func(ids []u
 		if err := drain(mods[runner.ProgramKey]); err != nil {
 			return err
 		}
+		push(ids)
 		if after != nil {
 			return after(ctx, mods)
 		}
