@@ -259,8 +259,8 @@ func instrumentWith(orig []byte, end endFunc, blockwise func(uint32) bool) (*Ins
 			return fmt.Errorf("the recorder cannot live in the program's memory: %w", err)
 		}
 		g := m.NumImportedGlobals + uint32(len(m.Globals))
-		r.g = globals{base: area.Base, c: g, left: g + 1, pos: g + 2, next: g + 3, plimit: g + 4, tlimit: g + 5}
-		for i, v := range []int32{1, 0, 0, tableStart, recordBytes, tableStart + tableBytes} {
+		r.g = globals{base: area.Base, c: g, pos: g + 1, next: g + 2, tlimit: g + 3}
+		for i, v := range []int32{1, 0, tableStart, tableStart + tableBytes} {
 			var init wasm.Asm
 			init.I32(v).Op(wasm.OpEnd)
 			m.Globals = append(m.Globals, wasm.Global{GlobalType: wasm.GlobalType{Type: wasm.ValI32, Mutable: true}, Init: init.B})
@@ -295,7 +295,7 @@ func instrumentWith(orig []byte, end endFunc, blockwise func(uint32) bool) (*Ins
 		}
 		m.Funcs = append(m.Funcs, tickType, area.GrowType)
 		m.Code = append(m.Code,
-			wasm.NewCode(nil, tickCode(r.g, flush)),
+			wasm.NewCode(tickLocals, tickCode(r.g, flush)),
 			wasm.NewCode(memarea.GrowLocals, area.GrowCode()),
 		)
 		m.Touch(wasm.SecFunction)

@@ -37,11 +37,17 @@ import (
 //
 // Globals (mutable i32, exported under exportPrefix + their name):
 //
-//	left    blocks still to record in the current sample; 0 when skipping
 //	pos     offset of the next record
 //	next    offset of the table entry of the current or next sample
-//	plimit  the end of the records
 //	tlimit  the end of the current table
+//
+// The countdown $c (CountdownExport) also tells whether a sample is being
+// recorded: between samples it counts the skip down, from at most 2^30,
+// and a path's end finds it above -2^24 (a path has fewer blocks); while
+// a sample is recorded, it is left - inSample, left being the blocks the
+// sample still wants, so that it stays below -2^29 and the program's own
+// count down at each path end keeps left up to date. A path end then
+// needs no store beyond the record to know that the sample goes on.
 //
 // The area starts with a table of one entry, a sample of one block with a
 // skip of 1 (the countdown starts at 1), followed by an empty entry: the
@@ -63,8 +69,12 @@ const (
 	entryBytes   = 8
 	memBytes     = tableStart + 2*tableBytes
 	noStart      = 0xFFFFFFFF
-	// traceLength is the length of a tracing run's samples.
-	traceLength = 1 << 30
+	// inSample is added to the countdown while a sample is recorded;
+	// sampling is below -2^29, skipping above.
+	inSample = 1 << 30
+	// traceLength is the length of a tracing run's samples: at most
+	// 2^29 - 2^24, so that a sample's countdown is below -2^29.
+	traceLength = 1 << 28
 	// traceBatch is how many block ids a tracing run gathers before it
 	// hands them on: the exact counts take their time per batch too.
 	traceBatch = 1 << 16
@@ -78,26 +88,31 @@ const (
 
 // globals are the recorder's globals in the program, by index.
 type globals struct {
-	base, c, left, pos, next, plimit, tlimit uint32
+	base, c, pos, next, tlimit uint32
 }
 
 // names of the exported globals, in the order of globals' fields after c.
-var globalNames = []string{"left", "pos", "next", "plimit", "tlimit"}
+var globalNames = []string{"pos", "next", "tlimit"}
 
-// tickCode returns the body of $tick (without its locals, of which it has
-// none beyond its parameters):
+// tickLocals are $tick's locals after its parameters: left.
+var tickLocals = []wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}
+
+// tickCode returns the body of $tick (without its locals, tickLocals):
 //
 //	(func $tick (param $fn i32) (param $p i64) (param $c i32) (result i32) ...)
 //
 // $c is the program's countdown after the path's blocks were counted
-// down: at most 0. The path makes n = $p >> 40 block entries, so the
-// countdown reached 0 at its block n + $c - 1. $tick records the path and
-// returns the new countdown: 0 while the sample goes on (every next path
-// end records too), else the next skip minus the blocks of the path that
-// lie beyond the sample; if that is not positive, the next sample starts
-// in the same path, which it records again with its start.
+// down. The path makes n = $p >> 40 block entries. Between samples, $c ≤
+// 0 means the skip ended on the path's block n + $c - 1: a sample starts
+// there. In a sample, $c + inSample is what the sample still wants after
+// this path: if it is not positive, the path completes the sample (else
+// the records were full). $tick records the path and returns the new
+// countdown: the sample's left blocks - inSample while it goes on, else
+// the next skip minus the blocks of the path that lie beyond the sample;
+// if that is not positive, the next sample starts in the same path, which
+// it records again with its start.
 func tickCode(g globals, flush uint32) []byte {
-	const lFn, lP, lC = 0, 1, 2
+	const lFn, lP, lC, lLeft = 0, 1, 2, 3
 	var a wasm.Asm
 	at := func(o uint32) { a.Idx(wasm.OpGlobalGet, g.base).Idx(wasm.OpGlobalGet, o).Op(wasm.OpI32Add) }
 	// record appends the record (fn, the start that start pushes, p).
@@ -110,17 +125,13 @@ func tickCode(g globals, flush uint32) []byte {
 		at(g.pos)
 		a.Idx(wasm.OpLocalGet, lP).Mem(wasm.OpI64Store, 3, 8)
 		a.Idx(wasm.OpGlobalGet, g.pos).I32(recordSize).Op(wasm.OpI32Add).Idx(wasm.OpGlobalSet, g.pos)
-		// if pos == plimit: flush
-		a.Idx(wasm.OpGlobalGet, g.pos).Idx(wasm.OpGlobalGet, g.plimit).Op(wasm.OpI32Eq)
+		// if pos == the end of the records: flush
+		a.Idx(wasm.OpGlobalGet, g.pos).I32(recordBytes).Op(wasm.OpI32Eq)
 		a.Block(wasm.OpIf).Idx(wasm.OpCall, flush).Op(wasm.OpEnd)
-	}
-	// n pushes the path's block entries.
-	n := func() {
-		a.Idx(wasm.OpLocalGet, lP).I64(40).Op(wasm.OpI64ShrU).Op(wasm.OpI32Wrap)
 	}
 	// startAt pushes n + c - 1, the block where the sample starts.
 	startAt := func() {
-		n()
+		a.Idx(wasm.OpLocalGet, lP).I64(40).Op(wasm.OpI64ShrU).Op(wasm.OpI32Wrap)
 		a.Idx(wasm.OpLocalGet, lC).Op(wasm.OpI32Add).I32(1).Op(wasm.OpI32Sub)
 	}
 	// beginSample sets left to the sample's length minus the 1 - c blocks
@@ -128,23 +139,21 @@ func tickCode(g globals, flush uint32) []byte {
 	beginSample := func() {
 		at(g.next)
 		a.Mem(wasm.OpI32Load, 2, 4)
-		a.I32(1).Idx(wasm.OpLocalGet, lC).Op(wasm.OpI32Sub).Op(wasm.OpI32Sub).Idx(wasm.OpGlobalSet, g.left)
+		a.I32(1).Idx(wasm.OpLocalGet, lC).Op(wasm.OpI32Sub).Op(wasm.OpI32Sub).Idx(wasm.OpLocalSet, lLeft)
 		record(startAt)
 	}
-	// if left == 0 { a sample starts in this path } else { left -= n; record }
-	a.Idx(wasm.OpGlobalGet, g.left).Op(wasm.OpI32Eqz)
+	// if c > -2^29 { a sample starts in this path } else { left = c + inSample; record }
+	a.Idx(wasm.OpLocalGet, lC).I32(-1 << 29).Op(wasm.OpI32GtS)
 	a.Block(wasm.OpIf)
 	beginSample()
 	a.Op(wasm.OpElse)
-	a.Idx(wasm.OpGlobalGet, g.left)
-	n()
-	a.Op(wasm.OpI32Sub).Idx(wasm.OpGlobalSet, g.left)
+	a.Idx(wasm.OpLocalGet, lC).I32(inSample).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, lLeft)
 	record(func() { a.I32(-1) })
 	a.Op(wasm.OpEnd)
 	a.Block(wasm.OpLoop)
-	// if left > 0: return 0   (every next path records)
-	a.Idx(wasm.OpGlobalGet, g.left).I32(0).Op(wasm.OpI32GtS)
-	a.Block(wasm.OpIf).I32(0).Op(wasm.OpReturn).Op(wasm.OpEnd)
+	// if left > 0: return left - inSample   (the sample goes on)
+	a.Idx(wasm.OpLocalGet, lLeft).I32(0).Op(wasm.OpI32GtS)
+	a.Block(wasm.OpIf).Idx(wasm.OpLocalGet, lLeft).I32(inSample).Op(wasm.OpI32Sub).Op(wasm.OpReturn).Op(wasm.OpEnd)
 	// The sample is done, -left blocks into the path's rest: next += 8;
 	// if next == tlimit or its entry is empty: flush (Go gives it the
 	// other table).
@@ -157,10 +166,10 @@ func tickCode(g globals, flush uint32) []byte {
 	a.Op(wasm.OpEnd)
 	// c = table[next].skip + left: the countdown after this path's rest
 	at(g.next)
-	a.Mem(wasm.OpI32Load, 2, 0).Idx(wasm.OpGlobalGet, g.left).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, lC)
-	// if c > 0: left = 0; return c
+	a.Mem(wasm.OpI32Load, 2, 0).Idx(wasm.OpLocalGet, lLeft).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, lC)
+	// if c > 0: return c
 	a.Idx(wasm.OpLocalGet, lC).I32(0).Op(wasm.OpI32GtS)
-	a.Block(wasm.OpIf).I32(0).Idx(wasm.OpGlobalSet, g.left).Idx(wasm.OpLocalGet, lC).Op(wasm.OpReturn).Op(wasm.OpEnd)
+	a.Block(wasm.OpIf).Idx(wasm.OpLocalGet, lC).Op(wasm.OpReturn).Op(wasm.OpEnd)
 	// The next sample starts in the same path.
 	beginSample()
 	a.Idx(wasm.OpBr, 0)
@@ -172,37 +181,36 @@ func tickCode(g globals, flush uint32) []byte {
 
 // recordInline appends, inside the arm that runs where a path of
 // function fn ends with the countdown out, what $tick does when the path
-// neither starts nor ends a sample and the records have room for more
-// than this one: left -= n, the record, and the countdown at 0. It then
-// branches out to label out (counted from inside the block it opens);
-// every other case reaches the code after it, which calls $tick. p is
-// the i64 local with the packed path value, s a scratch i32 local; bt is
-// the block type of the arm (it passes the function's results along
-// before a return).
-func recordInline(a *wasm.Asm, g globals, fn, p, s uint32, bt int64, out func()) {
+// continues a sample without completing it and the records have room for
+// more than this one: the record. It then branches out with out (from
+// inside the block it opens); every other case reaches the code after
+// it, which calls $tick. p is the i64 local with the packed path value, t
+// the i32 local with the countdown after the path (a scratch after the
+// test); bt is the block type of the arm (it passes the function's
+// results along before a return).
+func recordInline(a *wasm.Asm, g globals, fn, p, t uint32, bt int64, out func()) {
 	if bt >= 0 {
 		a.BlockT(wasm.OpBlock, uint32(bt))
 	} else {
 		a.Block(wasm.OpBlock)
 	}
-	a.Idx(wasm.OpGlobalGet, g.left).Idx(wasm.OpLocalGet, p).I64(40).Op(wasm.OpI64ShrU).Op(wasm.OpI32Wrap).Op(wasm.OpI32Sub)
-	a.Idx(wasm.OpLocalTee, s).I32(1).Op(wasm.OpI32LtS).Idx(wasm.OpBrIf, 0)
-	a.Idx(wasm.OpGlobalGet, g.pos).I32(recordSize).Op(wasm.OpI32Add).Idx(wasm.OpGlobalGet, g.plimit).Op(wasm.OpI32Eq).Idx(wasm.OpBrIf, 0)
-	a.Idx(wasm.OpLocalGet, s).Idx(wasm.OpGlobalSet, g.left)
-	a.Idx(wasm.OpGlobalGet, g.base).Idx(wasm.OpGlobalGet, g.pos).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, s)
+	// In a sample that goes on: 1 - inSample ≤ t < -2^29, one unsigned
+	// comparison.
+	a.Idx(wasm.OpLocalGet, t).I32(inSample-1).Op(wasm.OpI32Add).I32(1<<29-1).Op(wasm.OpI32GeU).Idx(wasm.OpBrIf, 0)
+	a.Idx(wasm.OpGlobalGet, g.pos).Idx(wasm.OpLocalTee, t).I32(recordBytes-recordSize).Op(wasm.OpI32Eq).Idx(wasm.OpBrIf, 0)
+	a.Idx(wasm.OpGlobalGet, g.base).Idx(wasm.OpLocalGet, t).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, t)
 	a.I64(int64(uint64(noStart)<<32|uint64(fn))).Mem(wasm.OpI64Store, 3, 0)
-	a.Idx(wasm.OpLocalGet, s).Idx(wasm.OpLocalGet, p).Mem(wasm.OpI64Store, 3, 8)
+	a.Idx(wasm.OpLocalGet, t).Idx(wasm.OpLocalGet, p).Mem(wasm.OpI64Store, 3, 8)
 	a.Idx(wasm.OpGlobalGet, g.pos).I32(recordSize).Op(wasm.OpI32Add).Idx(wasm.OpGlobalSet, g.pos)
-	a.I32(0).Idx(wasm.OpGlobalSet, g.c)
 	out()
 	a.Op(wasm.OpEnd)
 }
 
 // recorder is the recorder's state in the program, as seen from Go.
 type recorder struct {
-	mem                             api.Memory
-	base                            api.Global
-	left, pos, next, plimit, tlimit api.MutableGlobal
+	mem               api.Memory
+	base              api.Global
+	pos, next, tlimit api.MutableGlobal
 }
 
 func openRecorder(mod api.Module) (*recorder, error) {
@@ -216,7 +224,7 @@ func openRecorder(mod api.Module) (*recorder, error) {
 	if r.base = mod.ExportedGlobal(exportPrefix + "area"); r.base == nil {
 		return nil, fmt.Errorf("osp: the program exports no global %q", exportPrefix+"area")
 	}
-	for i, dst := range []*api.MutableGlobal{&r.left, &r.pos, &r.next, &r.plimit, &r.tlimit} {
+	for i, dst := range []*api.MutableGlobal{&r.pos, &r.next, &r.tlimit} {
 		var ok bool
 		if *dst, ok = mod.ExportedGlobal(exportPrefix + globalNames[i]).(api.MutableGlobal); !ok {
 			return nil, fmt.Errorf("osp: the program exports no mutable global %q", exportPrefix+globalNames[i])
@@ -242,8 +250,8 @@ func (r *recorder) records() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	pos, plimit := uint32(r.pos.Get()), uint32(r.plimit.Get())
-	if plimit != recordBytes || pos > plimit || pos%recordSize != 0 {
+	pos := uint32(r.pos.Get())
+	if pos > recordBytes || pos%recordSize != 0 {
 		return nil, fmt.Errorf("osp: recorder position %d out of range", pos)
 	}
 	return area[:pos], nil
