@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,6 +63,32 @@ func (l *Locator) At(b BlockRef) string {
 	return fmt.Sprintf("0x%x", b.Offset)
 }
 
+// FewSamples is the number of samples below which the report warns that
+// the estimates are rough: the evaluation's programs with fewer (grid,
+// 169; records, 6) find their top 10 at one length of six or none.
+const FewSamples = 1000
+
+// fewSamples returns the warning for a profile of few samples, with the
+// mean skip that would have taken about 2·FewSamples in the same run, or
+// "".
+func fewSamples(prof *Profile) string {
+	s, r := &prof.Sampling, &prof.Run
+	if s.Samples >= FewSamples || r.BlockEntries == 0 {
+		return ""
+	}
+	msg := fmt.Sprintf("only %d samples: the estimates are rough, and subpaths below a length's floor are mostly missing", s.Samples)
+	if len(s.Lengths) > 0 {
+		skip := math.Floor(float64(r.BlockEntries)/(2*FewSamples) - float64(slices.Max(s.Lengths)))
+		switch longest := slices.Max(s.Lengths); {
+		case skip >= 1 && skip < s.MeanSkip:
+			msg += fmt.Sprintf("; --skip %d would take about %d in this run", int64(skip), 2*FewSamples)
+		case skip < 1 && s.MeanSkip > 1:
+			msg += fmt.Sprintf("; --skip 1 would take about %d in this run", r.BlockEntries/uint64(1+longest))
+		}
+	}
+	return msg
+}
+
 // WriteReport writes the run's facts and, per sample length, the top
 // subpaths of prof by estimate, each with its blocks named by l (which
 // may be nil: then by file offset).
@@ -80,6 +107,9 @@ func WriteReport(w io.Writer, prof *Profile, l *Locator, top int) error {
 		m.Pairs, m.HotListBytes, m.Bound, m.BufferBytes)
 	if l != nil && l.Warning != "" {
 		fmt.Fprintf(&b, "warning: %s\n", l.Warning)
+	}
+	if w := fewSamples(prof); w != "" {
+		fmt.Fprintf(&b, "warning: %s\n", w)
 	}
 	for _, lf := range s.ByLength {
 		var subs []Subpath

@@ -29,3 +29,21 @@ func TestBlockLine(t *testing.T) {
 		t.Errorf("joinToks: %q", got)
 	}
 }
+
+func TestFewSamplesWarning(t *testing.T) {
+	prof := func(samples, blocks uint64) *Profile {
+		return &Profile{Run: RunFacts{BlockEntries: blocks}, Sampling: Sampling{Samples: samples, MeanSkip: 6000, Lengths: DefaultLengths}}
+	}
+	for _, c := range []struct {
+		p    *Profile
+		want string
+	}{
+		{prof(12511, 76537628), ""},
+		{prof(169, 987427), "only 169 samples: the estimates are rough, and subpaths below a length's floor are mostly missing; --skip 429 would take about 2000 in this run"},
+		{prof(6, 20762), "only 6 samples: the estimates are rough, and subpaths below a length's floor are mostly missing; --skip 1 would take about 319 in this run"},
+	} {
+		if got := fewSamples(c.p); got != c.want {
+			t.Errorf("%d samples in %d block entries: %q, want %q", c.p.Sampling.Samples, c.p.Run.BlockEntries, got, c.want)
+		}
+	}
+}
