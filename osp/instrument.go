@@ -121,7 +121,7 @@ const idMask = 1<<instrument.IDBits - 1
 //	global.get $c  (n = p >> 40)  i32.sub  local.tee $t  global.set $c
 //	local.get $t  i32.const 1  i32.lt_s
 //	if
-//	  (the path continues a sample: record it inline, $c = 0, branch out)
+//	  (at a back edge: the path continues a sample: record it, branch out)
 //	  i32.const FUNC  local.get $p  global.get $c  call $tick  global.set $c
 //	end
 //
@@ -147,7 +147,13 @@ func Instrument(orig []byte) (*Instrumented, error) {
 func countdownEnd(a *wasm.Asm, r rec, e endSite) {
 	countDown(a, r.g.c, e.p)
 	e.openArm(a)
-	recordInline(a, r.g, e.fn, e.p, e.p+1, e.armType(), func() { e.leave(a, 1) })
+	if e.branch >= 0 {
+		// A loop's back edge, say: the path is recorded here. Elsewhere
+		// (before calls, returns and joins) $tick records it, and the
+		// arm stays small.
+		word := int64(uint64(noStart)<<32 | uint64(e.fn))
+		recordFast(a, r.g, func() { a.I64(word) }, e.p+1, e.p+1, e.p, -1, func() { e.leave(a, 1) })
+	}
 	a.I32(int32(e.fn)).Idx(wasm.OpLocalGet, e.p).Idx(wasm.OpGlobalGet, r.g.c).Idx(wasm.OpCall, r.tick).Idx(wasm.OpGlobalSet, r.g.c)
 	e.closeArm(a)
 }

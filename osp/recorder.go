@@ -12,14 +12,16 @@ import (
 
 // The recorder is part of the program. Where a path ends and the
 // countdown is out, the program records the path into an area of its own
-// memory that it cannot see (package memarea): inline, when the path
-// continues a sample, or else through a call of $tick, a function added
-// to the module, which starts and ends samples. A call from wasm into Go
-// costs about as much as a hundred block entries (the tracer measured
-// 70–130× slowdowns with one per block), and even a call into another
-// wasm module costs the program tens of nanoseconds, several times the
-// inline record. The program calls Go (FlushModule.flush) only when its
-// records area is full or its table of skips runs out.
+// memory that it cannot see (package memarea): inline, where a loop's back
+// edge (or another branch without values) ends a path that continues a
+// sample, or else through a call of $tick, a function added to the
+// module, which does the same first and otherwise starts and ends
+// samples. A call from wasm into Go costs about as much as a hundred
+// block entries (the tracer measured 70–130× slowdowns with one per
+// block), and even a call into another wasm module cost the program tens
+// of nanoseconds, several times the inline record. The program calls Go
+// (FlushModule.flush) only when its records area is full or its table of
+// skips runs out.
 //
 // Area layout (memBytes, all addresses relative to the area's start,
 // which moves when the program grows its memory):
@@ -142,6 +144,11 @@ func tickCode(g globals, flush uint32) []byte {
 		a.I32(1).Idx(wasm.OpLocalGet, lC).Op(wasm.OpI32Sub).Op(wasm.OpI32Sub).Idx(wasm.OpLocalSet, lLeft)
 		record(startAt)
 	}
+	// A path that continues a sample without completing it, with room
+	// for its record (where the path end did not record it inline):
+	// record it, the countdown stays.
+	recordFast(&a, g, func() { a.Idx(wasm.OpLocalGet, lFn).Op(wasm.OpI64ExtU).I64(-1 << 32).Op(wasm.OpI64Or) },
+		lC, lLeft, lP, -1, func() { a.Idx(wasm.OpLocalGet, lC).Op(wasm.OpReturn) })
 	// if c > -2^29 { a sample starts in this path } else { left = c + inSample; record }
 	a.Idx(wasm.OpLocalGet, lC).I32(-1 << 29).Op(wasm.OpI32GtS)
 	a.Block(wasm.OpIf)
@@ -179,28 +186,29 @@ func tickCode(g globals, flush uint32) []byte {
 	return a.B
 }
 
-// recordInline appends, inside the arm that runs where a path of
-// function fn ends with the countdown out, what $tick does when the path
-// continues a sample without completing it and the records have room for
-// more than this one: the record. It then branches out with out (from
-// inside the block it opens); every other case reaches the code after
-// it, which calls $tick. p is the i64 local with the packed path value, t
-// the i32 local with the countdown after the path (a scratch after the
-// test); bt is the block type of the arm (it passes the function's
-// results along before a return).
-func recordInline(a *wasm.Asm, g globals, fn, p, t uint32, bt int64, out func()) {
+// recordFast appends what $tick does when a path continues a sample
+// without completing it and the records have room for more than this
+// one: the record (word pushes its first eight bytes: the function, and
+// noStart above it). It then leaves with out (from inside the block it
+// opens); every other case reaches the code after the block. c is the i32
+// local with the countdown after the path, s a scratch i32 local (it may
+// be c when c is not needed after the block), p the i64 local with the
+// packed path value; bt is the block's type (an arm before a return
+// passes the function's results along), or -1.
+func recordFast(a *wasm.Asm, g globals, word func(), c, s, p uint32, bt int64, out func()) {
 	if bt >= 0 {
 		a.BlockT(wasm.OpBlock, uint32(bt))
 	} else {
 		a.Block(wasm.OpBlock)
 	}
-	// In a sample that goes on: 1 - inSample ≤ t < -2^29, one unsigned
+	// In a sample that goes on: 1 - inSample ≤ c < -2^29, one unsigned
 	// comparison.
-	a.Idx(wasm.OpLocalGet, t).I32(inSample-1).Op(wasm.OpI32Add).I32(1<<29-1).Op(wasm.OpI32GeU).Idx(wasm.OpBrIf, 0)
-	a.Idx(wasm.OpGlobalGet, g.pos).Idx(wasm.OpLocalTee, t).I32(recordBytes-recordSize).Op(wasm.OpI32Eq).Idx(wasm.OpBrIf, 0)
-	a.Idx(wasm.OpGlobalGet, g.base).Idx(wasm.OpLocalGet, t).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, t)
-	a.I64(int64(uint64(noStart)<<32|uint64(fn))).Mem(wasm.OpI64Store, 3, 0)
-	a.Idx(wasm.OpLocalGet, t).Idx(wasm.OpLocalGet, p).Mem(wasm.OpI64Store, 3, 8)
+	a.Idx(wasm.OpLocalGet, c).I32(inSample-1).Op(wasm.OpI32Add).I32(1<<29-1).Op(wasm.OpI32GeU).Idx(wasm.OpBrIf, 0)
+	a.Idx(wasm.OpGlobalGet, g.pos).Idx(wasm.OpLocalTee, s).I32(recordBytes-recordSize).Op(wasm.OpI32Eq).Idx(wasm.OpBrIf, 0)
+	a.Idx(wasm.OpGlobalGet, g.base).Idx(wasm.OpLocalGet, s).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, s)
+	word()
+	a.Mem(wasm.OpI64Store, 3, 0)
+	a.Idx(wasm.OpLocalGet, s).Idx(wasm.OpLocalGet, p).Mem(wasm.OpI64Store, 3, 8)
 	a.Idx(wasm.OpGlobalGet, g.pos).I32(recordSize).Op(wasm.OpI32Add).Idx(wasm.OpGlobalSet, g.pos)
 	out()
 	a.Op(wasm.OpEnd)
