@@ -152,7 +152,7 @@ func countdownEnd(a *wasm.Asm, r rec, e endSite) {
 		// (before calls, returns and joins) $tick records it, and the
 		// arm stays small.
 		word := int64(uint64(noStart)<<32 | uint64(e.fn))
-		recordFast(a, r.g, func() { a.I64(word) }, e.p+1, e.p+1, e.p, -1, func() { e.leave(a, 1) })
+		recordFast(a, r.g, func() { a.I64(word) }, e.p+1, e.p+1, e.p, func() { e.leave(a, 1) })
 	}
 	a.I32(int32(e.fn)).Idx(wasm.OpLocalGet, e.p).Idx(wasm.OpGlobalGet, r.g.c).Idx(wasm.OpCall, r.tick).Idx(wasm.OpGlobalSet, r.g.c)
 	e.closeArm(a)

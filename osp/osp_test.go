@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tetratelabs/wazero/api"
 
@@ -311,6 +312,43 @@ func TestTrap(t *testing.T) {
 		t.Errorf("the hottest subpath is %+v", top.Blocks)
 	}
 	checkProfile(t, prof)
+}
+
+// TestInterrupted checks that runs stopped at arbitrary points, inside
+// the recorder among them, still count their block entries: with samples
+// of two blocks after skips of one, a loop of one block calls $tick at
+// every other path end, and a stop there (at its loop) once counted the
+// next skip as 2^30 entries.
+func TestInterrupted(t *testing.T) {
+	mod := trapModule(1 << 30)
+	p, err := Compile(context.Background(), mustInstrument(t, mod), ModeSample, runner.Config{Interruptible: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	for i := range 40 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(2+i%20)*time.Millisecond)
+		prof, _, err := p.Sample(ctx, Options{MeanSkip: 1, Lengths: []int{2}}, runner.Config{})
+		cancel()
+		if err == nil || prof == nil || prof.Run.Complete {
+			t.Fatalf("run %d: error %v, profile %v", i, err, prof != nil)
+		}
+		// Every block entry is recorded but for a path cut short, or
+		// the rest of a path beyond a sample (a block here).
+		if b, rec := prof.Run.BlockEntries, prof.Sampling.SampledBlocks; b < rec || b > rec+2 {
+			t.Fatalf("run %d: %d block entries, %d of them recorded", i, b, rec)
+		}
+	}
+}
+
+// mustInstrument instruments mod or fails the test.
+func mustInstrument(t *testing.T, mod []byte) *Instrumented {
+	t.Helper()
+	ins, err := Instrument(mod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ins
 }
 
 // TestSkips checks the skip distribution: geometric with the mean asked for.

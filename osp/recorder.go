@@ -148,7 +148,7 @@ func tickCode(g globals, flush uint32) []byte {
 	// for its record (where the path end did not record it inline):
 	// record it, the countdown stays.
 	recordFast(&a, g, func() { a.Idx(wasm.OpLocalGet, lFn).Op(wasm.OpI64ExtU).I64(-1 << 32).Op(wasm.OpI64Or) },
-		lC, lLeft, lP, -1, func() { a.Idx(wasm.OpLocalGet, lC).Op(wasm.OpReturn) })
+		lC, lLeft, lP, func() { a.Idx(wasm.OpLocalGet, lC).Op(wasm.OpReturn) })
 	// if c > -2^29 { a sample starts in this path } else { left = c + inSample; record }
 	a.Idx(wasm.OpLocalGet, lC).I32(-1 << 29).Op(wasm.OpI32GtS)
 	a.Block(wasm.OpIf)
@@ -193,14 +193,9 @@ func tickCode(g globals, flush uint32) []byte {
 // opens); every other case reaches the code after the block. c is the i32
 // local with the countdown after the path, s a scratch i32 local (it may
 // be c when c is not needed after the block), p the i64 local with the
-// packed path value; bt is the block's type (an arm before a return
-// passes the function's results along), or -1.
-func recordFast(a *wasm.Asm, g globals, word func(), c, s, p uint32, bt int64, out func()) {
-	if bt >= 0 {
-		a.BlockT(wasm.OpBlock, uint32(bt))
-	} else {
-		a.Block(wasm.OpBlock)
-	}
+// packed path value.
+func recordFast(a *wasm.Asm, g globals, word func(), c, s, p uint32, out func()) {
+	a.Block(wasm.OpBlock)
 	// In a sample that goes on: 1 - inSample ≤ c < -2^29, one unsigned
 	// comparison.
 	a.Idx(wasm.OpLocalGet, c).I32(inSample-1).Op(wasm.OpI32Add).I32(1<<29-1).Op(wasm.OpI32GeU).Idx(wasm.OpBrIf, 0)

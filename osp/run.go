@@ -205,6 +205,10 @@ type sampler struct {
 	windows []uint64 // subpaths offered to the hot list, per length index
 	records uint64   // block entries recorded
 	skipped uint64   // Σ (skip-1) over the skips that ended in a sample
+	// beyond is the number of blocks of the last path taken that lie
+	// beyond the sample it completed (0 when it completed none): the next
+	// skip's first.
+	beyond uint64
 	warm    bool     // the recorder's first entry, a sample of the run's first block, is still to come
 	// queue holds the entries drawn that no sample has taken yet, in the
 	// order the recorder takes them.
@@ -364,8 +368,10 @@ func (s *sampler) path(fn, start uint32, p uint64) error {
 	take := min(len(bs), s.curLen-len(s.cur))
 	s.cur = append(s.cur, bs[:take]...)
 	s.records += uint64(take)
+	s.beyond = 0
 	if len(s.cur) == s.curLen {
 		s.inSample = false
+		s.beyond = uint64(len(bs) - take)
 		s.complete()
 	}
 	return nil
@@ -489,16 +495,23 @@ func (p *Program) Sample(ctx context.Context, opt Options, rc runner.Config) (*P
 			return err
 		}
 		blocks = s.records + s.skipped
-		if !s.inSample {
+		switch left := int64(int32(c)); {
+		case s.inSample:
+		case left <= 0:
+			// Outside a sample the program leaves the countdown out
+			// only inside $tick, which records the path first: the
+			// run stopped there (at the loop, interrupted, or in a
+			// flush that failed) after the path that completed the
+			// last sample. Its blocks beyond that sample are the next
+			// skip's. (The countdown may still hold the sample's
+			// encoding, below -2^29.)
+			blocks += s.beyond
+		default:
 			// The skip the program is in: skip-c of its entries went by.
 			if len(s.queue) == 0 {
 				return errors.New("osp: the run ended with no skip to count")
 			}
-			// A countdown at or below 0 outside a sample means the
-			// run ended (trapped) in the call of tick that the last
-			// path's blocks had asked for: they still count.
 			skip := int64(s.queue[0].skip)
-			left := int64(int32(c))
 			if left > skip {
 				return fmt.Errorf("osp: the program's countdown is %d in a skip of %d", left, skip)
 			}
