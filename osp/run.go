@@ -209,7 +209,7 @@ type sampler struct {
 	// beyond the sample it completed (0 when it completed none): the next
 	// skip's first.
 	beyond uint64
-	warm    bool     // the recorder's first entry, a sample of the run's first block, is still to come
+	warm   bool // the recorder's first entry, a sample of the run's first block, is still to come
 	// queue holds the entries drawn that no sample has taken yet, in the
 	// order the recorder takes them.
 	queue []entry
