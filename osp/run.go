@@ -239,7 +239,7 @@ func newSampler(opt Options, ins *Instrumented) (*sampler, error) {
 		rng:       rand.New(rand.NewPCG(opt.Seed, 0x736b69706c656e73)),
 		windows:   make([]uint64, len(opt.Lengths)),
 		warm:      true,
-		queue:     []entry{{1, 1}}, // the recorder module's own entry
+		queue:     []entry{{1, 1}}, // the area's own first entry
 		table:     0,               // which holds that entry
 		tableSize: firstTable,
 	}
