@@ -5,8 +5,9 @@
 // of every subpath of the same deterministic run.
 //
 // Instrument puts a countdown of block entries into the program: when it
-// runs out, a small wasm recorder records the next 2^n blocks (n the
-// longest length asked for), and Go hands subpaths of every length from
+// runs out, a recorder added to the program records the next 2^n blocks
+// (n the longest length asked for) into an area of the program's memory
+// that the program cannot see, and Go hands subpaths of every length from
 // each sample to a HotList, concise samples (Gibbons and Matias) of the
 // subpaths of each length whose estimates scale back to frequencies. Skips
 // are geometric, so every block entry is equally likely to start a sample.

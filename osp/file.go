@@ -94,8 +94,9 @@ type Memory struct {
 	Bound int `json:"bound"`
 	// HotListBytes is the concise sample's memory (HotList.Bytes).
 	HotListBytes int `json:"hot_list_bytes"`
-	// BufferBytes is the recorder's memory (its records areas and
-	// tables), whatever the bound.
+	// BufferBytes is the recorder's memory (its area in the program's
+	// memory and the Go buffers the records are copied into), whatever
+	// the bound.
 	BufferBytes int `json:"buffer_bytes"`
 	// Pairs is the number of distinct subpaths in the hot list.
 	Pairs int `json:"pairs"`
