@@ -192,10 +192,10 @@ func (l *Layout) Module() ([]byte, error) {
 		{Flags: 0, Offset: constI32(int32(l.HashOff)), Init: l.hashHeader()},
 	}
 	m.Code = []wasm.Code{
-		body([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, countDenseCode(l.DenseEnd/8, false)),
-		body([]wasm.LocalDecl{{Count: countHashLocals, Type: wasm.ValI32}}, countCode(uint32(len(l.Funcs)), l.HashOff, zeroBase, growFn)),
-		body([]wasm.LocalDecl{{Count: growLocals, Type: wasm.ValI32}}, growCode(l.HashOff, zeroBase)),
-		body([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, countDenseCode(l.DenseEnd/8, true)),
+		wasm.NewCode([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, countDenseCode(l.DenseEnd/8, false)),
+		wasm.NewCode([]wasm.LocalDecl{{Count: countHashLocals, Type: wasm.ValI32}}, countCode(uint32(len(l.Funcs)), l.HashOff, zeroBase, growFn)),
+		wasm.NewCode([]wasm.LocalDecl{{Count: growLocals, Type: wasm.ValI32}}, growCode(l.HashOff, zeroBase)),
+		wasm.NewCode([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, countDenseCode(l.DenseEnd/8, true)),
 	}
 	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecMemory, wasm.SecExport, wasm.SecCode, wasm.SecData} {
 		m.Touch(id)
@@ -208,8 +208,6 @@ func constI32(v int32) []byte {
 	a.I32(v).Op(wasm.OpEnd)
 	return a.B
 }
-
-func body(locals []wasm.LocalDecl, code []byte) wasm.Code { return wasm.NewCode(locals, code) }
 
 // countDenseCode: count(slot i64), or with byN count_n(slot i64, n i64);
 // the local after the parameters holds the slot's address.

@@ -84,9 +84,9 @@ func (e *Embedding) Finish(m *wasm.Module) error {
 	b := func(a *wasm.Asm) { a.Idx(wasm.OpGlobalGet, e.Base) }
 	m.Funcs = append(m.Funcs, e.types[0], e.types[1], e.area.GrowType)
 	m.Code = append(m.Code,
-		body([]wasm.LocalDecl{{Count: countHashLocals, Type: wasm.ValI32}}, countCode(uint32(len(l.Funcs)), l.HashOff, b, e.hashGrow)),
-		body([]wasm.LocalDecl{{Count: growLocals, Type: wasm.ValI32}}, growCode(l.HashOff, b)),
-		body(memarea.GrowLocals, e.area.GrowCode()),
+		wasm.NewCode([]wasm.LocalDecl{{Count: countHashLocals, Type: wasm.ValI32}}, countCode(uint32(len(l.Funcs)), l.HashOff, b, e.hashGrow)),
+		wasm.NewCode([]wasm.LocalDecl{{Count: growLocals, Type: wasm.ValI32}}, growCode(l.HashOff, b)),
+		wasm.NewCode(memarea.GrowLocals, e.area.GrowCode()),
 	)
 	m.Touch(wasm.SecFunction)
 	m.Touch(wasm.SecCode)

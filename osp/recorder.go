@@ -236,6 +236,22 @@ func openRecorder(mod api.Module) (*recorder, error) {
 	return r, nil
 }
 
+// flushed returns, at a call of flush from the program mod, the
+// recorder's area and its records (see area and records), opening *r on
+// the first call.
+func flushed(r **recorder, mod api.Module) (area, recs []byte, err error) {
+	if *r == nil {
+		if *r, err = openRecorder(mod); err != nil {
+			return nil, nil, err
+		}
+	}
+	if area, err = (*r).area(); err != nil {
+		return nil, nil, err
+	}
+	recs, err = (*r).records(area)
+	return area, recs, err
+}
+
 // area returns the recorder's area as the program's memory holds it now;
 // it is valid until the program next runs (which may grow its memory).
 func (r *recorder) area() ([]byte, error) {
@@ -246,13 +262,9 @@ func (r *recorder) area() ([]byte, error) {
 	return b, nil
 }
 
-// records returns the recorder's records, which the caller must copy or
-// use before the program runs again, and checks its position.
-func (r *recorder) records() ([]byte, error) {
-	area, err := r.area()
-	if err != nil {
-		return nil, err
-	}
+// records returns the records in area, which the caller must copy or
+// use before the program runs again, and checks the position.
+func (r *recorder) records(area []byte) ([]byte, error) {
 	pos := uint32(r.pos.Get())
 	if pos > recordBytes || pos%recordSize != 0 {
 		return nil, fmt.Errorf("osp: recorder position %d out of range", pos)
@@ -270,11 +282,14 @@ func (r *recorder) tableOut(area []byte) (bool, error) {
 	return next == tlimit || area[next+4] == 0 && area[next+5] == 0 && area[next+6] == 0 && area[next+7] == 0, nil
 }
 
-// putTable writes entries into table t (0 or 1) of area, ending them with
-// an empty entry when they are fewer than a table holds, and points the
-// program at it.
-func (r *recorder) putTable(area []byte, t int, entries []entry) {
-	base := tableStart + t*tableBytes
+// putTable writes entries into the table of area that the program does
+// not read, ending them with an empty entry when they are fewer than a
+// table holds, and points the program at it.
+func (r *recorder) putTable(area []byte, entries []entry) {
+	base := tableStart
+	if uint32(r.tlimit.Get()) == tableStart+tableBytes {
+		base += tableBytes
+	}
 	b := area[base : base+tableBytes]
 	for i, en := range entries {
 		binary.LittleEndian.PutUint32(b[i*entryBytes:], en.skip)

@@ -159,14 +159,15 @@ type entry struct{ skip, length uint32 }
 // while the program goes on. The recorder calls flush, in the program's
 // thread, when its records are full; flush copies them into the next of
 // a ring of Go buffers and counts it as handed over. The worker wakes
-// every pollInterval and takes the records of the buffers handed over. Nothing wakes it: on the machines
-// this was measured on, waking a goroutine from the program's thread
-// cost that thread tens of microseconds at every handover (a futex call
-// and an interrupt to the idle CPU) and the worker started a few hundred
-// microseconds later, so the program waited for it at the end of a run
-// and whenever the ring was full. Now, when the ring is full, or the run
-// is over, the program's thread takes the records itself. Records are
-// taken in order, by one thread at a time (proc).
+// every pollInterval and takes the records of the buffers handed over.
+// Nothing wakes it: on the machines this was measured on, waking a
+// goroutine from the program's thread cost that thread tens of
+// microseconds at every handover (a futex call and an interrupt to the
+// idle CPU) and the worker started a few hundred microseconds later, so
+// the program waited for it at the end of a run and whenever the ring was
+// full. Now, when the ring is full, or the run is over, the program's
+// thread takes the records itself. Records are taken in order, by one
+// thread at a time (proc).
 //
 // The skips and lengths (tables) are drawn in the program's thread when
 // the recorder asks for them, a few nanoseconds an entry; the first
@@ -191,9 +192,8 @@ type sampler struct {
 	stopped bool
 	failed  atomic.Pointer[error]
 
-	// The program's thread's state: the table area the recorder reads
-	// and the number of entries of the next table.
-	table     int
+	// The program's thread's state: the number of entries of the next
+	// table.
 	tableSize int
 	// drawn holds the entries drawn that the records taker has not
 	// moved to queue yet, in the order the recorder takes them.
@@ -240,7 +240,6 @@ func newSampler(opt Options, ins *Instrumented) (*sampler, error) {
 		windows:   make([]uint64, len(opt.Lengths)),
 		warm:      true,
 		queue:     []entry{{1, 1}}, // the area's own first entry
-		table:     0,               // which holds that entry
 		tableSize: firstTable,
 	}
 	if opt.MeanSkip > 1 {
@@ -260,18 +259,10 @@ func (s *sampler) start() {
 func (s *sampler) run() {
 	for {
 		time.Sleep(pollInterval)
-		if s.done.Load() < s.handed.Load() || s.isStopped() {
-			if !s.take() {
-				return
-			}
+		if !s.take() {
+			return
 		}
 	}
-}
-
-func (s *sampler) isStopped() bool {
-	s.proc.Lock()
-	defer s.proc.Unlock()
-	return s.stopped
 }
 
 // take takes the records of the areas handed over, in order; it reports
@@ -302,8 +293,8 @@ func (s *sampler) take() bool {
 	return true
 }
 
-// stop stops the worker, which no longer touches the recorder's memory
-// once stop returns, and returns its error.
+// stop stops the worker, which takes no records once stop returns, and
+// returns its error.
 func (s *sampler) stop() error {
 	s.proc.Lock()
 	s.stopped = true
@@ -403,17 +394,11 @@ func (s *sampler) complete() {
 // has run out, it draws the next. final is the call after the run: it
 // takes all the records and stops the worker.
 func (s *sampler) flush(mod api.Module, final bool) error {
-	if s.rec == nil {
-		var err error
-		if s.rec, err = openRecorder(mod); err != nil {
-			return err
-		}
-	}
-	r := s.rec
-	recs, err := r.records()
+	area, recs, err := flushed(&s.rec, mod)
 	if err != nil {
 		return err
 	}
+	r := s.rec
 	if final || len(recs) == recordBytes {
 		k := s.handed.Load()
 		if k-s.done.Load() >= ringAreas {
@@ -430,19 +415,14 @@ func (s *sampler) flush(mod api.Module, final bool) error {
 	if e := s.failed.Load(); e != nil {
 		return *e
 	}
-	area, err := r.area()
-	if err != nil {
-		return err
-	}
 	if out, err := r.tableOut(area); err != nil || !out {
 		return err // nil: only the records were full
 	}
 	// The recorder has taken every entry of its table: draw the next
 	// into the other table.
-	s.table = 1 - s.table
 	entries := s.draw(s.tableSize)
 	s.tableSize = min(2*s.tableSize, tableBytes/entryBytes)
-	r.putTable(area, s.table, entries)
+	r.putTable(area, entries)
 	s.qmu.Lock()
 	s.drawn = append(s.drawn, entries...)
 	s.qmu.Unlock()
@@ -562,20 +542,13 @@ func (p *Program) Trace(ctx context.Context, lengths []int, rc runner.Config) (*
 func (p *Program) trace(ctx context.Context, rc runner.Config, push func(ids []uint32)) (runner.Result, error) {
 	var rec *recorder
 	var ids []uint32
-	table := 0
 	// The program's first sample is one block long (the area's own
 	// table), every next one traceLength; a path that holds the end of
 	// one and the start of the next is recorded twice, with the next
 	// one's start.
 	left, first := 0, true
 	drain := func(mod api.Module) error {
-		if rec == nil {
-			var err error
-			if rec, err = openRecorder(mod); err != nil {
-				return err
-			}
-		}
-		recs, err := rec.records()
+		area, recs, err := flushed(&rec, mod)
 		if err != nil {
 			return err
 		}
@@ -608,15 +581,10 @@ func (p *Program) trace(ctx context.Context, rc runner.Config, push func(ids []u
 			ids = ids[:0]
 		}
 		rec.pos.Set(0)
-		area, err := rec.area()
-		if err != nil {
-			return err
-		}
 		if out, err := rec.tableOut(area); err != nil || !out {
 			return err
 		}
-		table = 1 - table
-		rec.putTable(area, table, []entry{{1, traceLength}})
+		rec.putTable(area, []entry{{1, traceLength}})
 		return nil
 	}
 	p.flush = drain
