@@ -271,3 +271,42 @@ func StaticWeights(d *cfg.DAG) ([]float64, error) {
 	}
 	return w, nil
 }
+
+// ProfileWeights turns measured edge frequencies (one per DAG edge, e.g.
+// from a profile of an earlier run) into weights for Chords: the chords,
+// which carry the increments, go on the edges that ran least, so the paths
+// that ran most execute the fewest probes. Edges that ran equally often
+// are told apart by StaticWeights, so that among edges that never ran the
+// ones likelier to run on another input stay free of probes too.
+func ProfileWeights(d *cfg.DAG, freq []float64) ([]float64, error) {
+	if len(freq) != len(d.Edges) {
+		return nil, fmt.Errorf("numbering: %d frequencies for %d edges", len(freq), len(d.Edges))
+	}
+	static, err := StaticWeights(d)
+	if err != nil {
+		return nil, err
+	}
+	// The static estimate is scaled below 1, the least difference of two
+	// counts: it only breaks ties.
+	var most float64
+	for _, s := range static {
+		most = max(most, s)
+	}
+	w := make([]float64, len(freq))
+	for i, f := range freq {
+		if f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("numbering: frequency %v of edge %d", f, i)
+		}
+		w[i] = f
+		if e := d.Edges[i]; e.From == cfg.Entry || e.To == cfg.Exit {
+			// An increment here joins the sequence that starts or
+			// ends the path (r = a, count[r + a]++): it costs no
+			// probe of its own, so these edges are the best chords.
+			w[i] = 0
+		}
+		if most > 0 {
+			w[i] += static[i] / (2 * most)
+		}
+	}
+	return w, nil
+}

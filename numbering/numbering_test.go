@@ -666,3 +666,84 @@ func TestStaticWeights(t *testing.T) {
 		t.Fatalf("classes %v", inc.Class)
 	}
 }
+
+// TestProfileWeights: placed by a profile, the arms of a loop's diamond
+// that ran most carry no increment, the increment goes on the arm that
+// ran least or onto the sequences at the path's ends, and the static
+// estimate only breaks ties.
+func TestProfileWeights(t *testing.T) {
+	// entry -> h; h -> a | b | c; a, b, c -> j; j -> h back edge; h -> exit.
+	const h, a, b, c, j = 2, 3, 4, 5, 6
+	edges := []cfg.DAGEdge{
+		{From: cfg.Entry, To: h, Kind: cfg.EdgeEntry, Orig: 0},
+		{From: h, To: a, Kind: cfg.EdgeBrTable, Orig: 1},
+		{From: h, To: b, Kind: cfg.EdgeBrTable, Orig: 2},
+		{From: h, To: c, Kind: cfg.EdgeBrTable, Orig: 3},
+		{From: a, To: j, Kind: cfg.EdgeBr, Orig: 4},
+		{From: b, To: j, Kind: cfg.EdgeBr, Orig: 5},
+		{From: c, To: j, Kind: cfg.EdgeBr, Orig: 6},
+		{From: h, To: cfg.Exit, Kind: cfg.EdgeBr, Orig: 7},
+		{From: j, To: cfg.Exit, Kind: cfg.EdgeDummyExit, Orig: -1, Back: []int32{8}},
+		{From: cfg.Entry, To: h, Kind: cfg.EdgeDummyEntry, Orig: -1, Back: []int32{8}},
+	}
+	d := mkDAG(7, edges)
+	n, err := Number(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// c ran most, a least, b never.
+	freq := []float64{1, 10, 0, 90, 10, 0, 90, 1, 100, 100}
+	w, err := ProfileWeights(d, freq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range d.Edges {
+		ends := e.From == cfg.Entry || e.To == cfg.Exit
+		if ends && w[i] >= 1 || !ends && (w[i] < freq[i] || w[i] >= freq[i]+1) {
+			t.Fatalf("edge %d (%d->%d) weighs %v", i, e.From, e.To, w[i])
+		}
+	}
+	inc, err := Chords(d, n, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := Place(d, n, inc, PlaceOptions{NoCountFolding: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []int{3, 6} {
+		if plan.Ops[e].Kind != None {
+			t.Fatalf("hot arm edge %d has %v; ops %v", e, plan.Ops[e], plan.Ops)
+		}
+	}
+	if plan.Ops[1].Kind == None && plan.Ops[4].Kind == None {
+		t.Fatalf("a lighter arm should carry the increment the hot arm does not; ops %v", plan.Ops)
+	}
+	// Hits of the run: every op that is a sequence of its own, by its
+	// edge's frequency. Placed statically the hot arm pays.
+	hits := func(p *Plan) (s float64) {
+		for i, op := range p.Ops {
+			if op.Kind != None && d.Edges[i].Kind != cfg.EdgeDummyEntry {
+				s += freq[i]
+			}
+		}
+		return s
+	}
+	sw, _ := StaticWeights(d)
+	sinc, _ := Chords(d, n, sw)
+	static, _ := Place(d, n, sinc, PlaceOptions{NoCountFolding: true})
+	if hits(plan) >= hits(static) {
+		t.Fatalf("placed by the profile %v hits, statically %v", hits(plan), hits(static))
+	}
+	paths, _ := allPaths(d, cfg.Entry, 100)
+	checkPlan(t, d, n, inc, plan, PlaceOptions{NoCountFolding: true}, paths, rand.New(rand.NewPCG(1, 2)))
+
+	if _, err := ProfileWeights(d, freq[1:]); err == nil {
+		t.Fatal("too few frequencies accepted")
+	}
+	bad := slices.Clone(freq)
+	bad[2] = -1
+	if _, err := ProfileWeights(d, bad); err == nil {
+		t.Fatal("a negative frequency accepted")
+	}
+}

@@ -405,3 +405,47 @@ func InterestingCounts(s *Selective, d *cfg.DAG, counts map[uint64]uint64) ([]Se
 	}
 	return out, nil
 }
+
+// PlaceSelectiveChords places the probes of a PSPP labeling like Place
+// places Ball-Larus numbering's: increments on the chords of a maximum
+// spanning tree of weights (see Chords; ProfileWeights for a profile), not
+// on the edges whose labels are not 0, so the edges that run most carry
+// none. Chords keeps every path's sum, so interesting paths still count
+// their ids and other paths ids no interesting path has. As in
+// PlaceSelective, an edge into the exit that no interesting path takes
+// counts nothing, and counts stay at path ends.
+func PlaceSelectiveChords(d *cfg.DAG, s *Selective, weights []float64) (*Plan, error) {
+	if err := validate(d); err != nil {
+		return nil, err
+	}
+	ne := len(d.Edges)
+	if s == nil || s.Initial == nil || len(s.Label) != ne || len(s.Interesting) != ne ||
+		len(s.Initial.Val) != ne || len(s.Initial.NumPaths) != d.NumNodes {
+		return nil, errors.New("numbering: selective labeling does not match the DAG")
+	}
+	labels := &Numbering{Val: s.Label, NumPaths: s.Initial.NumPaths}
+	inc, err := Chords(d, labels, weights)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := Place(d, labels, inc, PlaceOptions{NoCountFolding: true})
+	if err != nil {
+		return nil, err
+	}
+	changed := false
+	for i, e := range d.Edges {
+		if e.To != cfg.Exit || s.Interesting[i] {
+			continue
+		}
+		switch plan.Ops[i].Kind {
+		case Count, CountConst:
+			plan.Ops[i], changed = Op{}, true
+		}
+	}
+	if changed {
+		if plan.Probes, err = graphProbes(d, plan.Ops); err != nil {
+			return nil, err
+		}
+	}
+	return plan, nil
+}

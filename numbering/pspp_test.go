@@ -204,26 +204,40 @@ func checkSelective(t *testing.T, d *cfg.DAG, interesting []bool, paths [][]int3
 		}
 	}
 	checkProbes(t, d, plan)
+	checkSelectiveCounts(t, d, s, plan, paths, r)
+
+	// Placed on chords by measured frequencies, every path still counts
+	// its final sum, and only where PlaceSelective's count.
+	freq := make([]float64, len(d.Edges))
+	for i := range freq {
+		freq[i] = float64(r.IntN(5) * r.IntN(100))
+	}
+	w, err := ProfileWeights(d, freq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chords, err := PlaceSelectiveChords(d, s, w)
+	if err != nil {
+		t.Fatalf("PlaceSelectiveChords: %v", err)
+	}
+	if chords.NumPaths != n.Paths() {
+		t.Fatalf("chord plan NumPaths %d, want %d", chords.NumPaths, n.Paths())
+	}
+	for i, op := range chords.Ops {
+		if op.Kind != None && !live[i] {
+			t.Fatalf("edge %d on no path has %v in the chord plan", i, op)
+		}
+	}
+	checkProbes(t, d, chords)
+	checkSelectiveCounts(t, d, s, chords, paths, r)
+
 	counts := map[uint64]uint64{}
 	want := map[uint64]uint64{}
 	for _, p := range paths {
-		got, err := simulate(plan.Ops, p, int64(r.Uint64()))
-		if err != nil {
-			t.Fatalf("path %v: %v\nops %v", p, err, plan.Ops)
-		}
-		f := sumOf(s.Label, p)
-		if last := d.Edges[p[len(p)-1]]; last.To != cfg.Exit {
-			t.Fatalf("path %v ends at %d", p, last.To)
-		}
 		if !s.Interesting[p[len(p)-1]] {
-			if len(got) != 0 {
-				t.Fatalf("path %v out by an uninteresting edge counted %v", p, got)
-			}
 			continue
 		}
-		if len(got) != 1 || got[0] != f || f >= plan.NumPaths {
-			t.Fatalf("path %v (final sum %d) counted %v", p, f, got)
-		}
+		f := sumOf(s.Label, p)
 		k := 1 + r.Uint64N(3)
 		counts[uint64(f)] += k
 		if usesOnly(s.Interesting, p) {
@@ -284,6 +298,33 @@ func checkSelective(t *testing.T, d *cfg.DAG, interesting []bool, paths [][]int3
 		t.Fatalf("without narrowing, path %v counts as interesting path %v", p, q)
 	}
 	return len(paths) - nint
+}
+
+// checkSelectiveCounts checks that the probes of a plan for s, run along
+// every path from an arbitrary r, count the path's final sum exactly once,
+// at its end, below NumPaths, when it leaves by an interesting edge into the
+// exit, and count nothing otherwise.
+func checkSelectiveCounts(t *testing.T, d *cfg.DAG, s *Selective, plan *Plan, paths [][]int32, r *rand.Rand) {
+	t.Helper()
+	for _, p := range paths {
+		got, err := simulate(plan.Ops, p, int64(r.Uint64()))
+		if err != nil {
+			t.Fatalf("path %v: %v\nops %v", p, err, plan.Ops)
+		}
+		f := sumOf(s.Label, p)
+		if last := d.Edges[p[len(p)-1]]; last.To != cfg.Exit {
+			t.Fatalf("path %v ends at %d", p, last.To)
+		}
+		if !s.Interesting[p[len(p)-1]] {
+			if len(got) != 0 {
+				t.Fatalf("path %v out by an uninteresting edge counted %v", p, got)
+			}
+			continue
+		}
+		if len(got) != 1 || got[0] != f || f >= plan.NumPaths {
+			t.Fatalf("path %v (final sum %d) counted %v\nops %v", p, f, got, plan.Ops)
+		}
+	}
 }
 
 // checkProbes checks that the probes on Graph edges are the DAG edges'
