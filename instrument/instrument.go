@@ -115,6 +115,12 @@ type Mode struct {
 	// Interesting marks the DAG edges whose paths this copy counts
 	// (Selective only).
 	Interesting []bool
+	// Freq optionally holds a measured frequency per DAG edge: the
+	// increments then go on the edges that ran least
+	// (numbering.ProfileWeights), for Ball-Larus where StaticWeights
+	// would guess, for Selective where PSPP's labels are not 0. Path ids
+	// do not change, only where the probes sit.
+	Freq []float64
 }
 
 // Func is what instrumentation decided for one defined function.
@@ -510,11 +516,25 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 		if f.Sel, err = numbering.PSPP(d, f.Mode.Interesting); err != nil {
 			return err
 		}
-		if plan, err = numbering.PlaceSelective(d, f.Sel); err != nil {
+		if f.Mode.Freq != nil {
+			w, err := numbering.ProfileWeights(d, f.Mode.Freq)
+			if err != nil {
+				return err
+			}
+			plan, err = numbering.PlaceSelectiveChords(d, f.Sel, w)
+		} else {
+			plan, err = numbering.PlaceSelective(d, f.Sel)
+		}
+		if err != nil {
 			return err
 		}
 	default:
-		w, err := numbering.StaticWeights(d)
+		var w []float64
+		if f.Mode.Freq != nil {
+			w, err = numbering.ProfileWeights(d, f.Mode.Freq)
+		} else {
+			w, err = numbering.StaticWeights(d)
+		}
 		if err != nil {
 			return err
 		}

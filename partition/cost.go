@@ -57,7 +57,7 @@ func (c *coster) cost(d *cfg.DAG, live, interesting []bool) (int, error) {
 	var edges []int32
 	var err error
 	if interesting == nil {
-		ops, err = wholeProbes(d)
+		ops, err = c.wholeProbes(d)
 	} else {
 		if live == nil {
 			live = Live(d)
@@ -129,14 +129,22 @@ func multiplicity(d *cfg.DAG, edges []int32, i int) int {
 	return 1
 }
 
-// wholeProbes places the probes of the whole DAG.
-func wholeProbes(d *cfg.DAG) ([]numbering.Op, error) {
+// wholeProbes places the probes of the whole DAG, by the weights'
+// frequencies when they are set, as the instrumenter does for a function
+// whose plan carries them (FuncInfo.Freq).
+func (c *coster) wholeProbes(d *cfg.DAG) ([]numbering.Op, error) {
 	// Place also moves the operations of dummy edges onto the Graph's
 	// back edges, and fails when a DAG keeps only one of the two dummy
 	// edges of a back edge, as a restricted one may. Only the operation
 	// per DAG edge is needed, so every DAG is numbered with plain edges
 	// (multiplicity restores the count); the caller's DAG is copied.
-	w, err := numbering.StaticWeights(d)
+	var w []float64
+	var err error
+	if c.w != nil {
+		w, err = numbering.ProfileWeights(d, c.w)
+	} else {
+		w, err = numbering.StaticWeights(d)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +167,7 @@ func (c *coster) partProbes(d *cfg.DAG, live, interesting []bool) ([]numbering.O
 		}
 	}
 	if whole {
-		ops, err := wholeProbes(d)
+		ops, err := c.wholeProbes(d)
 		return ops, nil, err
 	}
 	// A part is what a copy profiles with PSPP: price exactly the probes
@@ -168,7 +176,16 @@ func (c *coster) partProbes(d *cfg.DAG, live, interesting []bool) ([]numbering.O
 	if err != nil {
 		return nil, nil, err
 	}
-	plan, err := numbering.PlaceSelective(d, sel)
+	var plan *numbering.Plan
+	if c.w != nil {
+		w, err := numbering.ProfileWeights(d, c.w)
+		if err != nil {
+			return nil, nil, err
+		}
+		plan, err = numbering.PlaceSelectiveChords(d, sel, w)
+	} else {
+		plan, err = numbering.PlaceSelective(d, sel)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -551,10 +551,10 @@ func TestCosts(t *testing.T) {
 		}
 		// Unit weights count a sequence once per DAG edge: an operation
 		// on a real edge, and one per dummy exit edge (the back edge's
-		// sequence, holding the dummy entry's initialisation). Static
-		// costs count operations.
+		// sequence, holding the dummy entry's initialisation), of the
+		// probes those weights place. Static costs count operations.
 		for _, c := range Classes(d, 4) {
-			var cs coster
+			cs := coster{w: ones}
 			ops, _, err := cs.partProbes(d, Live(d), c)
 			if err != nil {
 				t.Fatal(err)
@@ -875,6 +875,99 @@ func TestMakeWeights(t *testing.T) {
 	}
 	if !differ {
 		t.Fatal("weights changed no cost")
+	}
+}
+
+func positive(x float64) bool { return x > 0 }
+
+// TestPlanFreq: a plan made with weights carries each function's
+// frequencies, which place its probes, only where it ran; they survive
+// JSON, and Check refuses frequencies that do not fit the DAG.
+func TestPlanFreq(t *testing.T) {
+	_, ms, gs := realModules(t)
+	m, graphs := ms[0], gs[0]
+	ws := make([][]float64, len(graphs))
+	ran := 0
+	for i, d := range graphs {
+		if d == nil || i%3 == 0 {
+			continue // never ran
+		}
+		ws[i] = make([]float64, len(d.Edges))
+		for j := range ws[i] {
+			ws[i][j] = float64((i + j) % 4)
+		}
+		if slices.ContainsFunc(ws[i], positive) {
+			ran++
+		}
+	}
+	for _, st := range []string{SBL, PBL, P3} {
+		k := 4
+		if st == SBL {
+			k = 1
+		}
+		p, err := Make(m, graphs, st, k, Options{Weights: ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for i, f := range p.Funcs {
+			want := ws[i]
+			if !slices.ContainsFunc(want, positive) {
+				want = nil // all zero: it never ran
+			}
+			if !slices.Equal(f.Freq, want) {
+				t.Fatalf("%s: function %d has frequencies %v, given %v", st, i, f.Freq, ws[i])
+			}
+			if f.Freq != nil {
+				n++
+			}
+		}
+		if n != ran {
+			t.Fatalf("%s: %d functions with frequencies, %d ran", st, n, ran)
+		}
+		b, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Plan
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		if err := back.Check(graphs); err != nil {
+			t.Fatal(err)
+		}
+		for i := range p.Funcs {
+			if !slices.Equal(back.Funcs[i].Freq, p.Funcs[i].Freq) {
+				t.Fatalf("%s: function %d's frequencies changed through JSON", st, i)
+			}
+		}
+		for i := range back.Funcs {
+			f := &back.Funcs[i]
+			if f.Freq == nil {
+				continue
+			}
+			keep := f.Freq
+			f.Freq = keep[1:]
+			if err := back.Check(graphs); err == nil {
+				t.Fatalf("%s: %d frequencies for %d edges accepted", st, len(f.Freq), len(keep))
+			}
+			f.Freq = slices.Clone(keep)
+			f.Freq[0] = math.NaN()
+			if err := back.Check(graphs); err == nil {
+				t.Fatalf("%s: a NaN frequency accepted", st)
+			}
+			f.Freq = keep
+			break
+		}
+	}
+	p, err := Make(m, graphs, P3, 4, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range p.Funcs {
+		if f.Freq != nil {
+			t.Fatalf("planned without weights, function %d has frequencies", i)
+		}
 	}
 }
 

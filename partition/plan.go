@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sort"
@@ -68,6 +69,11 @@ type FuncInfo struct {
 	// Tasks are the function's tasks, in the order of their classes; none
 	// when the function had no DAG (it is not profiled).
 	Tasks []TaskInfo `json:"tasks,omitempty"`
+	// Freq is, for a plan made with weights, the function's measured
+	// frequency per DAG edge (absent if it never ran). A copy that
+	// profiles the function whole puts its increments on the edges that
+	// ran least; PSPP's probes are where its labels put them.
+	Freq []float64 `json:"freq,omitempty"`
 }
 
 // Profitable reports whether the function was split into several tasks.
@@ -258,6 +264,9 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy string, k int, opt Options
 		p.Funcs[i] = FuncInfo{CallSites: callers.Sites[fn], Candidate: callers.Candidate(fn)}
 		if opt.Candidates != nil {
 			p.Funcs[i].Candidate = opt.Candidates[i]
+		}
+		if opt.Weights != nil && slices.ContainsFunc(opt.Weights[i], func(x float64) bool { return x > 0 }) {
+			p.Funcs[i].Freq = opt.Weights[i]
 		}
 		if opt.Candidates == nil && opt.Weights != nil && strategy == P3 {
 			// Weighted costs price the overlap of a split, so the
@@ -517,6 +526,16 @@ func (p *Plan) Check(graphs []*cfg.DAG) error {
 		}
 	}
 	for def, d := range graphs {
+		if f := p.Funcs[def].Freq; f != nil {
+			if d == nil || len(f) != len(d.Edges) {
+				return fmt.Errorf("partition: function %d has %d frequencies for its DAG edges", def, len(f))
+			}
+			for _, x := range f {
+				if x < 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+					return fmt.Errorf("partition: function %d has an edge frequency of %v", def, x)
+				}
+			}
+		}
 		if d == nil {
 			continue
 		}

@@ -162,9 +162,9 @@ func instrumentCopies(orig []byte, m *wasm.Module, plan *partition.Plan, funcs [
 			mode, edges := cp.Mode(def)
 			switch mode {
 			case partition.BallLarus:
-				return instrument.Mode{Kind: instrument.BallLarus}
+				return instrument.Mode{Kind: instrument.BallLarus, Freq: plan.Funcs[def].Freq}
 			case partition.Selective:
-				return instrument.Mode{Kind: instrument.Selective, Interesting: partition.EdgeSet(edges, len(f.DAG.Edges))}
+				return instrument.Mode{Kind: instrument.Selective, Interesting: partition.EdgeSet(edges, len(f.DAG.Edges)), Freq: plan.Funcs[def].Freq}
 			}
 			return instrument.Mode{Kind: instrument.None}
 		}

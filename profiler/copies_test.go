@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tetratelabs/wazero/api"
@@ -55,21 +56,27 @@ func TestStrategiesEqualSBL(t *testing.T) {
 				}
 			}
 			// Planned with the profile's frequencies, P3 may split any
-			// function, table-reachable ones (every Go function) too.
+			// function, table-reachable ones (every Go function) too,
+			// and every strategy places its probes by them.
 			w := edgeFrequencies(t, orig, sbl)
-			var got bytes.Buffer
-			prof, err := Profile(ctx, orig, Options{Strategy: "p3", Copies: 4, Jobs: 2, ModulePath: p.Path, Run: p.Config(t, &got),
-				Partition: partition.Options{Weights: w}})
-			if err != nil {
-				t.Fatalf("weighted p3: %v", err)
+			for _, strategy := range []string{"sbl", "p3"} {
+				var got bytes.Buffer
+				prof, err := Profile(ctx, orig, Options{Strategy: strategy, Copies: 4, Jobs: 2, ModulePath: p.Path, Run: p.Config(t, &got),
+					Partition: partition.Options{Weights: w}})
+				if err != nil {
+					t.Fatalf("weighted %s: %v", strategy, err)
+				}
+				if got.String() != want.String() || prof.ExitCode != sbl.ExitCode {
+					t.Fatalf("weighted %s: output or exit code differs", strategy)
+				}
+				if ok, diff := sbl.Equal(prof); !ok {
+					t.Fatalf("weighted %s: merged profile differs from SBL: %s", strategy, diff)
+				}
+				if prof.Strategy != strategy || strategy == "sbl" && len(prof.Runs) != 1 {
+					t.Fatalf("weighted %s: profile of strategy %s with %d runs", strategy, prof.Strategy, len(prof.Runs))
+				}
+				t.Logf("weighted %s: %s", strategy, hitsLine(sbl, prof))
 			}
-			if got.String() != want.String() || prof.ExitCode != sbl.ExitCode {
-				t.Fatal("weighted p3: output or exit code differs")
-			}
-			if ok, diff := sbl.Equal(prof); !ok {
-				t.Fatalf("weighted p3: merged profile differs from SBL: %s", diff)
-			}
-			t.Logf("weighted p3 k=4: %s", hitsLine(sbl, prof))
 		})
 	}
 }
@@ -105,12 +112,18 @@ func TestHitsComputedFromProfile(t *testing.T) {
 			}
 		}
 		orig, exact, freq := exactRun(t, p)
-		for _, strategy := range []string{"sbl", "pbl", "p3"} {
+		// Each strategy planned without the profile, and with it: then
+		// the probes are placed by its frequencies too.
+		for _, strategy := range []string{"sbl", "pbl", "p3", "sbl+", "pbl+", "p3+"} {
+			var popt partition.Options
+			if s, ok := strings.CutSuffix(strategy, "+"); ok {
+				strategy, popt.Weights = s, freq
+			}
 			k := 4
 			if strategy == "sbl" {
 				k = 1
 			}
-			cs, err := Build(orig, strategy, k, instrument.Options{CountHits: true}, partition.Options{})
+			cs, err := Build(orig, strategy, k, instrument.Options{CountHits: true}, popt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -277,8 +290,13 @@ func TestWeightedP3NeverAbovePBL(t *testing.T) {
 		}
 	}
 	t.Logf("%d plans kept their splits, %d fell back", kept, fell)
-	if kept == 0 {
-		t.Error("no weighted P3 plan kept a split")
+	// Placed by the profile, whole functions cost about one sequence per
+	// path, and the classes of a split still share the sequences at the
+	// ends of loop iterations and calls: on these programs the planner
+	// finds one split worth proposing (sort at k = 4), and the exact hits
+	// then reject it.
+	if kept+fell == 0 {
+		t.Error("no weighted P3 plan proposed a split")
 	}
 }
 
@@ -291,16 +309,19 @@ func TestFewerHits(t *testing.T) {
 		}
 	}
 	orig, exact, freq := exactRun(t, p)
-	pbl, err := Build(orig, "pbl", 4, instrument.Options{}, partition.Options{Weights: freq})
+	// Planned without the profile, P3 splits grid's functions and its
+	// slowest copy makes fewer hits than PBL's (95% against 98% of
+	// SBL's); fewerHits judges them by the profile's frequencies.
+	pbl, err := Build(orig, "pbl", 4, instrument.Options{}, partition.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p3, err := Build(orig, "p3", 4, instrument.Options{}, partition.Options{Weights: freq})
+	p3, err := Build(orig, "p3", 4, instrument.Options{}, partition.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p3.FellBack || !split(p3.Plan) {
-		t.Fatal("grid's weighted P3 plan at k = 4 no longer splits: pick another case")
+	if !split(p3.Plan) {
+		t.Fatal("grid's P3 plan at k = 4 no longer splits: pick another case")
 	}
 	got, err := fewerHits(p3, pbl, freq)
 	if err != nil || got != p3 {

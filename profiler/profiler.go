@@ -28,7 +28,8 @@ type Options struct {
 	Strategy string
 	Copies   int
 	Jobs     int
-	// Partition tunes P3 planning.
+	// Partition tunes P3 planning. Its Weights, if set, also place every
+	// strategy's probes, SBL's included, on the edges that ran least.
 	Partition partition.Options
 	// ModulePath is recorded in the profile.
 	ModulePath string
@@ -47,7 +48,12 @@ func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, e
 	if opt.Strategy == "" {
 		opt.Strategy = "sbl"
 	}
-	if opt.Strategy != "sbl" {
+	if opt.Strategy == "sbl" && opt.Partition.Weights != nil {
+		// Placing the probes by the weights' frequencies is a plan's
+		// work: the one copy is built like the partitioned ones.
+		opt.Copies = 1
+	}
+	if opt.Strategy != "sbl" || opt.Partition.Weights != nil {
 		return profileCopies(ctx, orig, opt)
 	}
 	sum := sha256.Sum256(orig)

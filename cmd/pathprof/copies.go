@@ -29,7 +29,7 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 	strategy := fs.String("strategy", "p3", "profiling strategy: sbl, pbl or p3")
 	k := fs.Int("copies", 4, "number of copies `K`")
 	out := fs.String("o", "", "write the copies, counter modules, manifest and node runner into `DIR`")
-	weights := fs.String("weights", "", "plan with the edge frequencies of an earlier `PROFILE` of this module")
+	weights := fs.String("weights", "", "place the probes (and plan pbl and p3) by the edge frequencies of an earlier `PROFILE` of this module")
 	counterModule := fs.Bool("counter-module", false, "keep the counters in counter modules the copies call, not in the program's memory above what it sees")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: pathprof instrument [--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] [--counter-module] -o DIR MODULE")

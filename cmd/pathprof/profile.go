@@ -133,7 +133,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	strategy := fs.String("strategy", "sbl", "profiling strategy: sbl, pbl or p3")
 	copies := fs.Int("copies", 0, "number of copies `K` for pbl and p3 (default 4)")
 	jobs := fs.Int("jobs", 0, "run at most `N` copies at once (default: all)")
-	weights := fs.String("weights", "", "plan pbl and p3 with the edge frequencies of an earlier `PROFILE` of this module")
+	weights := fs.String("weights", "", "place the probes (and plan pbl and p3) by the edge frequencies of an earlier `PROFILE` of this module: fewer probe hits where it ran most")
 	out := fs.String("o", "pathprof.json", "write the profile to `FILE`")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	top := fs.Int("top", 0, "after the run, print the report with the `N` hottest paths to stderr")
