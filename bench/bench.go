@@ -125,6 +125,10 @@ type ProgramResult struct {
 
 	Original   Timing    `json:"original"`
 	Strategies []Measure `json:"strategies"`
+	// PlacedSBLHits is, with partitioned strategies, SBL's probe hits on
+	// the run when its probes too are placed by the run's edge
+	// frequencies, as the partitioned strategies' are: computed, not run.
+	PlacedSBLHits uint64 `json:"placed_sbl_hits,omitempty"`
 	// Error says why the row failed; its figures are then partial.
 	Error string `json:"error,omitempty"`
 }
@@ -402,6 +406,18 @@ func (b *benchmark) run(ctx context.Context) (r ProgramResult) {
 		if err != nil {
 			return fail("%v", err)
 		}
+		// The plans place their probes by these frequencies; SBL placed
+		// by them too tells that gain from the partitioning's.
+		placed, err := profiler.Build(orig, partition.SBL, 1, b.opt.Instrument, partition.Options{Weights: freq})
+		if err != nil {
+			return fail("sbl placed by its profile: %v", err)
+		}
+		h, err := copyHits(placed, fs)
+		if err != nil {
+			return fail("sbl placed by its profile: %v", err)
+		}
+		r.PlacedSBLHits = h[0]
+		b.progress("sbl placed by its profile: %.1f%% of its hits", 100*float64(h[0])/float64(max(sbl.ProbeHits, 1)))
 		for _, st := range b.opt.Strategies[1:] {
 			m, err := b.copies(ctx, orig, name, st, fs, sbl.ProbeHits, freq, origProg, want)
 			r.Strategies = append(r.Strategies, m)
@@ -411,6 +427,20 @@ func (b *benchmark) run(ctx context.Context) (r ProgramResult) {
 		}
 	}
 	return r
+}
+
+// copyHits is every copy's probe hits on the run whose exact profile is
+// exact.
+func copyHits(cs *profiler.Copies, exact []profile.Function) ([]uint64, error) {
+	hits := make([]uint64, len(cs.Copy))
+	for c, res := range cs.Copy {
+		h, err := res.HitsOf(exact)
+		if err != nil {
+			return nil, err
+		}
+		hits[c] = h
+	}
+	return hits, nil
 }
 
 // copies measures a partitioned strategy on the program: plans it with the
@@ -429,12 +459,10 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Str
 	m.InstrumentSeconds = time.Since(start).Seconds()
 	m.PlanSeconds = cs.PlanSeconds
 	var slowest uint64
-	for c, res := range cs.Copy {
-		h, err := res.HitsOf(exact)
-		if err != nil {
-			return m, err
-		}
-		m.CopyHits = append(m.CopyHits, h)
+	if m.CopyHits, err = copyHits(cs, exact); err != nil {
+		return m, err
+	}
+	for c, h := range m.CopyHits {
 		if h > slowest {
 			slowest, m.SlowestCopy = h, c
 		}
@@ -448,16 +476,12 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Str
 	if err != nil {
 		return m, err
 	}
-	var staticSlowest uint64
-	for _, res := range static.Copy {
-		h, err := res.HitsOf(exact)
-		if err != nil {
-			return m, err
-		}
-		staticSlowest = max(staticSlowest, h)
+	staticHits, err := copyHits(static, exact)
+	if err != nil {
+		return m, err
 	}
 	if sblHits > 0 {
-		m.StaticHitShare = float64(staticSlowest) / float64(sblHits)
+		m.StaticHitShare = float64(slices.Max(staticHits)) / float64(sblHits)
 	}
 	b.progress("%s: planned in %.2fs, instrumented in %.2fs; slowest copy %d has %.1f%% of SBL's hits (static plan %.1f%%)",
 		st, m.PlanSeconds, m.InstrumentSeconds, m.SlowestCopy, 100*m.HitShare, 100*m.StaticHitShare)

@@ -153,3 +153,51 @@ func abs(x float64) float64 {
 	}
 	return x
 }
+
+// TestShareTables: the hit shares over SBL's hits, over the hits of SBL
+// placed by the profile (programs without that figure left out of that
+// table and its average), and of the static plans.
+func TestShareTables(t *testing.T) {
+	r := chartReport()
+	r.Programs[0].PlacedSBLHits = 500 // SBL's 1000 hits halved
+	for j := range r.Programs[0].Strategies[1:] {
+		r.Programs[0].Strategies[j+1].StaticHitShare = 0.75
+	}
+	var b strings.Builder
+	writeShares(&b, r)
+	out := b.String()
+	tables := strings.Split(out, "\n\n")
+	var titles []string
+	for i := 0; i+1 < len(tables); i += 2 {
+		titles = append(titles, tables[i])
+		rows := tables[i+1]
+		switch i / 2 {
+		case 0:
+			// calc's PBL k=2 share is 0.9/2*1/4 = 11%.
+			for _, want := range []string{"| calc | 11% |", "| gofmt |", "| lua-<json> |"} {
+				if !strings.Contains(rows, want) {
+					t.Errorf("first table lacks %q:\n%s", want, rows)
+				}
+			}
+		case 1:
+			// Over half the hits, calc's shares double; the others
+			// have no placed figure.
+			if !strings.Contains(rows, "| calc | 22% |") || strings.Contains(rows, "gofmt") {
+				t.Errorf("placed table:\n%s", rows)
+			}
+			if !strings.Contains(rows, "| **average** | **22%** |") {
+				t.Errorf("placed table's average:\n%s", rows)
+			}
+		case 2:
+			if !strings.Contains(rows, "| calc | 75% | 75% |") {
+				t.Errorf("static table:\n%s", rows)
+			}
+		}
+		if strings.Contains(rows, "broken") {
+			t.Errorf("a failed program has shares:\n%s", rows)
+		}
+	}
+	if len(titles) != 3 || !strings.Contains(titles[1], "placed by the profile") {
+		t.Fatalf("tables %q:\n%s", titles, out)
+	}
+}

@@ -212,49 +212,73 @@ func oneLine(s string) string {
 
 // writeShares writes the slowest copy's probe hits as a share of SBL's,
 // per program and partitioned strategy, with the plans made from SBL's
-// edge frequencies, the same for plans made from static probe counts, and
-// the average of each column.
+// edge frequencies; the same over the hits of SBL with its probes placed
+// by those frequencies too, which leaves the partitioning's own gain; the
+// same for plans made from static probe counts; and the average of each
+// column.
 func writeShares(b *strings.Builder, r *Report) {
 	sts := r.Strategies[1:]
-	for _, static := range []bool{false, true} {
-		if static {
-			b.WriteString("\nThe same, planned without the profile (task costs are static probe counts):\n\n")
-		} else {
-			b.WriteString("\nSlowest copy's probe hits as a share of SBL's (computed from SBL's exact profile; plans use its edge frequencies):\n\n")
-		}
+	tables := []struct {
+		title string
+		share func(p *ProgramResult, m *Measure) (float64, bool)
+	}{
+		{"\nSlowest copy's probe hits as a share of SBL's (computed from SBL's exact profile; plans use its edge frequencies, to price tasks and to place probes):\n\n",
+			func(p *ProgramResult, m *Measure) (float64, bool) { return m.HitShare, true }},
+		{"\nThe same over the hits SBL makes when its probes too are placed by the profile (computed): what partitioning gains by itself:\n\n",
+			func(p *ProgramResult, m *Measure) (float64, bool) {
+				if p.PlacedSBLHits == 0 {
+					return 0, false
+				}
+				return m.HitShare * float64(p.Strategies[0].ProbeHits) / float64(p.PlacedSBLHits), true
+			}},
+		{"\nThe same, planned without the profile (task costs are static probe counts, probes placed by static estimates), over SBL's hits:\n\n",
+			func(p *ProgramResult, m *Measure) (float64, bool) { return m.StaticHitShare, true }},
+	}
+	for _, t := range tables {
 		head := []string{"program"}
 		align := []string{"---"}
 		for _, st := range sts {
 			head = append(head, fmt.Sprintf("%s k=%d", strings.ToUpper(st.Name), st.Copies))
 			align = append(align, "--:")
 		}
-		fmt.Fprintf(b, "| %s |\n| %s |\n", strings.Join(head, " | "), strings.Join(align, " | "))
+		var rows strings.Builder
 		sums := make([]float64, len(sts))
 		n := 0
-		for _, p := range r.Programs {
+		for i := range r.Programs {
+			p := &r.Programs[i]
 			if p.Error != "" || len(p.Strategies) != len(r.Strategies) {
 				continue
 			}
-			n++
 			cells := []string{p.Name}
+			vals := make([]float64, len(sts))
+			ok := true
 			for j := range sts {
-				m := p.Strategies[j+1]
-				v := m.HitShare
-				if static {
-					v = m.StaticHitShare
+				vals[j], ok = t.share(p, &p.Strategies[j+1])
+				if !ok {
+					break
 				}
+				cells = append(cells, fmt.Sprintf("%.0f%%", 100*vals[j]))
+			}
+			if !ok {
+				continue
+			}
+			n++
+			for j, v := range vals {
 				sums[j] += v
-				cells = append(cells, fmt.Sprintf("%.0f%%", 100*v))
 			}
-			fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
+			fmt.Fprintf(&rows, "| %s |\n", strings.Join(cells, " | "))
 		}
-		if n > 0 {
-			cells := []string{"**average**"}
-			for j := range sts {
-				cells = append(cells, fmt.Sprintf("**%.0f%%**", 100*sums[j]/float64(n)))
-			}
-			fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
+		if n == 0 {
+			continue
 		}
+		b.WriteString(t.title)
+		fmt.Fprintf(b, "| %s |\n| %s |\n", strings.Join(head, " | "), strings.Join(align, " | "))
+		b.WriteString(rows.String())
+		cells := []string{"**average**"}
+		for j := range sts {
+			cells = append(cells, fmt.Sprintf("**%.0f%%**", 100*sums[j]/float64(n)))
+		}
+		fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
 	}
 }
 
