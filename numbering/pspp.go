@@ -319,14 +319,10 @@ func selective(d *cfg.DAG, interesting []bool, limit int64, ord minOrder) (*Sele
 // of a function, the paths leaving by the other copies' exits (a loop's
 // other back edges, other returns) cost no count.
 func PlaceSelective(d *cfg.DAG, s *Selective) (*Plan, error) {
-	if err := validate(d); err != nil {
+	if err := matches(d, s); err != nil {
 		return nil, err
 	}
 	ne := len(d.Edges)
-	if s == nil || s.Initial == nil || len(s.Label) != ne || len(s.Interesting) != ne ||
-		len(s.Initial.Val) != ne || len(s.Initial.NumPaths) != d.NumNodes {
-		return nil, errors.New("numbering: selective labeling does not match the DAG")
-	}
 	plan := &Plan{NumPaths: s.Paths(), Ops: make([]Op, ne)}
 	reach := reachable(d)
 	for i, e := range d.Edges {
@@ -355,6 +351,19 @@ func PlaceSelective(d *cfg.DAG, s *Selective) (*Plan, error) {
 	}
 	plan.Probes = probes
 	return plan, nil
+}
+
+// matches checks d and that s is a labeling of it.
+func matches(d *cfg.DAG, s *Selective) error {
+	if err := validate(d); err != nil {
+		return err
+	}
+	ne := len(d.Edges)
+	if s == nil || s.Initial == nil || len(s.Label) != ne || len(s.Interesting) != ne ||
+		len(s.Initial.Val) != ne || len(s.Initial.NumPaths) != d.NumNodes {
+		return errors.New("numbering: selective labeling does not match the DAG")
+	}
+	return nil
 }
 
 // RegenerateSelective returns the DAG edges and kind of the path whose id
@@ -415,13 +424,8 @@ func InterestingCounts(s *Selective, d *cfg.DAG, counts map[uint64]uint64) ([]Se
 // PlaceSelective, an edge into the exit that no interesting path takes
 // counts nothing, and counts stay at path ends.
 func PlaceSelectiveChords(d *cfg.DAG, s *Selective, weights []float64) (*Plan, error) {
-	if err := validate(d); err != nil {
+	if err := matches(d, s); err != nil {
 		return nil, err
-	}
-	ne := len(d.Edges)
-	if s == nil || s.Initial == nil || len(s.Label) != ne || len(s.Interesting) != ne ||
-		len(s.Initial.Val) != ne || len(s.Initial.NumPaths) != d.NumNodes {
-		return nil, errors.New("numbering: selective labeling does not match the DAG")
 	}
 	labels := &Numbering{Val: s.Label, NumPaths: s.Initial.NumPaths}
 	inc, err := Chords(d, labels, weights)
