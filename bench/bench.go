@@ -118,6 +118,9 @@ type ProgramResult struct {
 	// Dynamic facts of the check run.
 	ExecutedPaths  int    `json:"executed_paths"`
 	PathExecutions uint64 `json:"path_executions"`
+	// HottestPath is how many times the most frequent path ran: the copy
+	// that counts it runs at least one sequence each time.
+	HottestPath uint64 `json:"hottest_path"`
 	ExitCode       uint32 `json:"exit_code"`
 	// OutputsMatch says that every instrumented run printed the original's
 	// standard output and exited with its code.
@@ -367,6 +370,7 @@ func (b *benchmark) run(ctx context.Context) (r ProgramResult) {
 		r.ExecutedPaths += len(f.Paths)
 		for _, pa := range f.Paths {
 			r.PathExecutions += pa.Count
+			r.HottestPath = max(r.HottestPath, pa.Count)
 		}
 	}
 	b.progress("check run: original %s, sbl %s, outputs match; %d paths executed, %d probe hits",

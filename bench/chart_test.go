@@ -160,6 +160,9 @@ func abs(x float64) float64 {
 func TestShareTables(t *testing.T) {
 	r := chartReport()
 	r.Programs[0].PlacedSBLHits = 500 // SBL's 1000 hits halved
+	// calc: the hottest path ran 300 times of 800 path runs; SBL made
+	// 1000 hits. The floor is 40% at k = 2, 30% from k = 4 on.
+	r.Programs[0].HottestPath, r.Programs[0].PathExecutions = 300, 800
 	for j := range r.Programs[0].Strategies[1:] {
 		r.Programs[0].Strategies[j+1].StaticHitShare = 0.75
 	}
@@ -192,12 +195,17 @@ func TestShareTables(t *testing.T) {
 			if !strings.Contains(rows, "| calc | 75% | 75% |") {
 				t.Errorf("static table:\n%s", rows)
 			}
+		case 3:
+			if !strings.Contains(rows, "| program | k=2 | k=4 | k=8 |") || !strings.Contains(rows, "| calc | 40% | 30% | 30% |") ||
+				strings.Contains(rows, "gofmt") || !strings.Contains(rows, "| **average** | **40%** | **30%** | **30%** |") {
+				t.Errorf("floor table:\n%s", rows)
+			}
 		}
 		if strings.Contains(rows, "broken") {
 			t.Errorf("a failed program has shares:\n%s", rows)
 		}
 	}
-	if len(titles) != 3 || !strings.Contains(titles[1], "placed by the profile") {
+	if len(titles) != 4 || !strings.Contains(titles[1], "placed by the profile") || !strings.Contains(titles[3], "floor") {
 		t.Fatalf("tables %q:\n%s", titles, out)
 	}
 }

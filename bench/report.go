@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -280,6 +281,55 @@ func writeShares(b *strings.Builder, r *Report) {
 		}
 		fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
 	}
+	writeFloor(b, r)
+}
+
+// writeFloor writes, per program and k, the least share of SBL's hits
+// that the slowest of k copies can have when each path's runs are counted
+// by one copy: a count is a sequence, so the copy that counts the hottest
+// path runs at least that many, and k copies together at least one per
+// path run.
+func writeFloor(b *strings.Builder, r *Report) {
+	var ks []int
+	for _, st := range r.Strategies[1:] {
+		if !slices.Contains(ks, st.Copies) {
+			ks = append(ks, st.Copies)
+		}
+	}
+	var rows strings.Builder
+	sums := make([]float64, len(ks))
+	n := 0
+	for i := range r.Programs {
+		p := &r.Programs[i]
+		if p.Error != "" || len(p.Strategies) == 0 || p.Strategies[0].ProbeHits == 0 || p.HottestPath == 0 {
+			continue
+		}
+		n++
+		cells := []string{p.Name}
+		for j, k := range ks {
+			v := max(float64(p.HottestPath), float64(p.PathExecutions)/float64(k)) / float64(p.Strategies[0].ProbeHits)
+			sums[j] += v
+			cells = append(cells, fmt.Sprintf("%.0f%%", 100*v))
+		}
+		fmt.Fprintf(&rows, "| %s |\n", strings.Join(cells, " | "))
+	}
+	if n == 0 {
+		return
+	}
+	b.WriteString("\nThe floor of any partition of the paths: the copy that counts a path runs a sequence each time it runs, so the slowest of k copies makes at least max(the hottest path's runs, all path runs / k) hits, here as a share of SBL's:\n\n")
+	head := []string{"program"}
+	align := []string{"---"}
+	for _, k := range ks {
+		head = append(head, fmt.Sprintf("k=%d", k))
+		align = append(align, "--:")
+	}
+	fmt.Fprintf(b, "| %s |\n| %s |\n", strings.Join(head, " | "), strings.Join(align, " | "))
+	b.WriteString(rows.String())
+	cells := []string{"**average**"}
+	for j := range ks {
+		cells = append(cells, fmt.Sprintf("**%.0f%%**", 100*sums[j]/float64(n)))
+	}
+	fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
 }
 
 // hasShares says whether some program has figures for every strategy and
