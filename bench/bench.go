@@ -121,7 +121,7 @@ type ProgramResult struct {
 	// HottestPath is how many times the most frequent path ran: the copy
 	// that counts it runs at least one sequence each time.
 	HottestPath uint64 `json:"hottest_path"`
-	ExitCode       uint32 `json:"exit_code"`
+	ExitCode    uint32 `json:"exit_code"`
 	// OutputsMatch says that every instrumented run printed the original's
 	// standard output and exited with its code.
 	OutputsMatch bool `json:"outputs_match"`
