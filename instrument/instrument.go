@@ -516,25 +516,11 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 		if f.Sel, err = numbering.PSPP(d, f.Mode.Interesting); err != nil {
 			return err
 		}
-		if f.Mode.Freq != nil {
-			w, err := numbering.ProfileWeights(d, f.Mode.Freq)
-			if err != nil {
-				return err
-			}
-			plan, err = numbering.PlaceSelectiveChords(d, f.Sel, w)
-		} else {
-			plan, err = numbering.PlaceSelective(d, f.Sel)
-		}
-		if err != nil {
+		if plan, err = numbering.PlaceSelectiveFreq(d, f.Sel, f.Mode.Freq); err != nil {
 			return err
 		}
 	default:
-		var w []float64
-		if f.Mode.Freq != nil {
-			w, err = numbering.ProfileWeights(d, f.Mode.Freq)
-		} else {
-			w, err = numbering.StaticWeights(d)
-		}
+		w, err := numbering.WeightsFor(d, f.Mode.Freq)
 		if err != nil {
 			return err
 		}

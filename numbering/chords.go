@@ -272,6 +272,15 @@ func StaticWeights(d *cfg.DAG) ([]float64, error) {
 	return w, nil
 }
 
+// WeightsFor is ProfileWeights(d, freq) when freq is set, else
+// StaticWeights(d): the weights a function's probes are placed by.
+func WeightsFor(d *cfg.DAG, freq []float64) ([]float64, error) {
+	if freq != nil {
+		return ProfileWeights(d, freq)
+	}
+	return StaticWeights(d)
+}
+
 // ProfileWeights turns measured edge frequencies (one per DAG edge, e.g.
 // from a profile of an earlier run) into weights for Chords: the chords,
 // which carry the increments, go on the edges that ran least, so the paths

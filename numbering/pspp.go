@@ -415,6 +415,20 @@ func InterestingCounts(s *Selective, d *cfg.DAG, counts map[uint64]uint64) ([]Se
 	return out, nil
 }
 
+// PlaceSelectiveFreq places the probes of s by measured edge frequencies
+// (PlaceSelectiveChords on their ProfileWeights), or where its labels are
+// when freq is nil (PlaceSelective).
+func PlaceSelectiveFreq(d *cfg.DAG, s *Selective, freq []float64) (*Plan, error) {
+	if freq == nil {
+		return PlaceSelective(d, s)
+	}
+	w, err := ProfileWeights(d, freq)
+	if err != nil {
+		return nil, err
+	}
+	return PlaceSelectiveChords(d, s, w)
+}
+
 // PlaceSelectiveChords places the probes of a PSPP labeling like Place
 // places Ball-Larus numbering's: increments on the chords of a maximum
 // spanning tree of weights (see Chords; ProfileWeights for a profile), not

@@ -138,13 +138,7 @@ func (c *coster) wholeProbes(d *cfg.DAG) ([]numbering.Op, error) {
 	// edges of a back edge, as a restricted one may. Only the operation
 	// per DAG edge is needed, so every DAG is numbered with plain edges
 	// (multiplicity restores the count); the caller's DAG is copied.
-	var w []float64
-	var err error
-	if c.w != nil {
-		w, err = numbering.ProfileWeights(d, c.w)
-	} else {
-		w, err = numbering.StaticWeights(d)
-	}
+	w, err := numbering.WeightsFor(d, c.w)
 	if err != nil {
 		return nil, err
 	}
@@ -176,16 +170,7 @@ func (c *coster) partProbes(d *cfg.DAG, live, interesting []bool) ([]numbering.O
 	if err != nil {
 		return nil, nil, err
 	}
-	var plan *numbering.Plan
-	if c.w != nil {
-		w, err := numbering.ProfileWeights(d, c.w)
-		if err != nil {
-			return nil, nil, err
-		}
-		plan, err = numbering.PlaceSelectiveChords(d, sel, w)
-	} else {
-		plan, err = numbering.PlaceSelective(d, sel)
-	}
+	plan, err := numbering.PlaceSelectiveFreq(d, sel, c.w)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -70,9 +70,9 @@ type FuncInfo struct {
 	// when the function had no DAG (it is not profiled).
 	Tasks []TaskInfo `json:"tasks,omitempty"`
 	// Freq is, for a plan made with weights, the function's measured
-	// frequency per DAG edge (absent if it never ran). A copy that
-	// profiles the function whole puts its increments on the edges that
-	// ran least; PSPP's probes are where its labels put them.
+	// frequency per DAG edge (absent if it never ran). Every copy that
+	// profiles the function, whole or in part, puts its increments on the
+	// edges that ran least.
 	Freq []float64 `json:"freq,omitempty"`
 }
 
