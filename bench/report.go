@@ -215,119 +215,100 @@ func oneLine(s string) string {
 // per program and partitioned strategy, with the plans made from SBL's
 // edge frequencies; the same over the hits of SBL with its probes placed
 // by those frequencies too, which leaves the partitioning's own gain; the
-// same for plans made from static probe counts; and the average of each
-// column.
+// same for plans made from static probe counts; and the floor of any
+// partition of the paths.
 func writeShares(b *strings.Builder, r *Report) {
 	sts := r.Strategies[1:]
-	tables := []struct {
-		title string
-		share func(p *ProgramResult, m *Measure) (float64, bool)
-	}{
-		{"\nSlowest copy's probe hits as a share of SBL's (computed from SBL's exact profile; plans use its edge frequencies, to price tasks and to place probes):\n\n",
-			func(p *ProgramResult, m *Measure) (float64, bool) { return m.HitShare, true }},
-		{"\nThe same over the hits SBL makes when its probes too are placed by the profile (computed): what partitioning gains by itself:\n\n",
-			func(p *ProgramResult, m *Measure) (float64, bool) {
-				if p.PlacedSBLHits == 0 {
-					return 0, false
-				}
-				return m.HitShare * float64(p.Strategies[0].ProbeHits) / float64(p.PlacedSBLHits), true
-			}},
-		{"\nThe same, planned without the profile (task costs are static probe counts, probes placed by static estimates), over SBL's hits:\n\n",
-			func(p *ProgramResult, m *Measure) (float64, bool) { return m.StaticHitShare, true }},
+	var heads []string
+	for _, st := range sts {
+		heads = append(heads, fmt.Sprintf("%s k=%d", strings.ToUpper(st.Name), st.Copies))
 	}
-	for _, t := range tables {
-		head := []string{"program"}
-		align := []string{"---"}
-		for _, st := range sts {
-			head = append(head, fmt.Sprintf("%s k=%d", strings.ToUpper(st.Name), st.Copies))
-			align = append(align, "--:")
-		}
-		var rows strings.Builder
-		sums := make([]float64, len(sts))
-		n := 0
-		for i := range r.Programs {
-			p := &r.Programs[i]
-			if p.Error != "" || len(p.Strategies) != len(r.Strategies) {
-				continue
+	// each gives a program's shares, one per partitioned strategy, or
+	// nil when it has none.
+	each := func(share func(p *ProgramResult, m *Measure) float64) func(p *ProgramResult) []float64 {
+		return func(p *ProgramResult) []float64 {
+			if len(p.Strategies) != len(r.Strategies) {
+				return nil
 			}
-			cells := []string{p.Name}
-			vals := make([]float64, len(sts))
-			ok := true
+			v := make([]float64, len(sts))
 			for j := range sts {
-				vals[j], ok = t.share(p, &p.Strategies[j+1])
-				if !ok {
-					break
-				}
-				cells = append(cells, fmt.Sprintf("%.0f%%", 100*vals[j]))
+				v[j] = share(p, &p.Strategies[j+1])
 			}
-			if !ok {
-				continue
-			}
-			n++
-			for j, v := range vals {
-				sums[j] += v
-			}
-			fmt.Fprintf(&rows, "| %s |\n", strings.Join(cells, " | "))
+			return v
 		}
-		if n == 0 {
-			continue
-		}
-		b.WriteString(t.title)
-		fmt.Fprintf(b, "| %s |\n| %s |\n", strings.Join(head, " | "), strings.Join(align, " | "))
-		b.WriteString(rows.String())
-		cells := []string{"**average**"}
-		for j := range sts {
-			cells = append(cells, fmt.Sprintf("**%.0f%%**", 100*sums[j]/float64(n)))
-		}
-		fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
 	}
-	writeFloor(b, r)
-}
+	writeShareTable(b, r, "Slowest copy's probe hits as a share of SBL's (computed from SBL's exact profile; plans use its edge frequencies, to price tasks and to place probes):",
+		heads, each(func(p *ProgramResult, m *Measure) float64 { return m.HitShare }))
+	placed := each(func(p *ProgramResult, m *Measure) float64 {
+		return m.HitShare * float64(p.Strategies[0].ProbeHits) / float64(p.PlacedSBLHits)
+	})
+	writeShareTable(b, r, "The same over the hits SBL makes when its probes too are placed by the profile (computed): what partitioning gains by itself:",
+		heads, func(p *ProgramResult) []float64 {
+			if p.PlacedSBLHits == 0 {
+				return nil
+			}
+			return placed(p)
+		})
+	writeShareTable(b, r, "The same, planned without the profile (task costs are static probe counts, probes placed by static estimates), over SBL's hits:",
+		heads, each(func(p *ProgramResult, m *Measure) float64 { return m.StaticHitShare }))
 
-// writeFloor writes, per program and k, the least share of SBL's hits
-// that the slowest of k copies can have when each path's runs are counted
-// by one copy: a count is a sequence, so the copy that counts the hottest
-// path runs at least that many, and k copies together at least one per
-// path run.
-func writeFloor(b *strings.Builder, r *Report) {
+	// The floor: the copy that counts a path runs a sequence each time it
+	// runs, so the slowest of k copies runs at least as many as the
+	// hottest path's runs, and k copies together at least one per path
+	// run.
 	var ks []int
-	for _, st := range r.Strategies[1:] {
+	for _, st := range sts {
 		if !slices.Contains(ks, st.Copies) {
 			ks = append(ks, st.Copies)
 		}
 	}
+	heads = nil
+	for _, k := range ks {
+		heads = append(heads, fmt.Sprintf("k=%d", k))
+	}
+	writeShareTable(b, r, "The floor of any partition of the paths: the copy that counts a path runs a sequence each time it runs, so the slowest of k copies makes at least max(the hottest path's runs, all path runs / k) hits, here as a share of SBL's:",
+		heads, func(p *ProgramResult) []float64 {
+			if len(p.Strategies) == 0 || p.Strategies[0].ProbeHits == 0 || p.HottestPath == 0 {
+				return nil
+			}
+			v := make([]float64, len(ks))
+			for j, k := range ks {
+				v[j] = max(float64(p.HottestPath), float64(p.PathExecutions)/float64(k)) / float64(p.Strategies[0].ProbeHits)
+			}
+			return v
+		})
+}
+
+// writeShareTable writes a table of percentages with a row per program
+// that did not fail and has figures (shares returns nil for one that has
+// none), and the average of each column; nothing if no program has any.
+func writeShareTable(b *strings.Builder, r *Report, title string, heads []string, shares func(p *ProgramResult) []float64) {
 	var rows strings.Builder
-	sums := make([]float64, len(ks))
+	sums := make([]float64, len(heads))
 	n := 0
 	for i := range r.Programs {
 		p := &r.Programs[i]
-		if p.Error != "" || len(p.Strategies) == 0 || p.Strategies[0].ProbeHits == 0 || p.HottestPath == 0 {
+		v := shares(p)
+		if p.Error != "" || v == nil {
 			continue
 		}
 		n++
 		cells := []string{p.Name}
-		for j, k := range ks {
-			v := max(float64(p.HottestPath), float64(p.PathExecutions)/float64(k)) / float64(p.Strategies[0].ProbeHits)
-			sums[j] += v
-			cells = append(cells, fmt.Sprintf("%.0f%%", 100*v))
+		for j, x := range v {
+			sums[j] += x
+			cells = append(cells, fmt.Sprintf("%.0f%%", 100*x))
 		}
 		fmt.Fprintf(&rows, "| %s |\n", strings.Join(cells, " | "))
 	}
 	if n == 0 {
 		return
 	}
-	b.WriteString("\nThe floor of any partition of the paths: the copy that counts a path runs a sequence each time it runs, so the slowest of k copies makes at least max(the hottest path's runs, all path runs / k) hits, here as a share of SBL's:\n\n")
-	head := []string{"program"}
-	align := []string{"---"}
-	for _, k := range ks {
-		head = append(head, fmt.Sprintf("k=%d", k))
-		align = append(align, "--:")
-	}
-	fmt.Fprintf(b, "| %s |\n| %s |\n", strings.Join(head, " | "), strings.Join(align, " | "))
+	align := slices.Repeat([]string{"--:"}, len(heads))
+	fmt.Fprintf(b, "\n%s\n\n| program | %s |\n| --- | %s |\n", title, strings.Join(heads, " | "), strings.Join(align, " | "))
 	b.WriteString(rows.String())
 	cells := []string{"**average**"}
-	for j := range ks {
-		cells = append(cells, fmt.Sprintf("**%.0f%%**", 100*sums[j]/float64(n)))
+	for _, x := range sums {
+		cells = append(cells, fmt.Sprintf("**%.0f%%**", 100*x/float64(n)))
 	}
 	fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
 }
