@@ -915,7 +915,7 @@ func TestPlanFreq(t *testing.T) {
 			if !slices.ContainsFunc(want, positive) {
 				want = nil // all zero: it never ran
 			}
-			if !slices.Equal(f.Freq, want) {
+			if !slices.Equal([]float64(f.Freq), want) {
 				t.Fatalf("%s: function %d has frequencies %v, given %v", st, i, f.Freq, ws[i])
 			}
 			if f.Freq != nil {
@@ -1204,4 +1204,34 @@ func weightedPlans(t *testing.T, m *wasm.Module, graphs []*cfg.DAG, ws [][]float
 		t.Fatal(err)
 	}
 	return p3, pbl
+}
+
+// TestFreqListJSON: counts go out as a string with runs of zeros and come
+// back the same; other numbers as an array; malformed strings are refused.
+func TestFreqListJSON(t *testing.T) {
+	for _, tc := range []struct {
+		in   FreqList
+		want string
+	}{
+		{FreqList{12, 0, 0, 0, 7, 0, 1e15}, `"12,0*3,7,0,1000000000000000"`},
+		{FreqList{0, 0}, `"0*2"`},
+		{FreqList{3}, `"3"`},
+		{FreqList{1.5, 0}, `[1.5,0]`},
+		{FreqList{1 << 60}, `[1152921504606847000]`},
+	} {
+		b, err := json.Marshal(tc.in)
+		if err != nil || string(b) != tc.want {
+			t.Fatalf("%v: %s, %v; want %s", tc.in, b, err, tc.want)
+		}
+		var back FreqList
+		if err := json.Unmarshal(b, &back); err != nil || !slices.Equal(back, tc.in) {
+			t.Fatalf("%s came back as %v, %v", b, back, err)
+		}
+	}
+	for _, bad := range []string{`"1*2"`, `"0*0"`, `"0*-1"`, `"x"`, `"0*99999999999"`, `"0*67108864,0*2"`, `{}`, `"1.5"`} {
+		var l FreqList
+		if err := json.Unmarshal([]byte(bad), &l); err == nil {
+			t.Errorf("%s accepted as %v", bad, l)
+		}
+	}
 }
