@@ -282,7 +282,8 @@ func WeightsFor(d *cfg.DAG, freq []float64) ([]float64, error) {
 }
 
 // ProfileWeights turns measured edge frequencies (one per DAG edge, e.g.
-// from a profile of an earlier run) into weights for Chords: the chords,
+// from a profile of an earlier run: counts, whole numbers, which the
+// tie-break below assumes) into weights for Chords: the chords,
 // which carry the increments, go on the edges that ran least, so the paths
 // that ran most execute the fewest probes. Edges that ran equally often
 // are told apart by StaticWeights, so that among edges that never ran the

@@ -436,7 +436,9 @@ func PlaceSelectiveFreq(d *cfg.DAG, s *Selective, freq []float64) (*Plan, error)
 // none. Chords keeps every path's sum, so interesting paths still count
 // their ids and other paths ids no interesting path has. As in
 // PlaceSelective, an edge into the exit that no interesting path takes
-// counts nothing, and counts stay at path ends.
+// counts nothing, counts stay at path ends, and every live dummy entry
+// edge starts the next path (so a back edge runs one sequence, count or
+// not).
 func PlaceSelectiveChords(d *cfg.DAG, s *Selective, weights []float64) (*Plan, error) {
 	if err := matches(d, s); err != nil {
 		return nil, err
@@ -452,11 +454,15 @@ func PlaceSelectiveChords(d *cfg.DAG, s *Selective, weights []float64) (*Plan, e
 	}
 	changed := false
 	for i, e := range d.Edges {
-		if e.To != cfg.Exit || s.Interesting[i] {
-			continue
-		}
-		switch plan.Ops[i].Kind {
-		case Count, CountConst:
+		switch {
+		case e.Kind == cfg.EdgeDummyEntry && inc.Class[i] != Dead && plan.Ops[i].Kind == None:
+			// Place may leave the next path's start to a later chord;
+			// a back edge whose count is dropped below would then run
+			// nothing, where PlaceSelective, and the hit counts that
+			// model the copies, run one sequence. r = 0 is what r
+			// stands for there until that chord sets it.
+			plan.Ops[i], changed = Op{Init, 0}, true
+		case e.To == cfg.Exit && !s.Interesting[i] && (plan.Ops[i].Kind == Count || plan.Ops[i].Kind == CountConst):
 			plan.Ops[i], changed = Op{}, true
 		}
 	}

@@ -227,6 +227,10 @@ func checkSelective(t *testing.T, d *cfg.DAG, interesting []bool, paths [][]int3
 		if op.Kind != None && !live[i] {
 			t.Fatalf("edge %d on no path has %v in the chord plan", i, op)
 		}
+		// The hit counts take a back edge for one sequence.
+		if e := d.Edges[i]; e.Kind == cfg.EdgeDummyEntry && live[i] && op.Kind == None {
+			t.Fatalf("live dummy entry edge %d has no operation in the chord plan: %v", i, chords.Ops)
+		}
 	}
 	checkProbes(t, d, chords)
 	checkSelectiveCounts(t, d, s, chords, paths, r)

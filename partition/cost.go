@@ -27,10 +27,10 @@ func BallLarusCost(d *cfg.DAG, interesting []bool) (int, error) {
 // executions: the sum of w over the DAG edges that carry a probe, where w
 // holds one frequency per DAG edge of the function, estimated or measured
 // (e.g. from a profile: a dummy edge's frequency is how often its back
-// edges run). The probes are placed as by BallLarusCost; the frequencies
-// only price them, because the instrumenter places probes by static
-// weights whatever the profile says. The sum is rounded to an integer, so
-// w should be counts (per run), not fractions of one call.
+// edges run). The probes are placed by the same frequencies, as the
+// instrumenter places a copy's when its plan carries them
+// (FuncInfo.Freq). The sum is rounded to an integer, so w should be
+// counts (per run), not fractions of one call.
 func WeightedCost(w []float64) CostFunc {
 	return func(d *cfg.DAG, interesting []bool) (int, error) {
 		c := coster{w: w}
@@ -165,7 +165,7 @@ func (c *coster) partProbes(d *cfg.DAG, live, interesting []bool) ([]numbering.O
 		return ops, nil, err
 	}
 	// A part is what a copy profiles with PSPP: price exactly the probes
-	// PSPP places (labels on the whole DAG, no event counting).
+	// its copy gets (PSPP's labels, moved onto chords when weighted).
 	sel, err := numbering.PSPP(d, interesting)
 	if err != nil {
 		return nil, nil, err

@@ -1228,7 +1228,7 @@ func TestFreqListJSON(t *testing.T) {
 			t.Fatalf("%s came back as %v, %v", b, back, err)
 		}
 	}
-	for _, bad := range []string{`"1*2"`, `"0*0"`, `"0*-1"`, `"x"`, `"0*99999999999"`, `"0*67108864,0*2"`, `{}`, `"1.5"`} {
+	for _, bad := range []string{`"1,,2"`, `"+3"`, `"0*+2"`, `","`, `"1*2"`, `"0*0"`, `"0*-1"`, `"x"`, `"0*99999999999"`, `"0*67108864,0*2"`, `{}`, `"1.5"`} {
 		var l FreqList
 		if err := json.Unmarshal([]byte(bad), &l); err == nil {
 			t.Errorf("%s accepted as %v", bad, l)

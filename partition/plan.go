@@ -211,11 +211,15 @@ func (l *FreqList) UnmarshalJSON(data []byte) error {
 		return nil
 	}
 	var out FreqList
+	if s == "" {
+		*l = nil
+		return nil
+	}
 	for part := range strings.SplitSeq(s, ",") {
-		if part == "" {
-			continue
-		}
 		v, run, isRun := strings.Cut(part, "*")
+		if v == "" || v[0] == '+' || isRun && (run == "" || run[0] == '+') {
+			return fmt.Errorf("partition: frequencies %q: bad entry %q", s, part)
+		}
 		x, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			return fmt.Errorf("partition: frequencies %q: %v", s, err)
@@ -336,8 +340,8 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy string, k int, opt Options
 		if opt.Candidates != nil {
 			p.Funcs[i].Candidate = opt.Candidates[i]
 		}
-		if opt.Weights != nil && slices.ContainsFunc(opt.Weights[i], func(x float64) bool { return x > 0 }) {
-			p.Funcs[i].Freq = opt.Weights[i]
+		if opt.Weights != nil && ran(opt.Weights[i]) {
+			p.Funcs[i].Freq = slices.Clone(opt.Weights[i])
 		}
 		if opt.Candidates == nil && opt.Weights != nil && strategy == P3 {
 			// Weighted costs price the overlap of a split, so the
@@ -460,7 +464,7 @@ func planFunc(def int, d *cfg.DAG, partition bool, k int, opt *Options, c *coste
 	live := Live(d)
 	if opt.Weights != nil {
 		c.w = opt.Weights[def]
-		if !slices.ContainsFunc(c.w, func(x float64) bool { return x > 0 }) {
+		if !ran(c.w) {
 			// Never ran (no weights, or all zero): it costs no probe
 			// executions, and splitting it cannot lower any load.
 			return []task{{def: def}}, live, nil
@@ -502,6 +506,13 @@ func planFunc(def int, d *cfg.DAG, partition bool, k int, opt *Options, c *coste
 		return nil, nil, err
 	}
 	return []task{{def: def, cost: int64(cost)}}, live, nil
+}
+
+// ran says whether a function's weights say it ran. Only then is it
+// priced by them and are its copies' probes placed by them: the two must
+// agree.
+func ran(w []float64) bool {
+	return slices.ContainsFunc(w, func(x float64) bool { return x > 0 })
 }
 
 func costsOf(ts []*task) []int64 {

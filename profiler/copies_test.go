@@ -384,3 +384,92 @@ func edgeFrequencies(t *testing.T, orig []byte, p *profile.Profile) [][]float64 
 	}
 	return freq
 }
+
+// TestSelectiveCopiesPlacedByProfile runs selective copies whose PSPP
+// labels sit on the chords of the profile's tree. Planned with a profile,
+// P3 no longer splits these programs (a split's classes cost as much as
+// the function), so the test takes P3's plan made without one, which
+// splits, and gives it the profile's frequencies: the merged counts must
+// be the exact profile, and each copy's hits computed from it what the
+// copy counts at run time.
+func TestSelectiveCopiesPlacedByProfile(t *testing.T) {
+	ctx := context.Background()
+	selective := 0
+	for _, p := range oraclePrograms(t) {
+		if !slices.Contains([]string{"grid", "sort", "wordfreq"}, p.Name) {
+			continue
+		}
+		orig, exact, freq := exactRun(t, p)
+		static, err := Build(orig, "p3", 4, instrument.Options{}, partition.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := *static.Plan
+		plan.Funcs = slices.Clone(plan.Funcs)
+		for i := range plan.Funcs {
+			if slices.ContainsFunc(freq[i], func(x float64) bool { return x > 0 }) {
+				plan.Funcs[i].Freq = freq[i]
+			}
+		}
+		cs, err := BuildPlan(orig, &plan, instrument.Options{CountHits: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var parts [][]profile.Function
+		moved := false
+		for c, res := range cs.Copy {
+			for _, sf := range plan.Copies[c].Selective {
+				if plan.Funcs[sf.Func].Freq != nil {
+					selective++
+				}
+			}
+			var counts counters.Counts
+			var direct uint64
+			cfg := p.Config(t, &bytes.Buffer{})
+			cfg.Modules = counters.Modules(res.Counters)
+			cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
+				direct = mods[runner.ProgramKey].ExportedGlobal(instrument.HitsGlobal).Get()
+				var err error
+				counts, err = counters.ReadInstance(mods)
+				return err
+			}
+			if _, err := runner.Run(ctx, res.Module, cfg); err != nil {
+				t.Fatalf("%s copy %d: %v", p.Name, c, err)
+			}
+			fs, _, err := res.Functions(counts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parts = append(parts, fs)
+			computed, err := res.HitsOf(exact.Functions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if direct < computed || direct-computed > 64 {
+				t.Errorf("%s copy %d: %d hits counted at run time, %d computed", p.Name, c, direct, computed)
+			}
+			before, err := static.Copy[c].HitsOf(exact.Functions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			moved = moved || before != computed
+			t.Logf("%s copy %d: %d hits placed by the profile, %d placed statically", p.Name, c, computed, before)
+		}
+		merged, err := Merge(parts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := *exact
+		got.Functions = merged
+		if ok, diff := exact.Equal(&got); !ok {
+			t.Fatalf("%s: merged counts differ from the exact profile: %s", p.Name, diff)
+		}
+		if !moved {
+			t.Errorf("%s: placing by the profile moved no hit", p.Name)
+		}
+	}
+	if selective == 0 {
+		t.Fatal("no selective function was placed by the profile")
+	}
+	t.Logf("%d selective functions placed by the profile", selective)
+}
