@@ -3,7 +3,9 @@ package profiler
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -472,4 +474,49 @@ func TestSelectiveCopiesPlacedByProfile(t *testing.T) {
 		t.Fatal("no selective function was placed by the profile")
 	}
 	t.Logf("%d selective functions placed by the profile", selective)
+}
+
+// TestManifestVersion: a manifest whose plan places probes by a profile
+// has version 2, which an older reader refuses, one without version 1;
+// both read back into the same copies, and a newer version is refused.
+func TestManifestVersion(t *testing.T) {
+	var p program
+	for _, q := range oraclePrograms(t) {
+		if q.Name == "grid" {
+			p = q
+		}
+	}
+	orig, _, freq := exactRun(t, p)
+	for _, tc := range []struct {
+		opt  partition.Options
+		want int
+	}{{partition.Options{}, FilesVersion}, {partition.Options{Weights: freq}, PlacedVersion}} {
+		cs, err := Build(orig, "pbl", 2, instrument.Options{}, tc.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		man, err := WriteDir(dir, p.Path, orig, cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if man.Version != tc.want {
+			t.Errorf("weights %v: manifest version %d, want %d", tc.opt.Weights != nil, man.Version, tc.want)
+		}
+		if _, _, _, err := ReadDir(dir); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "manifest.json")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		newer := strings.Replace(string(b), fmt.Sprintf(`"version": %d,`, tc.want), `"version": 3,`, 1)
+		if err := os.WriteFile(path, []byte(newer), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "newer") {
+			t.Errorf("a version 3 manifest: %v", err)
+		}
+	}
 }

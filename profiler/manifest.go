@@ -24,6 +24,10 @@ const (
 	ManifestFormat = "pathprof-copies"
 	PartFormat     = "pathprof-part"
 	FilesVersion   = 1
+	// PlacedVersion is the version of a manifest whose plan carries edge
+	// frequencies that place the copies' probes (FuncInfo.Freq): a reader
+	// of version 1 would rebuild other copies from it.
+	PlacedVersion = 2
 )
 
 // Manifest describes a directory written by WriteDir: the original module
@@ -78,8 +82,15 @@ func WriteDir(dir, modulePath string, orig []byte, cs *Copies) (*Manifest, error
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	version := FilesVersion
+	for i := range cs.Plan.Funcs {
+		if cs.Plan.Funcs[i].Freq != nil {
+			version = PlacedVersion
+			break
+		}
+	}
 	man := &Manifest{
-		Format: ManifestFormat, Version: FilesVersion,
+		Format: ManifestFormat, Version: version,
 		Module:   profile.Module{Path: modulePath, SHA256: hashHex(orig), Size: len(orig), CodeOffset: cs.Copy[0].CodeOffset},
 		Strategy: cs.Plan.Strategy, Copies: len(cs.Copy), Plan: cs.Plan, FellBack: cs.FellBack,
 		CounterModule: cs.Copy[0].Counters != nil,
@@ -119,8 +130,8 @@ func ReadDir(dir string) (*Manifest, []byte, *Copies, error) {
 	if man.Format != ManifestFormat {
 		return nil, nil, nil, fmt.Errorf("%s: not a pathprof copies manifest", dir)
 	}
-	if man.Version > FilesVersion {
-		return nil, nil, nil, fmt.Errorf("%s: manifest version %d is newer than this pathprof reads (%d)", dir, man.Version, FilesVersion)
+	if man.Version > PlacedVersion {
+		return nil, nil, nil, fmt.Errorf("%s: manifest version %d is newer than this pathprof reads (%d)", dir, man.Version, PlacedVersion)
 	}
 	if man.Plan == nil || len(man.CopySHA256) != man.Copies {
 		return nil, nil, nil, fmt.Errorf("%s: manifest without a plan for its %d copies", dir, man.Copies)
