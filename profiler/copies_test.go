@@ -14,6 +14,7 @@ import (
 
 	"pathprof/counters"
 	"pathprof/instrument"
+	"pathprof/internal/testprogs"
 	"pathprof/partition"
 	"pathprof/profile"
 	"pathprof/runner"
@@ -107,12 +108,7 @@ func pct(a, b uint64) string {
 func TestHitsComputedFromProfile(t *testing.T) {
 	ctx := context.Background()
 	for _, name := range []string{"calc", "wordfreq", "grid"} {
-		p := program{}
-		for _, q := range oraclePrograms(t) {
-			if q.Name == name {
-				p = q
-			}
-		}
+		p := cProgram(t, name)
 		orig, exact, freq := exactRun(t, p)
 		// Each strategy planned without the profile, and with it: then
 		// the probes are placed by its frequencies too.
@@ -304,12 +300,7 @@ func TestWeightedP3NeverAbovePBL(t *testing.T) {
 
 // TestFewerHits: the choice between P3's and PBL's copies by exact hits.
 func TestFewerHits(t *testing.T) {
-	var p program
-	for _, q := range oraclePrograms(t) {
-		if q.Name == "grid" {
-			p = q
-		}
-	}
+	p := cProgram(t, "grid")
 	orig, exact, freq := exactRun(t, p)
 	// Planned without the profile, P3 splits grid's functions and its
 	// slowest copy makes fewer hits than PBL's (95% against 98% of
@@ -356,6 +347,18 @@ func TestFewerHits(t *testing.T) {
 			t.Errorf("fell back %v: written %v, read %v, copies read %v", cs.FellBack, man.FellBack, rman.FellBack, rcs.FellBack)
 		}
 	}
+}
+
+// cProgram is one of the C programs of the tests.
+func cProgram(t *testing.T, name string) program {
+	t.Helper()
+	for _, p := range testprogs.CRuns(t) {
+		if p.Name == name {
+			return p
+		}
+	}
+	t.Fatalf("no C program %s", name)
+	return program{}
 }
 
 // exactRun reads a program, profiles one run with SBL and returns the
@@ -480,12 +483,7 @@ func TestSelectiveCopiesPlacedByProfile(t *testing.T) {
 // has version 2, which an older reader refuses, one without version 1;
 // both read back into the same copies, and a newer version is refused.
 func TestManifestVersion(t *testing.T) {
-	var p program
-	for _, q := range oraclePrograms(t) {
-		if q.Name == "grid" {
-			p = q
-		}
-	}
+	p := cProgram(t, "grid")
 	orig, _, freq := exactRun(t, p)
 	for _, tc := range []struct {
 		opt  partition.Options
