@@ -133,6 +133,14 @@ func joinReason(a, b string) string {
 
 // profileCopies runs a partitioned strategy: k copies on the same input,
 // their outputs compared, their profiles merged.
+// copiesWord is "1 copy" or "k copies".
+func copiesWord(k int) string {
+	if k == 1 {
+		return "1 copy"
+	}
+	return fmt.Sprintf("%d copies", k)
+}
+
 func profileCopies(ctx context.Context, orig []byte, opt Options) (*profile.Profile, error) {
 	k := opt.Copies
 	if k < 1 {
@@ -153,13 +161,13 @@ func profileCopies(ctx context.Context, orig []byte, opt Options) (*profile.Prof
 		Complete: true,
 	}
 	start := time.Now()
-	progress("planning %s over %d copies and instrumenting them", opt.Strategy, k)
+	progress("planning %s over %s and instrumenting them", opt.Strategy, copiesWord(k))
 	cs, err := Build(orig, opt.Strategy, k, opt.Instrument, opt.Partition)
 	if err != nil {
 		return nil, err
 	}
 	p.Module.CodeOffset = cs.Copy[0].CodeOffset
-	progress("built %d copies in %.2fs", k, time.Since(start).Seconds())
+	progress("built %s in %.2fs", copiesWord(k), time.Since(start).Seconds())
 	if cs.FellBack {
 		progress("p3's splits would make more probe hits than pbl's on the weights' run: the copies are pbl's")
 	}
