@@ -88,6 +88,19 @@ type PlaceOptions struct {
 // initialisation and a count on the same edge become one constant count, and
 // an operation placed after a path's count is dropped. Add(0) is dropped too.
 func Place(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*Plan, error) {
+	plan, err := placeOps(d, n, inc, opt)
+	if err != nil {
+		return nil, err
+	}
+	if plan.Probes, err = graphProbes(d, plan.Ops); err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// placeOps is Place without moving the operations onto Graph edges
+// (Plan.Probes is left nil), for callers that adjust them first.
+func placeOps(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*Plan, error) {
 	if err := validate(d); err != nil {
 		return nil, err
 	}
@@ -183,11 +196,6 @@ func Place(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*Plan, 
 		plan.Ops[i] = op
 	}
 
-	probes, err := graphProbes(d, plan.Ops)
-	if err != nil {
-		return nil, err
-	}
-	plan.Probes = probes
 	return plan, nil
 }
 

@@ -448,11 +448,10 @@ func PlaceSelectiveChords(d *cfg.DAG, s *Selective, weights []float64) (*Plan, e
 	if err != nil {
 		return nil, err
 	}
-	plan, err := Place(d, labels, inc, PlaceOptions{NoCountFolding: true})
+	plan, err := placeOps(d, labels, inc, PlaceOptions{NoCountFolding: true})
 	if err != nil {
 		return nil, err
 	}
-	changed := false
 	for i, e := range d.Edges {
 		switch {
 		case e.Kind == cfg.EdgeDummyEntry && inc.Class[i] != Dead && plan.Ops[i].Kind == None:
@@ -461,15 +460,13 @@ func PlaceSelectiveChords(d *cfg.DAG, s *Selective, weights []float64) (*Plan, e
 			// nothing, where PlaceSelective, and the hit counts that
 			// model the copies, run one sequence. r = 0 is what r
 			// stands for there until that chord sets it.
-			plan.Ops[i], changed = Op{Init, 0}, true
+			plan.Ops[i] = Op{Init, 0}
 		case e.To == cfg.Exit && !s.Interesting[i] && (plan.Ops[i].Kind == Count || plan.Ops[i].Kind == CountConst):
-			plan.Ops[i], changed = Op{}, true
+			plan.Ops[i] = Op{}
 		}
 	}
-	if changed {
-		if plan.Probes, err = graphProbes(d, plan.Ops); err != nil {
-			return nil, err
-		}
+	if plan.Probes, err = graphProbes(d, plan.Ops); err != nil {
+		return nil, err
 	}
 	return plan, nil
 }

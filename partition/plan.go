@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"pathprof/cfg"
+	"pathprof/numbering"
 	"pathprof/wasm"
 )
 
@@ -609,13 +610,13 @@ func (p *Plan) Check(graphs []*cfg.DAG) error {
 	}
 	for def, d := range graphs {
 		if f := p.Funcs[def].Freq; f != nil {
-			if d == nil || len(f) != len(d.Edges) {
-				return fmt.Errorf("partition: function %d has %d frequencies for its DAG edges", def, len(f))
+			if d == nil {
+				return fmt.Errorf("partition: function %d has frequencies but no DAG", def)
 			}
-			for _, x := range f {
-				if x < 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-					return fmt.Errorf("partition: function %d has an edge frequency of %v", def, x)
-				}
+			// The copies place their probes by them: what the
+			// instrumenter would refuse, Check refuses.
+			if _, err := numbering.ProfileWeights(d, f); err != nil {
+				return fmt.Errorf("partition: function %d: %w", def, err)
 			}
 		}
 		if d == nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -83,11 +84,8 @@ func WriteDir(dir, modulePath string, orig []byte, cs *Copies) (*Manifest, error
 		return nil, err
 	}
 	version := FilesVersion
-	for i := range cs.Plan.Funcs {
-		if cs.Plan.Funcs[i].Freq != nil {
-			version = PlacedVersion
-			break
-		}
+	if slices.ContainsFunc(cs.Plan.Funcs, func(f partition.FuncInfo) bool { return f.Freq != nil }) {
+		version = PlacedVersion
 	}
 	man := &Manifest{
 		Format: ManifestFormat, Version: version,
