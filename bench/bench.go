@@ -462,19 +462,22 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Str
 	}
 	m.InstrumentSeconds = time.Since(start).Seconds()
 	m.PlanSeconds = cs.PlanSeconds
-	var slowest uint64
 	if m.CopyHits, err = copyHits(cs, exact); err != nil {
 		return m, err
 	}
-	for c, h := range m.CopyHits {
-		if h > slowest {
-			slowest, m.SlowestCopy = h, c
+	setSlowest := func() {
+		var slowest uint64
+		for c, h := range m.CopyHits {
+			if h > slowest {
+				slowest, m.SlowestCopy = h, c
+			}
+		}
+		m.ProbeHits = slowest
+		if sblHits > 0 {
+			m.HitShare = float64(slowest) / float64(sblHits)
 		}
 	}
-	m.ProbeHits = slowest
-	if sblHits > 0 {
-		m.HitShare = float64(slowest) / float64(sblHits)
-	}
+	setSlowest()
 	// The same plan without the profile's frequencies: only its hits.
 	static, err := profiler.Build(orig, st.Name, st.Copies, b.opt.Instrument, partition.Options{})
 	if err != nil {
@@ -487,31 +490,46 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Str
 	if sblHits > 0 {
 		m.StaticHitShare = float64(slices.Max(staticHits)) / float64(sblHits)
 	}
-	b.progress("%s: planned in %.2fs, instrumented in %.2fs; slowest copy %d has %.1f%% of SBL's hits (static plan %.1f%%)",
-		st, m.PlanSeconds, m.InstrumentSeconds, m.SlowestCopy, 100*m.HitShare, 100*m.StaticHitShare)
-
-	if b.opt.HitsOnly {
-		return m, nil
+	// Copies that share out the calls of functions have exact hits only
+	// from their own counts: they run even for hits alone.
+	sliced := slices.ContainsFunc(cs.Copy, (*instrument.Result).Sliced)
+	report := func() {
+		b.progress("%s: planned in %.2fs, instrumented in %.2fs; slowest copy %d has %.1f%% of SBL's hits (static plan %.1f%%)",
+			st, m.PlanSeconds, m.InstrumentSeconds, m.SlowestCopy, 100*m.HitShare, 100*m.StaticHitShare)
+	}
+	if !sliced {
+		report()
+		if b.opt.HitsOnly {
+			return m, nil
+		}
 	}
 	// Every copy runs once: same output, and the merged profile is SBL's.
 	var parts [][]profile.Function
-	var slowProg *runner.Program
-	for c, res := range cs.Copy {
-		prog, err := b.compile(ctx, fmt.Sprintf("%s copy %d", st, c), res.Module, runner.Config{ProgramName: name, CacheDir: b.opt.CacheDir,
+	var calls []map[uint32]uint64
+	compile := func(c int) (*runner.Program, error) {
+		res := cs.Copy[c]
+		return b.compile(ctx, fmt.Sprintf("%s copy %d", st, c), res.Module, runner.Config{ProgramName: name, CacheDir: b.opt.CacheDir,
 			Modules: counters.Modules(res.Counters)})
+	}
+	for c, res := range cs.Copy {
+		prog, err := compile(c)
 		if err != nil {
 			return m, err
 		}
 		var counts counters.Counts
+		var n map[uint32]uint64
 		got, err := b.runOnce(ctx, prog, func(_ context.Context, mods map[string]api.Module) (err error) {
-			counts, err = counters.ReadInstance(mods)
+			if counts, err = counters.ReadInstance(mods); err != nil {
+				return err
+			}
+			n, err = profiler.ReadCalls(mods, res)
 			return err
 		})
+		prog.Close(context.WithoutCancel(ctx))
 		if err == nil {
 			err = sameOutput(want, got)
 		}
 		if err != nil {
-			prog.Close(context.WithoutCancel(ctx))
 			return m, fmt.Errorf("copy %d: %v%s", c, err, got.tail())
 		}
 		part, _, err := res.Functions(counts)
@@ -519,14 +537,9 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Str
 			return m, err
 		}
 		parts = append(parts, part)
-		if c == m.SlowestCopy {
-			slowProg = prog
-			defer prog.Close(context.WithoutCancel(ctx))
-		} else {
-			prog.Close(context.WithoutCancel(ctx))
-		}
+		calls = append(calls, n)
 	}
-	merged, err := profiler.Merge(parts)
+	merged, err := profiler.Merge(parts, cs.Shared())
 	if err != nil {
 		return m, err
 	}
@@ -535,6 +548,24 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Str
 	if !eq {
 		return m, fmt.Errorf("merged profile differs from SBL's: %s", diff)
 	}
+	if sliced {
+		for c, res := range cs.Copy {
+			if m.CopyHits[c], err = res.HitsOfRun(exact, parts[c], calls[c]); err != nil {
+				return m, err
+			}
+		}
+		setSlowest()
+		report()
+		if b.opt.HitsOnly {
+			return m, nil
+		}
+	}
+	// Compiled again (from the cache): one copy's code at a time.
+	slowProg, err := compile(m.SlowestCopy)
+	if err != nil {
+		return m, err
+	}
+	defer slowProg.Close(context.WithoutCancel(ctx))
 	var origSecs []float64
 	for i := 1; i <= b.opt.Runs; i++ {
 		o, err := b.runOnce(ctx, origProg, nil)

@@ -121,7 +121,20 @@ type Mode struct {
 	// would guess, for Selective where PSPP's labels are not 0. Path ids
 	// do not change, only where the probes sit.
 	Freq []float64
+	// Slices, when at least 2, shares the function's calls out among
+	// copies (Kind BallLarus only): the n-th call (from 1) is in slot
+	// n mod Slices, and this copy profiles the calls in Slots; the
+	// others run an unprobed copy of the body. Every call runs the test,
+	// one sequence, and counts itself in an exported i64 global
+	// (CallsExport), which tells the calls apart alike in every copy.
+	Slices int
+	Slots  []int
 }
+
+// CallsExport is the export name of the call counter of a function whose
+// calls are shared out among copies (Mode.Slices), by its index in the
+// original module.
+func CallsExport(index uint32) string { return fmt.Sprintf("pathprof_calls_%d", index) }
 
 // Func is what instrumentation decided for one defined function.
 type Func struct {
@@ -237,6 +250,23 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 			paths[orig] = uint64(f.Plan.NumPaths)
 		}
 	}
+	// The unprobed bodies of sliced functions go before the counters'
+	// functions, which Embed numbers now and Finish adds, so that Finish
+	// rewrites their memory.size and memory.grow too.
+	plain := map[int]uint32{}
+	for i, f := range res.Funcs {
+		if f.Plan == nil || f.Mode.Slices == 0 {
+			continue
+		}
+		if err := checkSlices(f.Mode); err != nil {
+			return nil, fmt.Errorf("function %d (%s): %w", f.Index, f.Name, err)
+		}
+		plain[i] = m.NumFuncs()
+		c := m.Code[i]
+		m.Funcs = append(m.Funcs, m.Funcs[i])
+		m.Code = append(m.Code, wasm.NewCode(c.Locals, c.Body[c.ExprOff:]))
+		m.Touch(wasm.SecFunction)
+	}
 	// The counter layout needs every function's path count, and the
 	// probes need the layout: dense counts add the function's first slot.
 	if res.Layout, err = counters.NewLayout(paths, opt.Counters); err != nil {
@@ -269,6 +299,11 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		if err := emitFunc(m, &m.Code[i], f, res.Layout, fns, hitsGlobal, !opt.NoLoopCounts, nil); err != nil {
 			return nil, fmt.Errorf("function %d (%s): %w", f.Index, f.Name, err)
 		}
+		if p, ok := plain[i]; ok {
+			if err := emitSlices(m, i, f, p, hitsGlobal); err != nil {
+				return nil, fmt.Errorf("function %d (%s): %w", f.Index, f.Name, err)
+			}
+		}
 	}
 	m.Touch(wasm.SecCode)
 	if fns.emb != nil {
@@ -285,6 +320,59 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// checkSlices validates a sliced mode.
+func checkSlices(md Mode) error {
+	switch {
+	case md.Kind != BallLarus:
+		return fmt.Errorf("slices of a %v function", md.Kind)
+	case md.Slices < 2 || md.Slices > 32:
+		return fmt.Errorf("%d slots (2 to 32)", md.Slices)
+	case len(md.Slots) == 0:
+		return errors.New("no slots")
+	}
+	for j, x := range md.Slots {
+		if x < 0 || x >= md.Slices || j > 0 && md.Slots[j-1] >= x {
+			return fmt.Errorf("bad slots %v of %d", md.Slots, md.Slices)
+		}
+	}
+	return nil
+}
+
+// emitSlices puts the test of a sliced function at the start of its body
+// (defined function def, probes already in place): count the call in the
+// function's global, and unless its slot is this copy's, call the unprobed
+// body (function plain) and return what it returns.
+func emitSlices(m *wasm.Module, def int, f *Func, plain uint32, hitsGlobal int64) error {
+	ft, ok := m.FuncType(m.NumImportedFuncs + uint32(def))
+	if !ok {
+		return errors.New("no type")
+	}
+	calls := m.NumImportedGlobals + uint32(len(m.Globals))
+	var init wasm.Asm
+	init.I64(0).Op(wasm.OpEnd)
+	m.Globals = append(m.Globals, wasm.Global{GlobalType: wasm.GlobalType{Type: wasm.ValI64, Mutable: true}, Init: init.B})
+	m.Exports = append(m.Exports, wasm.Export{Name: CallsExport(f.Index), Kind: wasm.KindGlobal, Index: calls})
+	m.Touch(wasm.SecGlobal)
+	m.Touch(wasm.SecExport)
+	var mask uint32
+	for _, x := range f.Mode.Slots {
+		mask |= 1 << x
+	}
+	var a wasm.Asm
+	a.Idx(wasm.OpGlobalGet, calls).I64(1).Op(wasm.OpI64Add).Idx(wasm.OpGlobalSet, calls)
+	if hitsGlobal >= 0 {
+		a.Idx(wasm.OpGlobalGet, uint32(hitsGlobal)).I64(1).Op(wasm.OpI64Add).Idx(wasm.OpGlobalSet, uint32(hitsGlobal))
+	}
+	a.I32(int32(mask)).Idx(wasm.OpGlobalGet, calls).I64(int64(f.Mode.Slices)).Op(wasm.OpI64RemU).Op(wasm.OpI32Wrap).
+		Op(wasm.OpI32ShrU).I32(1).Op(wasm.OpI32And).Op(wasm.OpI32Eqz).Block(wasm.OpIf)
+	for j := range ft.Params {
+		a.Idx(wasm.OpLocalGet, uint32(j))
+	}
+	a.Idx(wasm.OpCall, plain).Op(wasm.OpReturn).Op(wasm.OpEnd)
+	c := &m.Code[def]
+	return c.Splice([]wasm.Edit{{Off: c.ExprOff, Ins: a.B}})
 }
 
 type skipError string

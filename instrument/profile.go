@@ -2,6 +2,8 @@ package instrument
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -145,26 +147,83 @@ func (f *Func) pathSeqs(edges []int32) uint64 {
 // it, whether or not the copy counts the path. So one exact profile gives
 // the hit counts of any plan and k. Paths cut short (by a trap, or in the
 // callers of proc_exit) are not in a profile and not included.
+//
+// For a function whose calls are shared out (Mode.Slices) the figure is
+// an estimate: a profile does not say which calls ran which paths, so
+// each slot is taken to run its share of them, and every call (an entry
+// path) to run the test. HitsOfRun is exact.
 func (r *Result) HitsOf(exact []profile.Function) (uint64, error) {
+	return r.hitsOf(exact, nil, nil)
+}
+
+// HitsOfRun is HitsOf made exact for the copies that share out the calls
+// of functions: their paths come from own, what this copy counted on the
+// run, and their tests from calls, the copy's call counters
+// (CallsExport) by function index.
+func (r *Result) HitsOfRun(exact, own []profile.Function, calls map[uint32]uint64) (uint64, error) {
+	if own == nil {
+		own = []profile.Function{}
+	}
+	return r.hitsOf(exact, own, calls)
+}
+
+// Sliced reports whether the copy shares out the calls of any function
+// with other copies.
+func (r *Result) Sliced() bool {
+	return slices.ContainsFunc(r.Funcs, func(f *Func) bool { return f.Plan != nil && f.Mode.Slices > 0 })
+}
+
+func (r *Result) hitsOf(exact, own []profile.Function, calls map[uint32]uint64) (uint64, error) {
 	byIndex := make(map[uint32]*Func, len(r.Funcs))
 	for _, f := range r.Funcs {
 		byIndex[f.Index] = f
 	}
 	var hits uint64
-	for _, pf := range exact {
-		f := byIndex[pf.Index]
-		if f == nil {
-			return 0, fmt.Errorf("profile function %d is not in the module", pf.Index)
-		}
-		if f.Plan == nil || len(pf.Paths) == 0 {
-			continue
-		}
-		for _, p := range pf.Paths {
-			edges, _, err := numbering.Regenerate(f.Num, f.DAG, p.ID)
-			if err != nil {
-				return 0, fmt.Errorf("function %d (%s): path %d: %w", f.Index, f.Name, p.ID, err)
+	var share float64 // sliced functions' estimated hits
+	add := func(fs []profile.Function, sliced bool) error {
+		for _, pf := range fs {
+			f := byIndex[pf.Index]
+			if f == nil {
+				return fmt.Errorf("profile function %d is not in the module", pf.Index)
 			}
-			hits += f.pathSeqs(edges) * p.Count
+			if f.Plan == nil || (f.Mode.Slices > 0) != sliced {
+				continue
+			}
+			var h, entries uint64
+			for _, p := range pf.Paths {
+				edges, kind, err := numbering.Regenerate(f.Num, f.DAG, p.ID)
+				if err != nil {
+					return fmt.Errorf("function %d (%s): path %d: %w", f.Index, f.Name, p.ID, err)
+				}
+				h += f.pathSeqs(edges) * p.Count
+				if kind == numbering.EntryToExit || kind == numbering.EntryToBack {
+					entries += p.Count
+				}
+			}
+			switch {
+			case !sliced || own != nil:
+				hits += h
+			default:
+				share += float64(h)*float64(len(f.Mode.Slots))/float64(f.Mode.Slices) + float64(entries)
+			}
+		}
+		return nil
+	}
+	if err := add(exact, false); err != nil {
+		return 0, err
+	}
+	if own == nil {
+		if err := add(exact, true); err != nil {
+			return 0, err
+		}
+		return hits + uint64(math.Round(share)), nil
+	}
+	if err := add(own, true); err != nil {
+		return 0, err
+	}
+	for _, f := range r.Funcs {
+		if f.Plan != nil && f.Mode.Slices > 0 {
+			hits += calls[f.Index]
 		}
 	}
 	return hits, nil
@@ -188,14 +247,23 @@ func (r *Result) HitsOfFrequencies(freq [][]float64) (float64, error) {
 		if len(w) != len(f.DAG.Edges) {
 			return 0, fmt.Errorf("function %d (%s): %d frequencies for %d DAG edges", f.Index, f.Name, len(w), len(f.DAG.Edges))
 		}
+		var h float64
 		for e, de := range f.DAG.Edges {
 			switch {
 			case de.Orig >= 0:
-				hits += w[e] * float64(f.seqs[de.Orig])
+				h += w[e] * float64(f.seqs[de.Orig])
 			case de.Kind == cfg.EdgeDummyExit:
-				hits += w[e]
+				h += w[e]
+			}
+			if f.Mode.Slices > 0 && de.Kind == cfg.EdgeEntry {
+				hits += w[e] // the test, at every call
 			}
 		}
+		if f.Mode.Slices > 0 {
+			// An estimate, as HitsOf's.
+			h *= float64(len(f.Mode.Slots)) / float64(f.Mode.Slices)
+		}
+		hits += h
 	}
 	return hits, nil
 }

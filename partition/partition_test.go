@@ -696,6 +696,19 @@ func checkPlan(t *testing.T, m *wasm.Module, graphs []*cfg.DAG, p *Plan, weights
 				t.Fatalf("function %d: task in copy %d, which does not profile it (%v)", def, ts.Copy, modes)
 			}
 		}
+		if f.Slices > 0 {
+			// Its tasks are its slots, in order, each in the copy
+			// that lists it.
+			if p.Strategy != P3 || len(f.Tasks) != f.Slices {
+				t.Fatalf("%s: function %d has %d slots and %d tasks", p.Strategy, def, f.Slices, len(f.Tasks))
+			}
+			for j, ts := range f.Tasks {
+				if modes[ts.Copy] != Sliced || !slices.Contains(p.Copies[ts.Copy].Slots(def), j) {
+					t.Fatalf("function %d: slot %d in copy %d, which has slots %v", def, j, ts.Copy, p.Copies[ts.Copy].Slots(def))
+				}
+			}
+			continue
+		}
 		if !f.Profitable() {
 			if len(copies) != 1 || modes[f.Tasks[0].Copy] != BallLarus {
 				t.Fatalf("function %d with one task: modes %v", def, modes)
@@ -1233,5 +1246,114 @@ func TestFreqListJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(bad), &l); err == nil {
 			t.Errorf("%s accepted as %v", bad, l)
 		}
+	}
+}
+
+// TestPlanSlices: a function that runs many paths per call, heavier than
+// everything else, has its calls shared out among copies, and the plan
+// says so in JSON; Check refuses slot lists that leave out or repeat a
+// slot, or that mix slots with other modes.
+func TestPlanSlices(t *testing.T) {
+	_, ms, _ := realModules(t)
+	m := ms[0]
+	r := rand.New(rand.NewPCG(7, 9))
+	graphs := make([]*cfg.DAG, len(m.Code))
+	ws := make([][]float64, len(m.Code))
+	// Function 0: a loop with several paths, 10 calls of 1000
+	// iterations each; the others: a few paths, as many calls.
+	for def := range graphs {
+		for {
+			d := structuredDAG(t, r, 12)
+			paths, ok := allPaths(d, 200)
+			loop := slices.ContainsFunc(d.Edges, func(e cfg.DAGEdge) bool { return e.Kind == cfg.EdgeDummyEntry })
+			if !ok || len(paths) < 3 || def == 0 && !loop {
+				continue
+			}
+			w := make([]float64, len(d.Edges))
+			for _, p := range paths {
+				n := 10.0
+				if d.Edges[p[0]].Kind == cfg.EdgeDummyEntry {
+					n = 1000
+				}
+				if def > 0 {
+					n = 3
+				}
+				for _, e := range p {
+					w[e] += n
+				}
+			}
+			graphs[def], ws[def] = d, w
+			break
+		}
+	}
+	p, pbl := weightedPlans(t, m, graphs, ws)
+	if p.Funcs[0].Slices < 2 {
+		t.Fatalf("the loop is not sliced: %+v", p.Funcs[0].Tasks)
+	}
+	if largestLoad(p) >= largestLoad(pbl) {
+		t.Fatalf("sliced plan's largest load %d, PBL's %d", largestLoad(p), largestLoad(pbl))
+	}
+	for def := range pbl.Funcs {
+		if pbl.Funcs[def].Slices != 0 {
+			t.Fatalf("PBL slices function %d", def)
+		}
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q Plan
+	if err := json.Unmarshal(b, &q); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(p, &q) {
+		t.Fatal("the plan changed through JSON")
+	}
+	if err := q.Check(graphs); err != nil {
+		t.Fatal(err)
+	}
+
+	holder := func(p *Plan, slot int) *SlicedFunc {
+		for c := range p.Copies {
+			for i := range p.Copies[c].Sliced {
+				if s := &p.Copies[c].Sliced[i]; s.Func == 0 && slices.Contains(s.Slots, slot) {
+					return s
+				}
+			}
+		}
+		t.Fatalf("no copy has slot %d", slot)
+		return nil
+	}
+	for name, spoil := range map[string]func(p *Plan){
+		"slot left out": func(p *Plan) {
+			s := holder(p, 0)
+			s.Slots = slices.DeleteFunc(s.Slots, func(x int) bool { return x == 0 })
+		},
+		"slot twice": func(p *Plan) {
+			s, o := holder(p, 0), holder(p, 1)
+			if s == o {
+				t.Skip("slots 0 and 1 in one copy")
+			}
+			o.Slots = append([]int{0}, o.Slots...)
+		},
+		"slot out of range": func(p *Plan) { s := holder(p, 0); s.Slots = append(s.Slots, p.Funcs[0].Slices) },
+		"one slot":          func(p *Plan) { p.Funcs[0].Slices = 1 },
+		"too many slots":    func(p *Plan) { p.Funcs[0].Slices = MaxSlices + 1 },
+		"no copy":           func(p *Plan) { p.Funcs[1].Slices = 2 },
+		"also whole": func(p *Plan) {
+			c := p.Funcs[0].Tasks[0].Copy
+			p.Copies[c].BallLarus = append([]int{0}, p.Copies[c].BallLarus...)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var bad Plan
+			if err := json.Unmarshal(b, &bad); err != nil {
+				t.Fatal(err)
+			}
+			spoil(&bad)
+			if err := bad.Check(graphs); err == nil {
+				t.Fatal("Check accepted it")
+			}
+		})
 	}
 }

@@ -31,6 +31,7 @@ const (
 	None      Mode = iota // no probes
 	BallLarus             // every path, with Ball-Larus numbering
 	Selective             // the paths on the interesting edges only (PSPP)
+	Sliced                // every path, in the calls of some slots only
 )
 
 func (m Mode) String() string {
@@ -41,6 +42,8 @@ func (m Mode) String() string {
 		return "ball-larus"
 	case Selective:
 		return "selective"
+	case Sliced:
+		return "sliced"
 	}
 	return "mode?"
 }
@@ -75,7 +78,18 @@ type FuncInfo struct {
 	// profiles the function, whole or in part, puts its increments on the
 	// edges that ran least.
 	Freq FreqList `json:"freq,omitempty"`
+	// Slices is, for a function whose calls are shared out among copies,
+	// the number of slots (2 to MaxSlices): the n-th call of the function
+	// (from 1, counted by every copy alike) is in slot n mod Slices, and
+	// a copy profiles, with Ball-Larus, the calls of its slots only. Its
+	// tasks are then its slots, in order. The copies' counts of its paths
+	// add up to the profile's.
+	Slices int `json:"slices,omitempty"`
 }
+
+// MaxSlices bounds FuncInfo.Slices: a copy tests its slots with one i32
+// mask.
+const MaxSlices = 32
 
 // Profitable reports whether the function was split into several tasks.
 func (f *FuncInfo) Profitable() bool { return len(f.Tasks) > 1 }
@@ -91,7 +105,8 @@ type TaskInfo struct {
 	Classes int `json:"classes,omitempty"`
 }
 
-// CopyPlan is one copy. A function listed in neither list gets no probes.
+// CopyPlan is one copy. A function listed in none of the lists gets no
+// probes.
 type CopyPlan struct {
 	// Load is the sum of the costs of the copy's tasks.
 	Load int64 `json:"load"`
@@ -100,6 +115,15 @@ type CopyPlan struct {
 	// Selective lists the functions profiled on part of their paths,
 	// ascending by function.
 	Selective []SelectiveFunc `json:"selective,omitempty"`
+	// Sliced lists the functions of which the copy profiles the calls of
+	// some slots (FuncInfo.Slices), ascending by function.
+	Sliced []SlicedFunc `json:"sliced,omitempty"`
+}
+
+// SlicedFunc is a function whose calls in the listed slots a copy profiles.
+type SlicedFunc struct {
+	Func  int   `json:"func"`
+	Slots []int `json:"slots"` // ascending
 }
 
 // SelectiveFunc is a function profiled on the paths that use only its
@@ -252,7 +276,20 @@ func (c *CopyPlan) Mode(def int) (Mode, EdgeList) {
 	if ok {
 		return Selective, c.Selective[i].Edges
 	}
+	if c.Slots(def) != nil {
+		return Sliced, nil
+	}
 	return None, nil
+}
+
+// Slots returns the slots of defined function def whose calls the copy
+// profiles, or nil.
+func (c *CopyPlan) Slots(def int) []int {
+	i, ok := slices.BinarySearchFunc(c.Sliced, def, func(s SlicedFunc, f int) int { return cmp.Compare(s.Func, f) })
+	if !ok {
+		return nil
+	}
+	return c.Sliced[i].Slots
 }
 
 // EdgeSet turns a list of edge indices into one flag per edge.
@@ -302,6 +339,9 @@ type task struct {
 	whole bool
 	// classes counts the classes of a task that joins several (else 0).
 	classes int
+	// slots is, for a slot of a sliced function, the number of slots
+	// (else 0), and slot its own.
+	slots, slot int
 }
 
 // Make plans the copies for a strategy: SBL (k must be 1), PBL or P3.
@@ -384,6 +424,9 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy string, k int, opt Options
 		if err := chooseSplits(perFunc, k, graphs, lives, opt.Weights); err != nil {
 			return nil, err
 		}
+		if strategy == P3 {
+			chooseSlices(perFunc, k, graphs, opt.Weights)
+		}
 	} else {
 		for i, ts := range perFunc {
 			if len(ts) > 1 {
@@ -410,6 +453,19 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy string, k int, opt Options
 		}
 		info := &p.Funcs[def]
 		live := lives[def]
+		if ts[0].slots > 0 {
+			info.Slices = ts[0].slots
+			for j := range ts {
+				info.Tasks[j].Edges = countTrue(live)
+				cp := &p.Copies[info.Tasks[j].Copy]
+				if n := len(cp.Sliced); n > 0 && cp.Sliced[n-1].Func == def {
+					cp.Sliced[n-1].Slots = append(cp.Sliced[n-1].Slots, j)
+				} else {
+					cp.Sliced = append(cp.Sliced, SlicedFunc{Func: def, Slots: []int{j}})
+				}
+			}
+			continue
+		}
 		if len(ts) == 1 {
 			info.Tasks[0].Edges = countTrue(live)
 			c := info.Tasks[0].Copy
@@ -573,6 +629,7 @@ func (p *Plan) Check(graphs []*cfg.DAG) error {
 		return fmt.Errorf("partition: plan for %d functions, %d graphs", len(p.Funcs), len(graphs))
 	}
 	covered := make([][]bool, len(graphs))
+	slotsOf := make([][]int, len(graphs)) // per function: copies per slot
 	for c, cp := range p.Copies {
 		seen := map[int]bool{}
 		for i, def := range cp.BallLarus {
@@ -606,6 +663,54 @@ func (p *Plan) Check(graphs []*cfg.DAG) error {
 				}
 				covered[def][e] = true
 			}
+			seen[def] = true
+		}
+		for i, s := range cp.Sliced {
+			def := s.Func
+			if def < 0 || def >= len(graphs) || graphs[def] == nil {
+				return fmt.Errorf("partition: copy %d profiles function %d, which has no DAG", c, def)
+			}
+			if i > 0 && cp.Sliced[i-1].Func >= def {
+				return fmt.Errorf("partition: copy %d: sliced list not ascending", c)
+			}
+			if seen[def] {
+				return fmt.Errorf("partition: copy %d profiles function %d twice", c, def)
+			}
+			g := p.Funcs[def].Slices
+			if g < 2 || g > MaxSlices {
+				return fmt.Errorf("partition: copy %d profiles slots of function %d, which has %d slots", c, def, g)
+			}
+			if len(s.Slots) == 0 {
+				return fmt.Errorf("partition: copy %d, function %d: no slots", c, def)
+			}
+			if slotsOf[def] == nil {
+				slotsOf[def] = make([]int, g)
+			}
+			for j, x := range s.Slots {
+				if x < 0 || x >= g || j > 0 && s.Slots[j-1] >= x {
+					return fmt.Errorf("partition: copy %d, function %d: bad slot list", c, def)
+				}
+				if slotsOf[def][x]++; slotsOf[def][x] > 1 {
+					return fmt.Errorf("partition: slot %d of function %d is in two copies", x, def)
+				}
+			}
+		}
+	}
+	for def, n := range slotsOf {
+		if n == nil {
+			continue
+		}
+		if covered[def] != nil {
+			return fmt.Errorf("partition: function %d is sliced and also profiled whole or in part", def)
+		}
+		if i := slices.Index(n, 0); i >= 0 {
+			return fmt.Errorf("partition: slot %d of function %d is in no copy", i, def)
+		}
+		covered[def] = Live(graphs[def])
+	}
+	for def := range graphs {
+		if g := p.Funcs[def].Slices; g != 0 && slotsOf[def] == nil {
+			return fmt.Errorf("partition: function %d has %d slots in no copy", def, g)
 		}
 	}
 	for def, d := range graphs {
@@ -716,6 +821,107 @@ func chooseSplits(perFunc [][]task, k int, graphs []*cfg.DAG, lives [][]bool, we
 		}
 	}
 	return nil
+}
+
+// chooseSlices shares out the calls of the heaviest functions that stay
+// whole among copies, where that lowers the largest copy load by LPT: a
+// function in g slots costs each slot a g-th of its cost plus the test
+// that every copy sharing it runs at each of its calls (one sequence per
+// call). So it pays for functions that run many paths per call, a loop
+// or a long function, which no class split can divide: every class of a
+// loop pays each iteration's back edge. The profile says how many calls
+// there were, not how their costs differ, so slots are priced alike.
+// Like splits, the slicings kept must lower the largest load by
+// minSplitGain in all.
+func chooseSlices(perFunc [][]task, k int, graphs []*cfg.DAG, weights [][]float64) {
+	type option struct {
+		def         int
+		cost, calls int64
+	}
+	var tries []option
+	costs := make([][]int64, len(perFunc))
+	for i, ts := range perFunc {
+		costs[i] = taskCosts(ts)
+		if len(ts) != 1 || ts[0].edges != nil || weights[i] == nil {
+			continue
+		}
+		// A slot costs at least the calls: slicing a function that
+		// runs about one sequence per call cannot pay. And calls may
+		// differ: a function called a few times is not sliced.
+		if calls := Calls(graphs[i], weights[i]); calls >= minSliceCalls*2 && 2*calls < ts[0].cost {
+			tries = append(tries, option{i, ts[0].cost, calls})
+		}
+	}
+	slices.SortStableFunc(tries, func(a, b option) int { return cmp.Compare(b.cost, a.cost) })
+	if len(tries) > maxSplitTries {
+		tries = tries[:maxSplitTries]
+	}
+	flat := func() []int64 {
+		var all []int64
+		for _, c := range costs {
+			all = append(all, c...)
+		}
+		return all
+	}
+	base := maxLoad(flat(), k)
+	best := base
+	chosen := map[int]int{}
+	for _, t := range tries {
+		whole := costs[t.def]
+		for g := 2; g <= min(k, MaxSlices, int(t.calls/minSliceCalls)); g++ {
+			costs[t.def] = slotCosts(t.cost, t.calls, g)
+			if l := maxLoad(flat(), k); l < best {
+				best, chosen[t.def] = l, g
+			}
+		}
+		costs[t.def] = whole
+		if g, ok := chosen[t.def]; ok {
+			costs[t.def] = slotCosts(t.cost, t.calls, g)
+		}
+	}
+	if best > base-int64(float64(base)*minSplitGain) {
+		return
+	}
+	for def, g := range chosen {
+		ts := make([]task, g)
+		for j, c := range slotCosts(perFunc[def][0].cost, Calls(graphs[def], weights[def]), g) {
+			ts[j] = task{def: def, cost: c, slots: g, slot: j}
+		}
+		perFunc[def] = ts
+	}
+}
+
+// minSliceCalls is the fewest calls per slot of a sliced function: the
+// profile tells only the calls' total cost, and the fewer calls a slot
+// has, the more its share can differ from the average.
+const minSliceCalls = 4
+
+// slotCosts prices the g slots of a function that costs cost and is called
+// calls times: slot j has the calls n = 1 .. calls with n mod g = j, each
+// costing the average, and runs the test at every call.
+func slotCosts(cost, calls int64, g int) []int64 {
+	c := make([]int64, g)
+	for j := range c {
+		n := calls / int64(g) // calls in slot j
+		if r := calls % int64(g); j >= 1 && int64(j) <= r {
+			n++
+		}
+		c[j] = int64(math.Ceil(float64(cost)*float64(n)/float64(calls))) + calls
+	}
+	return c
+}
+
+// Calls is how many times a function was called, by its DAG edge
+// frequencies w: the runs of the edge from the virtual entry to the first
+// block.
+func Calls(d *cfg.DAG, w []float64) int64 {
+	var n float64
+	for _, e := range d.Out[cfg.Entry] {
+		if d.Edges[e].Kind == cfg.EdgeEntry {
+			n += w[e]
+		}
+	}
+	return int64(math.Round(n))
 }
 
 // groupClasses joins a function's classes, in class order (neighbours

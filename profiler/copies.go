@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -165,6 +167,8 @@ func instrumentCopies(orig []byte, m *wasm.Module, plan *partition.Plan, funcs [
 				return instrument.Mode{Kind: instrument.BallLarus, Freq: plan.Funcs[def].Freq}
 			case partition.Selective:
 				return instrument.Mode{Kind: instrument.Selective, Interesting: partition.EdgeSet(edges, len(f.DAG.Edges)), Freq: plan.Funcs[def].Freq}
+			case partition.Sliced:
+				return instrument.Mode{Kind: instrument.BallLarus, Freq: plan.Funcs[def].Freq, Slices: plan.Funcs[def].Slices, Slots: cp.Slots(def)}
 			}
 			return instrument.Mode{Kind: instrument.None}
 		}
@@ -183,6 +187,7 @@ type copyRun struct {
 	res            runner.Result
 	err            error
 	counts         counters.Counts
+	calls          map[uint32]uint64 // CallsExport's counters, by function index
 	readErr        error
 }
 
@@ -246,6 +251,9 @@ func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, pro
 			cc.Modules = append(append([]runner.NamedModule(nil), cfg.Modules...), counters.Modules(cs.Copy[c].Counters)...)
 			cc.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
 				r.counts, r.readErr = counters.ReadInstance(mods)
+				if r.readErr == nil {
+					r.calls, r.readErr = ReadCalls(mods, cs.Copy[c])
+				}
 				return nil
 			}
 			progress("running copy %d of %d", c+1, len(cs.Copy))
@@ -287,8 +295,10 @@ func copyTree(src, dst string) error {
 
 // Merge unions the copies' profiles into one. A path that two copies both
 // report must have the same count in both: the copies ran the same
-// deterministic program on the same input.
-func Merge(parts [][]profile.Function) ([]profile.Function, error) {
+// deterministic program on the same input. The functions in shared have
+// their calls shared out among copies (partition.FuncInfo.Slices): their
+// copies' counts add up.
+func Merge(parts [][]profile.Function, shared map[uint32]bool) ([]profile.Function, error) {
 	byIndex := map[uint32]*profile.Function{}
 	var order []uint32
 	type origin struct{ copy, at int }
@@ -306,7 +316,11 @@ func Merge(parts [][]profile.Function) ([]profile.Function, error) {
 			}
 			for _, p := range f.Paths {
 				if o, ok := seen[f.Index][p.ID]; ok {
-					if q := m.Paths[o.at]; q.Count != p.Count {
+					q := &m.Paths[o.at]
+					switch {
+					case shared[f.Index]:
+						q.Count += p.Count
+					case q.Count != p.Count:
 						return nil, fmt.Errorf("function %d path %d: copy %d counted %d, copy %d counted %d: the run is not deterministic", f.Index, p.ID, o.copy, q.Count, c, p.Count)
 					}
 					continue
@@ -327,6 +341,63 @@ func Merge(parts [][]profile.Function) ([]profile.Function, error) {
 		out = append(out, *f)
 	}
 	return out, nil
+}
+
+// Shared lists the functions, by index in the module, whose calls the
+// plan shares out among copies: Merge adds up their counts.
+func (cs *Copies) Shared() map[uint32]bool {
+	out := map[uint32]bool{}
+	for def, fi := range cs.Plan.Funcs {
+		if fi.Slices > 0 && def < len(cs.Funcs) {
+			out[cs.Funcs[def].Index] = true
+		}
+	}
+	return out
+}
+
+// ReadCalls reads the call counters of the functions whose calls a copy
+// shares out with others (nil if none) from its instance after a run.
+func ReadCalls(mods map[string]api.Module, res *instrument.Result) (map[uint32]uint64, error) {
+	if !res.Sliced() {
+		return nil, nil
+	}
+	prog := mods[""]
+	if prog == nil {
+		return nil, errors.New("no program instance to read call counters from")
+	}
+	out := map[uint32]uint64{}
+	for _, f := range res.Funcs {
+		if f.Plan == nil || f.Mode.Slices == 0 {
+			continue
+		}
+		g := prog.ExportedGlobal(instrument.CallsExport(f.Index))
+		if g == nil {
+			return nil, fmt.Errorf("no call counter %s", instrument.CallsExport(f.Index))
+		}
+		out[f.Index] = g.Get()
+	}
+	return out, nil
+}
+
+// checkCalls checks that the copies that share out a function's calls
+// counted as many calls (calls holds each copy's counters, nil where they
+// are unknown): they ran the same deterministic program, and their slots
+// number the calls alike only then.
+func checkCalls(calls []map[uint32]uint64) error {
+	first := map[uint32]int{}
+	for c, m := range calls {
+		for _, f := range slices.Sorted(maps.Keys(m)) {
+			o, ok := first[f]
+			if !ok {
+				first[f] = c
+				continue
+			}
+			if calls[o][f] != m[f] {
+				return fmt.Errorf("function %d: copy %d counted %d calls, copy %d counted %d: the run is not deterministic", f, o, calls[o][f], c, m[f])
+			}
+		}
+	}
+	return nil
 }
 
 // Analysis is a module's functions and DAGs, without probes.

@@ -2,9 +2,12 @@ package profiler
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,9 +15,11 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
+	"pathprof/cfg"
 	"pathprof/counters"
 	"pathprof/instrument"
 	"pathprof/internal/testprogs"
+	"pathprof/noderun"
 	"pathprof/partition"
 	"pathprof/profile"
 	"pathprof/runner"
@@ -460,7 +465,7 @@ func TestSelectiveCopiesPlacedByProfile(t *testing.T) {
 			moved = moved || before != computed
 			t.Logf("%s copy %d: %d hits placed by the profile, %d placed statically", p.Name, c, computed, before)
 		}
-		merged, err := Merge(parts)
+		merged, err := Merge(parts, cs.Shared())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -486,12 +491,18 @@ func TestManifestVersion(t *testing.T) {
 	p := cProgram(t, "grid")
 	orig, _, freq := exactRun(t, p)
 	for _, tc := range []struct {
-		opt  partition.Options
-		want int
-	}{{partition.Options{}, FilesVersion}, {partition.Options{Weights: freq}, PlacedVersion}} {
+		opt    partition.Options
+		want   int
+		sliced bool
+	}{{partition.Options{}, FilesVersion, false}, {partition.Options{Weights: freq}, PlacedVersion, false}, {partition.Options{Weights: freq}, SlicedVersion, true}} {
 		cs, err := Build(orig, "pbl", 2, instrument.Options{}, tc.opt)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if tc.sliced {
+			if cs, err = BuildPlan(orig, slicedPlan(t, cs, freq), instrument.Options{}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		dir := t.TempDir()
 		man, err := WriteDir(dir, p.Path, orig, cs)
@@ -509,12 +520,240 @@ func TestManifestVersion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		newer := strings.Replace(string(b), fmt.Sprintf(`"version": %d,`, tc.want), `"version": 3,`, 1)
+		newer := strings.Replace(string(b), fmt.Sprintf(`"version": %d,`, tc.want), fmt.Sprintf(`"version": %d,`, SlicedVersion+1), 1)
 		if err := os.WriteFile(path, []byte(newer), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "newer") {
-			t.Errorf("a version 3 manifest: %v", err)
+			t.Errorf("a version %d manifest: %v", SlicedVersion+1, err)
 		}
+	}
+}
+
+// slicedPlan turns a weighted PBL plan into one that shares out the calls
+// of the three most called functions that run more than one path per
+// call: the first over all copies, one slot each; the second over one
+// slot more than copies, so that copy 0 has two; the third over two
+// slots, in the last copy and the first.
+func slicedPlan(t *testing.T, cs *Copies, freq [][]float64) *partition.Plan {
+	t.Helper()
+	plan := *cs.Plan
+	k := plan.K
+	plan.Funcs = slices.Clone(plan.Funcs)
+	plan.Copies = slices.Clone(plan.Copies)
+	type fn struct {
+		def   int
+		calls int64
+	}
+	var fs []fn
+	for def, f := range cs.Funcs {
+		if freq[def] == nil || f.DAG == nil {
+			continue
+		}
+		calls := partition.Calls(f.DAG, freq[def])
+		var runs float64
+		for e, de := range f.DAG.Edges {
+			if de.To == cfg.Exit {
+				runs += freq[def][e]
+			}
+		}
+		if calls >= 2 && runs > float64(calls) {
+			fs = append(fs, fn{def, calls})
+		}
+	}
+	slices.SortStableFunc(fs, func(a, b fn) int { return cmp.Compare(b.calls, a.calls) })
+	if len(fs) < 3 {
+		t.Fatalf("%d functions to slice", len(fs))
+	}
+	for i, f := range fs[:3] {
+		g := []int{k, k + 1, 2}[i]
+		slotCopy := func(j int) int { return j % k }
+		if i == 2 {
+			slotCopy = func(j int) int { return []int{k - 1, 0}[j] }
+		}
+		plan.Funcs[f.def].Slices = g
+		plan.Funcs[f.def].Tasks = nil
+		for c := range plan.Copies {
+			plan.Copies[c].BallLarus = slices.DeleteFunc(slices.Clone(plan.Copies[c].BallLarus), func(d int) bool { return d == f.def })
+		}
+		for j := range g {
+			c := slotCopy(j)
+			plan.Funcs[f.def].Tasks = append(plan.Funcs[f.def].Tasks, partition.TaskInfo{Copy: c})
+			cp := &plan.Copies[c]
+			at, ok := slices.BinarySearchFunc(cp.Sliced, f.def, func(s partition.SlicedFunc, d int) int { return cmp.Compare(s.Func, d) })
+			if !ok {
+				cp.Sliced = slices.Insert(slices.Clone(cp.Sliced), at, partition.SlicedFunc{Func: f.def})
+			}
+			cp.Sliced[at].Slots = append(slices.Clone(cp.Sliced[at].Slots), j)
+		}
+	}
+	return &plan
+}
+
+// TestSlicedCopies runs copies that share out the calls of functions:
+// the merged counts are the exact profile, the copies counted as many
+// calls, and each copy's hits computed from its own counts and calls are
+// what it counts at run time.
+func TestSlicedCopies(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"sort", "wordfreq", "records", "grid"} {
+		p := cProgram(t, name)
+		orig, exact, freq := exactRun(t, p)
+		for _, k := range []int{2, 4} {
+			pbl, err := Build(orig, "pbl", k, instrument.Options{}, partition.Options{Weights: freq})
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := slicedPlan(t, pbl, freq)
+			cs, err := BuildPlan(orig, plan, instrument.Options{CountHits: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var parts [][]profile.Function
+			var calls []map[uint32]uint64
+			for c, res := range cs.Copy {
+				var counts counters.Counts
+				var n map[uint32]uint64
+				var direct uint64
+				cfg := p.Config(t, &bytes.Buffer{})
+				cfg.Modules = counters.Modules(res.Counters)
+				cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) (err error) {
+					direct = mods[runner.ProgramKey].ExportedGlobal(instrument.HitsGlobal).Get()
+					if counts, err = counters.ReadInstance(mods); err != nil {
+						return err
+					}
+					n, err = ReadCalls(mods, res)
+					return err
+				}
+				if _, err := runner.Run(ctx, res.Module, cfg); err != nil {
+					t.Fatalf("%s k=%d copy %d: %v", name, k, c, err)
+				}
+				if !res.Sliced() || len(n) == 0 {
+					t.Fatalf("%s k=%d copy %d shares out no calls", name, k, c)
+				}
+				fs, _, err := res.Functions(counts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				parts = append(parts, fs)
+				calls = append(calls, n)
+				computed, err := res.HitsOfRun(exact.Functions, fs, n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if direct < computed || direct-computed > 64 {
+					t.Errorf("%s k=%d copy %d: %d hits counted at run time, %d computed", name, k, c, direct, computed)
+				}
+				estimate, err := res.HitsOf(exact.Functions)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%s k=%d copy %d: %d hits, estimated %d", name, k, c, computed, estimate)
+			}
+			if err := checkCalls(calls); err != nil {
+				t.Fatal(err)
+			}
+			merged, err := Merge(parts, cs.Shared())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := *exact
+			got.Functions = merged
+			if ok, diff := exact.Equal(&got); !ok {
+				t.Fatalf("%s k=%d: merged counts differ from the exact profile: %s", name, k, diff)
+			}
+			// Without adding up, copies that share a path disagree.
+			if _, err := Merge(parts, nil); err == nil {
+				t.Errorf("%s k=%d: parts of shared functions merged as a union", name, k)
+			}
+		}
+	}
+}
+
+func TestCheckCalls(t *testing.T) {
+	ok := []map[uint32]uint64{{3: 10, 5: 2}, nil, {3: 10}}
+	if err := checkCalls(ok); err != nil {
+		t.Fatal(err)
+	}
+	bad := []map[uint32]uint64{{3: 10, 5: 2}, {5: 2}, {3: 11}}
+	if err := checkCalls(bad); err == nil || !strings.Contains(err.Error(), "not deterministic") {
+		t.Fatalf("different call counts: %v", err)
+	}
+}
+
+// TestSlicedCopiesAnywhere writes sliced copies to a directory, runs copy
+// 0 under wazero (its part records its calls) and copy 1 under node's WASI
+// (its part has no calls), and merges the parts into the exact profile.
+func TestSlicedCopiesAnywhere(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	p := cProgram(t, "wordfreq")
+	orig, exact, freq := exactRun(t, p)
+	pbl, err := Build(orig, "pbl", 2, instrument.Options{}, partition.Options{Weights: freq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := BuildPlan(orig, slicedPlan(t, pbl, freq), instrument.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	man, err := WriteDir(dir, p.Path, orig, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	man, _, cs, err = ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cfg := p.Config(t, &out)
+	var counts counters.Counts
+	var calls map[uint32]uint64
+	cfg.Modules = counters.Modules(cs.Copy[0].Counters)
+	cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) (err error) {
+		if counts, err = counters.ReadInstance(mods); err != nil {
+			return err
+		}
+		calls, err = ReadCalls(mods, cs.Copy[0])
+		return err
+	}
+	res, err := runner.Run(context.Background(), cs.Copy[0].Module, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part0 := NewPart(man, 0, counts, res.ExitCode, out.Bytes(), 0, nil)
+	part0.SetCalls(calls)
+	if len(part0.Calls) != 3 {
+		t.Fatalf("copy 0's part has %d call counters, want 3", len(part0.Calls))
+	}
+	nr, err := noderun.Run(context.Background(), cs.Copy[1].Module, cs.Copy[1].Counters, p.Args, p.Config(t, &bytes.Buffer{}).Stdin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(nr.Stdout, out.Bytes()) {
+		t.Fatal("copy 1 under node printed something else")
+	}
+	c1, err := counters.Read(nr.Counters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part1 := NewPart(man, 1, c1, uint32(nr.ExitCode), nr.Stdout, 0, nil)
+	merged, err := MergeParts(man, cs, []*Part{part0, part1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, diff := exact.Equal(merged); !ok {
+		t.Fatalf("merged parts differ from the exact profile: %s", diff)
+	}
+	// Parts whose calls disagree are refused.
+	part1.Calls = maps.Clone(part0.Calls)
+	for f := range part1.Calls {
+		part1.Calls[f]++
+		break
+	}
+	if _, err := MergeParts(man, cs, []*Part{part0, part1}); err == nil || !strings.Contains(err.Error(), "not deterministic") {
+		t.Fatalf("parts with different calls: %v", err)
 	}
 }

@@ -29,6 +29,10 @@ const (
 	// frequencies that place the copies' probes (FuncInfo.Freq): a reader
 	// of version 1 would rebuild other copies from it.
 	PlacedVersion = 2
+	// SlicedVersion is the version of a manifest whose plan shares out
+	// the calls of functions among copies (FuncInfo.Slices): a reader of
+	// an earlier version would rebuild copies that profile every call.
+	SlicedVersion = 3
 )
 
 // Manifest describes a directory written by WriteDir: the original module
@@ -71,6 +75,37 @@ type Part struct {
 	// Counts maps function index to path id (this copy's numbering) to
 	// count, as read from the counter module.
 	Counts map[string]map[string]uint64 `json:"counts"`
+	// Calls maps function index to the copy's count of its calls, for
+	// the functions whose calls the copy shares out with others
+	// (instrument.CallsExport); absent when they were not read (a
+	// node run).
+	Calls map[string]uint64 `json:"calls,omitempty"`
+}
+
+// SetCalls records a copy's call counters (ReadCalls) in the part.
+func (p *Part) SetCalls(calls map[uint32]uint64) {
+	p.Calls = nil
+	for f, n := range calls {
+		if p.Calls == nil {
+			p.Calls = map[string]uint64{}
+		}
+		p.Calls[strconv.FormatUint(uint64(f), 10)] = n
+	}
+}
+
+func (p *Part) calls() (map[uint32]uint64, error) {
+	if p.Calls == nil {
+		return nil, nil
+	}
+	out := map[uint32]uint64{}
+	for fs, n := range p.Calls {
+		f, err := strconv.ParseUint(fs, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("function %q: %v", fs, err)
+		}
+		out[uint32(f)] = n
+	}
+	return out, nil
 }
 
 func hashHex(b []byte) string {
@@ -86,6 +121,9 @@ func WriteDir(dir, modulePath string, orig []byte, cs *Copies) (*Manifest, error
 	version := FilesVersion
 	if slices.ContainsFunc(cs.Plan.Funcs, func(f partition.FuncInfo) bool { return f.Freq != nil }) {
 		version = PlacedVersion
+	}
+	if slices.ContainsFunc(cs.Plan.Funcs, func(f partition.FuncInfo) bool { return f.Slices > 0 }) {
+		version = SlicedVersion
 	}
 	man := &Manifest{
 		Format: ManifestFormat, Version: version,
@@ -128,8 +166,8 @@ func ReadDir(dir string) (*Manifest, []byte, *Copies, error) {
 	if man.Format != ManifestFormat {
 		return nil, nil, nil, fmt.Errorf("%s: not a pathprof copies manifest", dir)
 	}
-	if man.Version > PlacedVersion {
-		return nil, nil, nil, fmt.Errorf("%s: manifest version %d is newer than this pathprof reads (%d)", dir, man.Version, PlacedVersion)
+	if man.Version > SlicedVersion {
+		return nil, nil, nil, fmt.Errorf("%s: manifest version %d is newer than this pathprof reads (%d)", dir, man.Version, SlicedVersion)
 	}
 	if man.Plan == nil || len(man.CopySHA256) != man.Copies {
 		return nil, nil, nil, fmt.Errorf("%s: manifest without a plan for its %d copies", dir, man.Copies)
@@ -238,6 +276,7 @@ func MergeParts(man *Manifest, cs *Copies, parts []*Part) (*profile.Profile, err
 	prof := &profile.Profile{Format: profile.Format, Version: profile.Version, Module: man.Module,
 		Strategy: man.Strategy, Copies: man.Copies, Complete: true, ExitCode: parts[0].ExitCode}
 	var fns [][]profile.Function
+	var calls []map[uint32]uint64
 	for c := 0; c < man.Copies; c++ {
 		p := byCopy[c]
 		if p == nil {
@@ -260,15 +299,23 @@ func MergeParts(man *Manifest, cs *Copies, parts []*Part) (*profile.Profile, err
 		if err != nil {
 			return nil, fmt.Errorf("part of copy %d: %v", c, err)
 		}
+		n, err := p.calls()
+		if err != nil {
+			return nil, fmt.Errorf("part of copy %d: %v", c, err)
+		}
 		fns = append(fns, f)
+		calls = append(calls, n)
 		prof.Runs = append(prof.Runs, profile.Run{Copy: c, Seconds: p.Seconds, ExitCode: p.ExitCode, Error: p.Error})
 	}
+	if err := checkCalls(calls); err != nil {
+		return nil, err
+	}
 	var err error
-	if prof.Functions, err = Merge(fns); err != nil {
+	if prof.Functions, err = Merge(fns, cs.Shared()); err != nil {
 		return nil, err
 	}
 	for i := range prof.Runs {
-		if prof.Runs[i].ProbeHits, err = cs.Copy[prof.Runs[i].Copy].HitsOf(prof.Functions); err != nil {
+		if prof.Runs[i].ProbeHits, err = runHits(cs.Copy[prof.Runs[i].Copy], prof.Functions, fns[i], calls[i]); err != nil {
 			return nil, err
 		}
 	}

@@ -124,6 +124,16 @@ func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, e
 	return p, nil
 }
 
+// runHits is a copy's probe hits on a run whose exact profile is exact,
+// given what the copy counted (own) and its call counters: exact when it
+// shares out calls and its counters are known, else HitsOf's figure.
+func runHits(res *instrument.Result, exact, own []profile.Function, calls map[uint32]uint64) (uint64, error) {
+	if res.Sliced() && calls != nil {
+		return res.HitsOfRun(exact, own, calls)
+	}
+	return res.HitsOf(exact)
+}
+
 func joinReason(a, b string) string {
 	if a == "" {
 		return b
@@ -171,6 +181,9 @@ func profileCopies(ctx context.Context, orig []byte, opt Options) (*profile.Prof
 	if cs.FellBack {
 		progress("p3's splits would make more probe hits than pbl's on the weights' run: the copies are pbl's")
 	}
+	if n := len(cs.Shared()); n > 0 {
+		progress("the calls of %d functions are shared out among the copies", n)
+	}
 	jobs := opt.Jobs
 	if jobs < 1 {
 		jobs = k
@@ -193,6 +206,7 @@ func profileCopies(ctx context.Context, orig []byte, opt Options) (*profile.Prof
 	}
 	p.ExitCode = first.res.ExitCode
 	var parts [][]profile.Function
+	var calls []map[uint32]uint64
 	for c, r := range runs {
 		run := profile.Run{Copy: c, Seconds: r.res.RunTime.Seconds(), ExitCode: r.res.ExitCode}
 		if r.err != nil {
@@ -218,14 +232,19 @@ func profileCopies(ctx context.Context, orig []byte, opt Options) (*profile.Prof
 		run.ProbeHits = hits
 		p.Runs = append(p.Runs, run)
 		parts = append(parts, fs)
+		calls = append(calls, r.calls)
 	}
-	if p.Functions, err = Merge(parts); err != nil {
+	if err := checkCalls(calls); err != nil {
+		return nil, err
+	}
+	if p.Functions, err = Merge(parts, cs.Shared()); err != nil {
 		return nil, err
 	}
 	// A selective copy also runs probes on the paths it does not count:
-	// its hits come from the merged, exact profile.
+	// its hits come from the merged, exact profile; those of the calls
+	// it shares out, from its own counts.
 	for c := range p.Runs {
-		if p.Runs[c].ProbeHits, err = cs.Copy[c].HitsOf(p.Functions); err != nil {
+		if p.Runs[c].ProbeHits, err = runHits(cs.Copy[c], p.Functions, parts[c], calls[c]); err != nil {
 			return nil, err
 		}
 	}

@@ -82,6 +82,7 @@ const (
 	OpI32Shl    Op = 0x74
 	OpI32ShrU   Op = 0x76
 	OpI64Ctz    Op = 0x7A
+	OpI64RemU   Op = 0x82
 	OpI64And    Op = 0x83
 	OpI64Or     Op = 0x84
 	OpI64Xor    Op = 0x85

@@ -69,6 +69,9 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 	if cs.FellBack {
 		fmt.Fprintln(stdout, "p3's splits would make more probe hits than pbl's on the run of --weights: the copies are pbl's")
 	}
+	if n := len(cs.Shared()); n > 0 {
+		fmt.Fprintf(stdout, "the calls of %d functions are shared out among the copies: run every copy on the same input\n", n)
+	}
 	counterArg := "-"
 	if *counterModule {
 		counterArg = "COUNTERS.wasm"
@@ -161,10 +164,14 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		var counts counters.Counts
+		var calls map[uint32]uint64
 		var readErr error
 		cfg.Modules = counters.Modules(cs.Copy[c].Counters)
 		cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
 			counts, readErr = counters.ReadInstance(mods)
+			if readErr == nil {
+				calls, readErr = profiler.ReadCalls(mods, cs.Copy[c])
+			}
 			return nil
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -179,6 +186,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		part = profiler.NewPart(man, c, counts, res.ExitCode, outBuf.Bytes(), res.RunTime.Seconds(), runErr)
+		part.SetCalls(calls)
 		code = int(res.ExitCode)
 		if runErr != nil {
 			fmt.Fprintf(stderr, "pathprof: %v\n", runErr)
