@@ -266,7 +266,7 @@ func writeShares(b *strings.Builder, r *Report) {
 	for _, k := range ks {
 		heads = append(heads, fmt.Sprintf("k=%d", k))
 	}
-	writeShareTable(b, r, "The floor of any partition of the paths: the copy that counts a path runs a sequence each time it runs, so the slowest of k copies makes at least max(the hottest path's runs, all path runs / k) hits, here as a share of SBL's:",
+	writeShareTable(b, r, "The floor of any partition of the paths: the copy that counts a path runs a sequence each time it runs, so the slowest of k copies makes at least max(the hottest path's runs, all path runs / k) hits, here as a share of SBL's (copies that share out a function's calls divide its paths' runs too, and can go below it):",
 		heads, func(p *ProgramResult) []float64 {
 			if len(p.Strategies) == 0 || p.Strategies[0].ProbeHits == 0 || p.HottestPath == 0 {
 				return nil

@@ -70,8 +70,9 @@ type FuncInfo struct {
 	// for P3, every function is one; else only a function with at most one
 	// call site and no unknown callers (the P3 paper's rule).
 	Candidate bool `json:"candidate,omitempty"`
-	// Tasks are the function's tasks, in the order of their classes; none
-	// when the function had no DAG (it is not profiled).
+	// Tasks are the function's tasks, in the order of their classes (or
+	// its slots, see Slices); none when the function had no DAG (it is not
+	// profiled).
 	Tasks []TaskInfo `json:"tasks,omitempty"`
 	// Freq is, for a plan made with weights, the function's measured
 	// frequency per DAG edge (absent if it never ran). Every copy that
@@ -91,11 +92,12 @@ type FuncInfo struct {
 // mask.
 const MaxSlices = 32
 
-// Profitable reports whether the function was split into several tasks.
+// Profitable reports whether the function was split into several tasks:
+// classes, or slots of its calls.
 func (f *FuncInfo) Profitable() bool { return len(f.Tasks) > 1 }
 
-// TaskInfo is one task: a class of a function's paths, or a run of
-// consecutive classes.
+// TaskInfo is one task: a class of a function's paths, a run of
+// consecutive classes, or a slot of its calls.
 type TaskInfo struct {
 	Cost  int64 `json:"cost"`
 	Copy  int   `json:"copy"`
@@ -354,7 +356,10 @@ type task struct {
 // cost (ties by function, then class), each goes to the copy with the least
 // load so far (ties to the lowest copy). A copy profiles a function with
 // Ball-Larus when its tasks there cover every edge on a path, selectively on
-// their union when they cover less, and not at all without tasks.
+// their union when they cover less, and not at all without tasks. With
+// weights, P3 also shares out the calls of heavy functions among copies
+// (see chooseSlices and FuncInfo.Slices); a copy then profiles the calls
+// of its slots.
 func Make(m *wasm.Module, graphs []*cfg.DAG, strategy string, k int, opt Options) (*Plan, error) {
 	switch {
 	case strategy != SBL && strategy != PBL && strategy != P3:

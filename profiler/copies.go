@@ -40,6 +40,11 @@ type Copies struct {
 	// PBL's: the copies are then PBL's (Plan.Strategy still says p3; the
 	// manifest records the fallback).
 	FellBack bool
+	// PBL holds, when a P3 plan made with weights split or shared out
+	// functions and was kept, the PBL copies it was compared with, so
+	// that a run can tell whether it paid: hits of copies that share out
+	// calls are estimated before the run.
+	PBL *Copies
 }
 
 // Build plans a strategy over k copies and instruments each copy.
@@ -89,6 +94,7 @@ func fewerHits(p3, pbl *Copies, freq [][]float64) (*Copies, error) {
 		return nil, err
 	}
 	if whole > mine {
+		p3.PBL = pbl
 		return p3, nil
 	}
 	plan := *pbl.Plan

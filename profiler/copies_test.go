@@ -757,3 +757,38 @@ func TestSlicedCopiesAnywhere(t *testing.T) {
 		t.Fatalf("parts with different calls: %v", err)
 	}
 }
+
+// TestUnevenCalls: after a run, copies that share out calls and made more
+// hits than PBL's copies would have say so.
+func TestUnevenCalls(t *testing.T) {
+	p := cProgram(t, "grid")
+	orig, exact, freq := exactRun(t, p)
+	pbl, err := Build(orig, "pbl", 2, instrument.Options{}, partition.Options{Weights: freq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := BuildPlan(orig, slicedPlan(t, pbl, freq), instrument.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs.PBL = pbl
+	var whole uint64
+	for _, res := range pbl.Copy {
+		h, err := res.HitsOf(exact.Functions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole = max(whole, h)
+	}
+	for _, hits := range []uint64{whole, whole + 1} {
+		run := *exact
+		run.Runs = []profile.Run{{Copy: 0, ProbeHits: hits}, {Copy: 1}}
+		var said []string
+		if err := unevenCalls(cs, &run, func(f string, a ...any) { said = append(said, fmt.Sprintf(f, a...)) }); err != nil {
+			t.Fatal(err)
+		}
+		if warned := len(said) == 1 && strings.Contains(said[0], "uneven"); warned != (hits > whole) {
+			t.Errorf("slowest copy %d hits, PBL's %d: said %q", hits, whole, said)
+		}
+	}
+}

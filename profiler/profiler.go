@@ -182,7 +182,7 @@ func profileCopies(ctx context.Context, orig []byte, opt Options) (*profile.Prof
 		progress("p3's splits would make more probe hits than pbl's on the weights' run: the copies are pbl's")
 	}
 	if n := len(cs.Shared()); n > 0 {
-		progress("the calls of %d functions are shared out among the copies", n)
+		progress("the calls of %s are shared out among the copies", funcsWord(n))
 	}
 	jobs := opt.Jobs
 	if jobs < 1 {
@@ -248,8 +248,43 @@ func profileCopies(ctx context.Context, orig []byte, opt Options) (*profile.Prof
 			return nil, err
 		}
 	}
+	if err := unevenCalls(cs, p, progress); err != nil {
+		return nil, err
+	}
 	if !p.Complete {
 		return p, fmt.Errorf("incomplete profile: %s", p.Incomplete)
 	}
 	return p, nil
+}
+
+// unevenCalls says so when copies that share out calls made more hits on
+// the run than PBL's copies would have: the plan took every call of a
+// shared function to cost the same, and the calls were uneven.
+func unevenCalls(cs *Copies, p *profile.Profile, progress func(string, ...any)) error {
+	if cs.PBL == nil || len(cs.Shared()) == 0 {
+		return nil
+	}
+	var mine, whole uint64
+	for _, r := range p.Runs {
+		mine = max(mine, r.ProbeHits)
+	}
+	for _, res := range cs.PBL.Copy {
+		h, err := res.HitsOf(p.Functions)
+		if err != nil {
+			return err
+		}
+		whole = max(whole, h)
+	}
+	if mine > whole {
+		progress("the slowest copy made %d probe hits, PBL's would have made %d: the shared functions' calls were uneven (a profile does not tell how calls differ); --strategy pbl plans without sharing", mine, whole)
+	}
+	return nil
+}
+
+// funcsWord is "1 function" or "N functions".
+func funcsWord(n int) string {
+	if n == 1 {
+		return "1 function"
+	}
+	return fmt.Sprintf("%d functions", n)
 }

@@ -70,7 +70,7 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "p3's splits would make more probe hits than pbl's on the run of --weights: the copies are pbl's")
 	}
 	if n := len(cs.Shared()); n > 0 {
-		fmt.Fprintf(stdout, "the calls of %d functions are shared out among the copies: run every copy on the same input\n", n)
+		fmt.Fprintf(stdout, "the calls of %d function(s) are shared out among the copies: run every copy on the same input\n", n)
 	}
 	counterArg := "-"
 	if *counterModule {
