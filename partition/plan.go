@@ -637,26 +637,33 @@ func (p *Plan) Check(graphs []*cfg.DAG) error {
 	slotsOf := make([][]int, len(graphs)) // per function: copies per slot
 	for c, cp := range p.Copies {
 		seen := map[int]bool{}
-		for i, def := range cp.BallLarus {
-			if def < 0 || def >= len(graphs) || graphs[def] == nil {
+		// list checks the next function of one of the copy's lists: it
+		// has a DAG, the list ascends, and no list of the copy has it
+		// already.
+		last := map[string]int{}
+		list := func(name string, def int) error {
+			prev, ok := last[name]
+			switch {
+			case def < 0 || def >= len(graphs) || graphs[def] == nil:
 				return fmt.Errorf("partition: copy %d profiles function %d, which has no DAG", c, def)
+			case ok && prev >= def:
+				return fmt.Errorf("partition: copy %d: %s list not ascending", c, name)
+			case seen[def]:
+				return fmt.Errorf("partition: copy %d profiles function %d twice", c, def)
 			}
-			if i > 0 && cp.BallLarus[i-1] >= def {
-				return fmt.Errorf("partition: copy %d: Ball-Larus list not ascending", c)
+			seen[def], last[name] = true, def
+			return nil
+		}
+		for _, def := range cp.BallLarus {
+			if err := list("Ball-Larus", def); err != nil {
+				return err
 			}
-			seen[def] = true
 			covered[def] = Live(graphs[def])
 		}
-		for i, s := range cp.Selective {
+		for _, s := range cp.Selective {
 			def := s.Func
-			if def < 0 || def >= len(graphs) || graphs[def] == nil {
-				return fmt.Errorf("partition: copy %d profiles function %d, which has no DAG", c, def)
-			}
-			if i > 0 && cp.Selective[i-1].Func >= def {
-				return fmt.Errorf("partition: copy %d: selective list not ascending", c)
-			}
-			if seen[def] {
-				return fmt.Errorf("partition: copy %d profiles function %d twice", c, def)
+			if err := list("selective", def); err != nil {
+				return err
 			}
 			ne := len(graphs[def].Edges)
 			if covered[def] == nil {
@@ -668,18 +675,11 @@ func (p *Plan) Check(graphs []*cfg.DAG) error {
 				}
 				covered[def][e] = true
 			}
-			seen[def] = true
 		}
-		for i, s := range cp.Sliced {
+		for _, s := range cp.Sliced {
 			def := s.Func
-			if def < 0 || def >= len(graphs) || graphs[def] == nil {
-				return fmt.Errorf("partition: copy %d profiles function %d, which has no DAG", c, def)
-			}
-			if i > 0 && cp.Sliced[i-1].Func >= def {
-				return fmt.Errorf("partition: copy %d: sliced list not ascending", c)
-			}
-			if seen[def] {
-				return fmt.Errorf("partition: copy %d profiles function %d twice", c, def)
+			if err := list("sliced", def); err != nil {
+				return err
 			}
 			g := p.Funcs[def].Slices
 			if g < 2 || g > MaxSlices {

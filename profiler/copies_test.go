@@ -395,6 +395,54 @@ func edgeFrequencies(t *testing.T, orig []byte, p *profile.Profile) [][]float64 
 	return freq
 }
 
+// runCounting runs one copy built with CountHits on p's input and
+// returns what it counted, its call counters and the hits it counted.
+func runCounting(t *testing.T, p program, res *instrument.Result) (part []profile.Function, calls map[uint32]uint64, hits uint64) {
+	t.Helper()
+	var counts counters.Counts
+	cfg := p.Config(t, &bytes.Buffer{})
+	cfg.Modules = counters.Modules(res.Counters)
+	cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) (err error) {
+		hits = mods[runner.ProgramKey].ExportedGlobal(instrument.HitsGlobal).Get()
+		if counts, err = counters.ReadInstance(mods); err != nil {
+			return err
+		}
+		calls, err = ReadCalls(mods, res)
+		return err
+	}
+	if _, err := runner.Run(context.Background(), res.Module, cfg); err != nil {
+		t.Fatalf("%s: %v", p.Name, err)
+	}
+	part, _, err := res.Functions(counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return part, calls, hits
+}
+
+// checkHits fails unless a copy's computed hits are what it counted at
+// run time, less at most a few paths cut short at the program's exit.
+func checkHits(t *testing.T, label string, direct, computed uint64) {
+	t.Helper()
+	if direct < computed || direct-computed > 64 {
+		t.Errorf("%s: %d hits counted at run time, %d computed", label, direct, computed)
+	}
+}
+
+// checkMerged fails unless the copies' parts merge into the exact profile.
+func checkMerged(t *testing.T, label string, exact *profile.Profile, parts [][]profile.Function, shared map[uint32]bool) {
+	t.Helper()
+	merged, err := Merge(parts, shared)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := *exact
+	got.Functions = merged
+	if ok, diff := exact.Equal(&got); !ok {
+		t.Fatalf("%s: merged counts differ from the exact profile: %s", label, diff)
+	}
+}
+
 // TestSelectiveCopiesPlacedByProfile runs selective copies whose PSPP
 // labels sit on the chords of the profile's tree. Planned with a profile,
 // P3 no longer splits these programs (a split's classes cost as much as
@@ -403,7 +451,6 @@ func edgeFrequencies(t *testing.T, orig []byte, p *profile.Profile) [][]float64 
 // be the exact profile, and each copy's hits computed from it what the
 // copy counts at run time.
 func TestSelectiveCopiesPlacedByProfile(t *testing.T) {
-	ctx := context.Background()
 	selective := 0
 	for _, p := range oraclePrograms(t) {
 		if !slices.Contains([]string{"grid", "sort", "wordfreq"}, p.Name) {
@@ -433,31 +480,13 @@ func TestSelectiveCopiesPlacedByProfile(t *testing.T) {
 					selective++
 				}
 			}
-			var counts counters.Counts
-			var direct uint64
-			cfg := p.Config(t, &bytes.Buffer{})
-			cfg.Modules = counters.Modules(res.Counters)
-			cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
-				direct = mods[runner.ProgramKey].ExportedGlobal(instrument.HitsGlobal).Get()
-				var err error
-				counts, err = counters.ReadInstance(mods)
-				return err
-			}
-			if _, err := runner.Run(ctx, res.Module, cfg); err != nil {
-				t.Fatalf("%s copy %d: %v", p.Name, c, err)
-			}
-			fs, _, err := res.Functions(counts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			fs, _, direct := runCounting(t, p, res)
 			parts = append(parts, fs)
 			computed, err := res.HitsOf(exact.Functions)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if direct < computed || direct-computed > 64 {
-				t.Errorf("%s copy %d: %d hits counted at run time, %d computed", p.Name, c, direct, computed)
-			}
+			checkHits(t, fmt.Sprintf("%s copy %d", p.Name, c), direct, computed)
 			before, err := static.Copy[c].HitsOf(exact.Functions)
 			if err != nil {
 				t.Fatal(err)
@@ -465,15 +494,7 @@ func TestSelectiveCopiesPlacedByProfile(t *testing.T) {
 			moved = moved || before != computed
 			t.Logf("%s copy %d: %d hits placed by the profile, %d placed statically", p.Name, c, computed, before)
 		}
-		merged, err := Merge(parts, cs.Shared())
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := *exact
-		got.Functions = merged
-		if ok, diff := exact.Equal(&got); !ok {
-			t.Fatalf("%s: merged counts differ from the exact profile: %s", p.Name, diff)
-		}
+		checkMerged(t, p.Name, exact, parts, cs.Shared())
 		if !moved {
 			t.Errorf("%s: placing by the profile moved no hit", p.Name)
 		}
@@ -535,7 +556,7 @@ func TestManifestVersion(t *testing.T) {
 // call: the first over all copies, one slot each; the second over one
 // slot more than copies, so that copy 0 has two; the third over two
 // slots, in the last copy and the first.
-func slicedPlan(t *testing.T, cs *Copies, freq [][]float64) *partition.Plan {
+func slicedPlan(t testing.TB, cs *Copies, freq [][]float64) *partition.Plan {
 	t.Helper()
 	plan := *cs.Plan
 	k := plan.K
@@ -590,50 +611,37 @@ func slicedPlan(t *testing.T, cs *Copies, freq [][]float64) *partition.Plan {
 	return &plan
 }
 
+// slicedCopies plans PBL over k copies with the frequencies of a profile
+// of orig and builds, with opt, the copies of slicedPlan of that plan.
+func slicedCopies(t *testing.T, orig []byte, freq [][]float64, k int, opt instrument.Options) (pbl, cs *Copies) {
+	t.Helper()
+	pbl, err := Build(orig, "pbl", k, instrument.Options{}, partition.Options{Weights: freq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs, err = BuildPlan(orig, slicedPlan(t, pbl, freq), opt); err != nil {
+		t.Fatal(err)
+	}
+	return pbl, cs
+}
+
 // TestSlicedCopies runs copies that share out the calls of functions:
 // the merged counts are the exact profile, the copies counted as many
 // calls, and each copy's hits computed from its own counts and calls are
 // what it counts at run time.
 func TestSlicedCopies(t *testing.T) {
-	ctx := context.Background()
 	for _, name := range []string{"sort", "wordfreq", "records", "grid"} {
 		p := cProgram(t, name)
 		orig, exact, freq := exactRun(t, p)
 		for _, k := range []int{2, 4} {
-			pbl, err := Build(orig, "pbl", k, instrument.Options{}, partition.Options{Weights: freq})
-			if err != nil {
-				t.Fatal(err)
-			}
-			plan := slicedPlan(t, pbl, freq)
-			cs, err := BuildPlan(orig, plan, instrument.Options{CountHits: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, cs := slicedCopies(t, orig, freq, k, instrument.Options{CountHits: true})
 			var parts [][]profile.Function
 			var calls []map[uint32]uint64
 			for c, res := range cs.Copy {
-				var counts counters.Counts
-				var n map[uint32]uint64
-				var direct uint64
-				cfg := p.Config(t, &bytes.Buffer{})
-				cfg.Modules = counters.Modules(res.Counters)
-				cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) (err error) {
-					direct = mods[runner.ProgramKey].ExportedGlobal(instrument.HitsGlobal).Get()
-					if counts, err = counters.ReadInstance(mods); err != nil {
-						return err
-					}
-					n, err = ReadCalls(mods, res)
-					return err
-				}
-				if _, err := runner.Run(ctx, res.Module, cfg); err != nil {
-					t.Fatalf("%s k=%d copy %d: %v", name, k, c, err)
-				}
+				fs, n, direct := runCounting(t, p, res)
+				label := fmt.Sprintf("%s k=%d copy %d", name, k, c)
 				if !res.Sliced() || len(n) == 0 {
-					t.Fatalf("%s k=%d copy %d shares out no calls", name, k, c)
-				}
-				fs, _, err := res.Functions(counts)
-				if err != nil {
-					t.Fatal(err)
+					t.Fatalf("%s shares out no calls", label)
 				}
 				parts = append(parts, fs)
 				calls = append(calls, n)
@@ -641,27 +649,17 @@ func TestSlicedCopies(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if direct < computed || direct-computed > 64 {
-					t.Errorf("%s k=%d copy %d: %d hits counted at run time, %d computed", name, k, c, direct, computed)
-				}
+				checkHits(t, label, direct, computed)
 				estimate, err := res.HitsOf(exact.Functions)
 				if err != nil {
 					t.Fatal(err)
 				}
-				t.Logf("%s k=%d copy %d: %d hits, estimated %d", name, k, c, computed, estimate)
+				t.Logf("%s: %d hits, estimated %d", label, computed, estimate)
 			}
 			if err := checkCalls(calls); err != nil {
 				t.Fatal(err)
 			}
-			merged, err := Merge(parts, cs.Shared())
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := *exact
-			got.Functions = merged
-			if ok, diff := exact.Equal(&got); !ok {
-				t.Fatalf("%s k=%d: merged counts differ from the exact profile: %s", name, k, diff)
-			}
+			checkMerged(t, fmt.Sprintf("%s k=%d", name, k), exact, parts, cs.Shared())
 			// Without adding up, copies that share a path disagree.
 			if _, err := Merge(parts, nil); err == nil {
 				t.Errorf("%s k=%d: parts of shared functions merged as a union", name, k)
@@ -690,14 +688,7 @@ func TestSlicedCopiesAnywhere(t *testing.T) {
 	}
 	p := cProgram(t, "wordfreq")
 	orig, exact, freq := exactRun(t, p)
-	pbl, err := Build(orig, "pbl", 2, instrument.Options{}, partition.Options{Weights: freq})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := BuildPlan(orig, slicedPlan(t, pbl, freq), instrument.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, cs := slicedCopies(t, orig, freq, 2, instrument.Options{})
 	dir := t.TempDir()
 	man, err := WriteDir(dir, p.Path, orig, cs)
 	if err != nil {
@@ -761,16 +752,8 @@ func TestSlicedCopiesAnywhere(t *testing.T) {
 // TestUnevenCalls: after a run, copies that share out calls and made more
 // hits than PBL's copies would have say so.
 func TestUnevenCalls(t *testing.T) {
-	p := cProgram(t, "grid")
-	orig, exact, freq := exactRun(t, p)
-	pbl, err := Build(orig, "pbl", 2, instrument.Options{}, partition.Options{Weights: freq})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := BuildPlan(orig, slicedPlan(t, pbl, freq), instrument.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	orig, exact, freq := exactRun(t, cProgram(t, "grid"))
+	pbl, cs := slicedCopies(t, orig, freq, 2, instrument.Options{})
 	cs.PBL = pbl
 	var whole uint64
 	for _, res := range pbl.Copy {

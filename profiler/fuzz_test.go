@@ -16,7 +16,8 @@ import (
 // FuzzBuildPlan feeds plans, as a manifest carries them, to BuildPlan: a
 // plan that does not fit the module is refused with an error, never a
 // panic, and one that is accepted gives valid copies. Seeds are real plans
-// of grid, with and without edge frequencies.
+// of grid, with and without edge frequencies, and one that shares out
+// calls.
 func FuzzBuildPlan(f *testing.F) {
 	orig := readC(f, "grid")
 	a, err := Analyze(orig)
@@ -51,6 +52,13 @@ func FuzzBuildPlan(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(b)
+		if seed.strategy == "p3" && seed.opt.Weights != nil {
+			// And with calls shared out.
+			if b, err = json.Marshal(slicedPlan(f, cs, freq)); err != nil {
+				f.Fatal(err)
+			}
+			f.Add(b)
+		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var p partition.Plan
