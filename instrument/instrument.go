@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 
 	"pathprof/cfg"
 	"pathprof/counters"
@@ -134,7 +135,10 @@ type Mode struct {
 // CallsExport is the export name of the call counter of a function whose
 // calls are shared out among copies (Mode.Slices), by its index in the
 // original module.
-func CallsExport(index uint32) string { return fmt.Sprintf("pathprof_calls_%d", index) }
+func CallsExport(index uint32) string { return CallsPrefix + strconv.FormatUint(uint64(index), 10) }
+
+// CallsPrefix begins the name of every CallsExport.
+const CallsPrefix = "pathprof_calls_"
 
 // Func is what instrumentation decided for one defined function.
 type Func struct {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +28,9 @@ type Result struct {
 	// Counters is the counter area after the run: the counter module's
 	// memory, or the part of the program's memory holding its counters.
 	Counters []byte
+	// Calls is the JSON of the call counters of a copy that shares out
+	// calls (run.cjs's COUNTS.out.calls), or nil.
+	Calls []byte
 }
 
 // Run runs program with its counter module (nil: its counters are in its
@@ -68,5 +72,8 @@ func Run(ctx context.Context, program, countersMod []byte, args []string, stdin 
 	if res.Counters, err = os.ReadFile(out); err != nil {
 		return res, fmt.Errorf("node run wrote no counters: %v\n%s", err, stderr.Bytes())
 	}
-	return res, nil
+	if res.Calls, err = os.ReadFile(out + ".calls"); errors.Is(err, fs.ErrNotExist) {
+		err = nil
+	}
+	return res, err
 }

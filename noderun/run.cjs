@@ -8,6 +8,9 @@
 // pathprof_counters). Standard input, output and error are the program's.
 // The exit status is the program's. COUNTS.out receives the counter area,
 // which pathprof reads back ("pathprof exec --counts" or counters.Read).
+// A P3 copy that shares out the calls of functions exports their call
+// counters as globals pathprof_calls_INDEX; COUNTS.out.calls then
+// receives them as JSON, {"pathprof_calls_INDEX": "COUNT", ...}.
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -65,6 +68,15 @@ try {
   } else {
     // The counter area runs from its address to the end of memory.
     fs.writeFileSync(countsOut, new Uint8Array(memory.buffer, instance.exports.pathprof_counters.value >>> 0));
+  }
+  const calls = {};
+  for (const [name, g] of Object.entries(instance.exports)) {
+    if (name.startsWith('pathprof_calls_')) {
+      calls[name] = BigInt.asUintN(64, g.value).toString();
+    }
+  }
+  if (Object.keys(calls).length > 0) {
+    fs.writeFileSync(countsOut + '.calls', JSON.stringify(calls));
   }
 }
 process.exitCode = code;

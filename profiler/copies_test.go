@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -680,8 +681,9 @@ func TestCheckCalls(t *testing.T) {
 }
 
 // TestSlicedCopiesAnywhere writes sliced copies to a directory, runs copy
-// 0 under wazero (its part records its calls) and copy 1 under node's WASI
-// (its part has no calls), and merges the parts into the exact profile.
+// 0 under wazero and copy 1 under node's WASI, whose runner writes the call
+// counters beside the counts, and merges the parts, with and without
+// node's calls, into the exact profile.
 func TestSlicedCopiesAnywhere(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed")
@@ -731,7 +733,28 @@ func TestSlicedCopiesAnywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	part1 := NewPart(man, 1, c1, uint32(nr.ExitCode), nr.Stdout, 0, nil)
+	if nr.Calls == nil {
+		t.Fatal("node's runner wrote no call counters")
+	}
+	n1, err := ParseCalls(nr.Calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for f, n := range n1 {
+		if calls[f] != n {
+			t.Errorf("function %d: %d calls under node, %d under wazero", f, n, calls[f])
+		}
+	}
+	// Merged without node's calls, and with them.
 	merged, err := MergeParts(man, cs, []*Part{part0, part1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, diff := exact.Equal(merged); !ok {
+		t.Fatalf("merged parts differ from the exact profile: %s", diff)
+	}
+	part1.SetCalls(n1)
+	merged, err = MergeParts(man, cs, []*Part{part0, part1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -772,6 +795,18 @@ func TestUnevenCalls(t *testing.T) {
 		}
 		if warned := len(said) == 1 && strings.Contains(said[0], "uneven"); warned != (hits > whole) {
 			t.Errorf("slowest copy %d hits, PBL's %d: said %q", hits, whole, said)
+		}
+	}
+}
+
+func TestParseCalls(t *testing.T) {
+	got, err := ParseCalls([]byte(`{"pathprof_calls_7": "18446744073709551615", "pathprof_calls_12": "3"}`))
+	if err != nil || got[7] != math.MaxUint64 || got[12] != 3 || len(got) != 2 {
+		t.Fatalf("%v, %v", got, err)
+	}
+	for _, bad := range []string{`{"pathprof_counters": "1"}`, `{"pathprof_calls_x": "1"}`, `{"pathprof_calls_1": "-1"}`, `[1]`} {
+		if _, err := ParseCalls([]byte(bad)); err == nil {
+			t.Errorf("%s accepted", bad)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"pathprof/counters"
 	"pathprof/instrument"
@@ -91,6 +92,27 @@ func (p *Part) SetCalls(calls map[uint32]uint64) {
 		}
 		p.Calls[strconv.FormatUint(uint64(f), 10)] = n
 	}
+}
+
+// ParseCalls reads the call counters node's runner writes beside a
+// copy's counts (COUNTS.out.calls: export name to decimal count).
+func ParseCalls(b []byte) (map[uint32]uint64, error) {
+	var byName map[string]string
+	if err := json.Unmarshal(b, &byName); err != nil {
+		return nil, fmt.Errorf("call counters: %v", err)
+	}
+	out := map[uint32]uint64{}
+	for name, v := range byName {
+		idx, ok := strings.CutPrefix(name, instrument.CallsPrefix)
+		f, err := strconv.ParseUint(idx, 10, 32)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("call counters: %q is not a call counter", name)
+		}
+		if out[uint32(f)], err = strconv.ParseUint(v, 10, 64); err != nil {
+			return nil, fmt.Errorf("call counters: %s: %v", name, err)
+		}
+	}
+	return out, nil
 }
 
 func (p *Part) calls() (map[uint32]uint64, error) {

@@ -150,6 +150,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 					output, err = os.ReadFile(*outputFile)
 				}
 				part = profiler.NewPart(man, c, counts, uint32(*exitCode), output, 0, nil)
+				err = nodeCalls(part, *countsFile)
 			}
 		}
 		if err != nil {
@@ -255,4 +256,22 @@ func cmdMerge(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "wrote %s: %d copies merged\n", *out, len(parts))
 	return 0
+}
+
+// nodeCalls adds to a part the call counters node's runner wrote beside
+// its counts, if any.
+func nodeCalls(part *profiler.Part, counts string) error {
+	b, err := os.ReadFile(counts + ".calls")
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	calls, err := profiler.ParseCalls(b)
+	if err != nil {
+		return fmt.Errorf("%s.calls: %v", counts, err)
+	}
+	part.SetCalls(calls)
+	return nil
 }
