@@ -773,18 +773,11 @@ func chooseSplits(perFunc [][]task, k int, graphs []*cfg.DAG, lives [][]bool, we
 			tries = append(tries, option{i, ts[len(ts)-1].cost})
 		}
 	}
-	flat := func() []int64 {
-		var all []int64
-		for _, c := range costs {
-			all = append(all, c...)
-		}
-		return all
-	}
 	slices.SortStableFunc(tries, func(a, b option) int { return cmp.Compare(b.whole, a.whole) })
 	if len(tries) > maxSplitTries {
 		tries = tries[:maxSplitTries]
 	}
-	best := maxLoad(flat(), k)
+	best := maxLoad(slices.Concat(costs...), k)
 	// A split adds the probes its groups share to every copy that gets
 	// one, often doubling the total work; the splits must lower the
 	// largest load by at least minSplitGain of PBL's to be worth that.
@@ -802,7 +795,7 @@ func chooseSplits(perFunc [][]task, k int, graphs []*cfg.DAG, lives [][]bool, we
 				return err
 			}
 			costs[t.def] = taskCosts(groups)
-			if l := maxLoad(flat(), k); l < best {
+			if l := maxLoad(slices.Concat(costs...), k); l < best {
 				best, chosen[t.def] = l, groups
 			}
 		}
@@ -861,38 +854,31 @@ func chooseSlices(perFunc [][]task, k int, graphs []*cfg.DAG, weights [][]float6
 	if len(tries) > maxSplitTries {
 		tries = tries[:maxSplitTries]
 	}
-	flat := func() []int64 {
-		var all []int64
-		for _, c := range costs {
-			all = append(all, c...)
-		}
-		return all
-	}
-	base := maxLoad(flat(), k)
+	base := maxLoad(slices.Concat(costs...), k)
 	best := base
-	chosen := map[int]int{}
+	chosen := map[option]int{} // slots per function kept
 	for _, t := range tries {
 		whole := costs[t.def]
 		for g := 2; g <= min(k, MaxSlices, int(t.calls/minSliceCalls)); g++ {
 			costs[t.def] = slotCosts(t.cost, t.calls, g)
-			if l := maxLoad(flat(), k); l < best {
-				best, chosen[t.def] = l, g
+			if l := maxLoad(slices.Concat(costs...), k); l < best {
+				best, chosen[t] = l, g
 			}
 		}
 		costs[t.def] = whole
-		if g, ok := chosen[t.def]; ok {
+		if g, ok := chosen[t]; ok {
 			costs[t.def] = slotCosts(t.cost, t.calls, g)
 		}
 	}
 	if best > base-int64(float64(base)*minSplitGain) {
 		return
 	}
-	for def, g := range chosen {
+	for t, g := range chosen {
 		ts := make([]task, g)
-		for j, c := range slotCosts(perFunc[def][0].cost, Calls(graphs[def], weights[def]), g) {
-			ts[j] = task{def: def, cost: c, slots: g, slot: j}
+		for j, c := range slotCosts(t.cost, t.calls, g) {
+			ts[j] = task{def: t.def, cost: c, slots: g, slot: j}
 		}
-		perFunc[def] = ts
+		perFunc[t.def] = ts
 	}
 }
 
