@@ -93,6 +93,10 @@ func (e *Embedding) Finish(m *wasm.Module) error {
 	return nil
 }
 
+// Start is the lowest address the area ever has (Base only moves up, as
+// the program's memory grows).
+func (e *Embedding) Start() uint32 { return e.area.Start }
+
 // AddOne appends code adding one to the dense counter at slot plus the
 // i64 on the stack (a path id, as count gets it), given a scratch i32
 // local.

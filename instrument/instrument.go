@@ -866,8 +866,11 @@ type countFns struct {
 func (fns countFns) countID(a *wasm.Asm, slot, v int64, addr uint32) {
 	if fns.emb != nil {
 		// v goes into the store's offset with the slot when their sum
-		// is not negative (offsets are unsigned).
-		if slot+v >= 0 {
+		// is not negative (offsets are unsigned), and when the i32
+		// address 8·id + Base cannot wrap below 0 without it: the id
+		// on the stack is the path's minus v, so as low as -v (a
+		// module without memory has its area at 0).
+		if slot+v >= 0 && (v <= 0 || 8*v <= int64(fns.emb.Start())) {
 			slot, v = slot+v, 0
 		}
 		if v != 0 {
