@@ -90,7 +90,8 @@ type Report struct {
 	// pin its thread to one.
 	PinnedCPU *int `json:"pinned_cpu,omitempty"`
 	Quick     bool `json:"quick,omitempty"`
-	// HitsOnly: the PBL and P3 copies were planned, not run (Options).
+	// HitsOnly: the PBL and P3 copies were planned, not timed, and run
+	// only where they share out calls or loop iterations (Options).
 	HitsOnly   bool       `json:"hits_only,omitempty"`
 	Strategies []Strategy `json:"strategies"`
 	// Seconds is the wall time of the whole benchmark.
@@ -490,8 +491,9 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Str
 	if sblHits > 0 {
 		m.StaticHitShare = float64(slices.Max(staticHits)) / float64(sblHits)
 	}
-	// Copies that share out the calls of functions have exact hits only
-	// from their own counts: they run even for hits alone.
+	// Copies that share out the calls of functions or the iterations of
+	// loops have exact hits only from their own counts: they run even for
+	// hits alone.
 	sliced := slices.ContainsFunc(cs.Copy, (*instrument.Result).Sliced)
 	report := func() {
 		b.progress("%s: planned in %.2fs, instrumented in %.2fs; slowest copy %d has %.1f%% of SBL's hits (static plan %.1f%%)",

@@ -76,7 +76,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "  \nMedians of %d timed runs per build, original and instrumented interleaved%s, after one untimed check run; ratio = instrumented median / original median. The whole run took %s.\n\n", r.Runs, pinned, duration(r.Seconds))
 	if r.HitsOnly {
-		b.WriteString("The PBL and P3 copies were only planned (`--hits-only`): their hits are computed from SBL's profile, but they were not run, so neither timed nor checked against SBL's profile.\n\n")
+		b.WriteString("The PBL and P3 copies were only planned (`--hits-only`): their hits are computed from SBL's profile, and they were not timed. Copies that share out calls or loop iterations ran once, since their hits are exact only from what each counted, and their merged profile was checked against SBL's; the others were not run.\n\n")
 	}
 
 	head := []string{"program", "original ms"}

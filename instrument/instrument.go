@@ -130,6 +130,15 @@ type Mode struct {
 	// (CallsExport), which tells the calls apart alike in every copy.
 	Slices int
 	Slots  []int
+	// Loop, when not 0, shares out the iterations of one loop instead of
+	// the calls: the loop whose header is Graph block Loop. Its n-th
+	// iteration (from 0 at each entry into the loop) is in slot
+	// n mod Slices. The loop's body is unrolled Slices times, so the
+	// replica that runs an iteration says its slot and no test runs; the
+	// copy probes the replicas of its slots only. A path lies in one
+	// iteration at most, whose slot's copy counts it; the paths that never
+	// enter the loop are slot 0's. See loopslices.go.
+	Loop int32
 }
 
 // CallsExport is the export name of the call counter of a function whose
@@ -180,6 +189,9 @@ type Func struct {
 	// seqs holds, per Graph edge, how many instrumentation sequences run
 	// when the edge is taken: the probe hits of the edge.
 	seqs []uint8
+	// loop holds the rest of them where a loop's iterations are shared
+	// out (Mode.Loop).
+	loop *loopSlices
 
 	// Between planning and emitting: the body's structure, the probes per
 	// Graph edge and the scratch locals.
@@ -264,6 +276,9 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		}
 		if err := checkSlices(f.Mode); err != nil {
 			return nil, fmt.Errorf("function %d (%s): %w", f.Index, f.Name, err)
+		}
+		if f.Mode.Loop != 0 {
+			continue
 		}
 		plain[i] = m.NumFuncs()
 		c := m.Code[i]
@@ -388,6 +403,7 @@ type scan struct {
 	ifElse   map[uint32]int64 // if offset -> else offset (-1: none)
 	ifEnd    map[uint32]uint32
 	instrLen map[uint32]uint32 // of if, else and br_table instructions
+	loops    map[uint32]loopAt // offset of a loop's first body instruction -> the loop
 	brTypes  map[uint32][]wasm.ValType
 	brTable  map[uint32][]uint32 // br_table offset -> labels (default last)
 	voidBr   map[uint32]uint32   // br and br_if offset -> label, when the label takes no values
@@ -398,12 +414,14 @@ type scan struct {
 }
 
 func scanBody(m *wasm.Module, c *wasm.Code, results []wasm.ValType) (*scan, error) {
-	s := &scan{ifElse: map[uint32]int64{}, ifEnd: map[uint32]uint32{}, instrLen: map[uint32]uint32{},
+	s := &scan{ifElse: map[uint32]int64{}, ifEnd: map[uint32]uint32{}, instrLen: map[uint32]uint32{}, loops: map[uint32]loopAt{},
 		brTypes: map[uint32][]wasm.ValType{}, brTable: map[uint32][]uint32{}, voidBr: map[uint32]uint32{}}
 	type frame struct {
-		op    wasm.Op
-		off   uint32
-		label []wasm.ValType
+		op       wasm.Op
+		off, len uint32
+		bt       wasm.BlockType
+		label    []wasm.ValType
+		params   bool
 	}
 	stack := []frame{{op: wasm.OpBlock, label: results}}
 	blockTypes := func(bt wasm.BlockType) (params, res []wasm.ValType, err error) {
@@ -440,7 +458,7 @@ func scanBody(m *wasm.Module, c *wasm.Code, results []wasm.ValType) (*scan, erro
 			if in.Op == wasm.OpLoop {
 				label = p
 			}
-			stack = append(stack, frame{op: in.Op, off: in.Off, label: label})
+			stack = append(stack, frame{op: in.Op, off: in.Off, len: in.Len, bt: in.Block, label: label, params: len(p) > 0})
 			if in.Op == wasm.OpIf {
 				s.ifElse[in.Off] = -1
 				s.instrLen[in.Off] = in.Len
@@ -454,6 +472,9 @@ func scanBody(m *wasm.Module, c *wasm.Code, results []wasm.ValType) (*scan, erro
 			stack = stack[:len(stack)-1]
 			if top.op == wasm.OpIf {
 				s.ifEnd[top.off] = in.Off
+			}
+			if top.op == wasm.OpLoop {
+				s.loops[top.off+top.len] = loopAt{off: top.off, end: in.Off, bt: top.bt, params: top.params}
 			}
 			if len(stack) == 0 {
 				return s, nil
@@ -515,7 +536,11 @@ func (s *scan) shift(d int64) {
 	for k, v := range s.voidBr {
 		voidBr[mv(k)] = v
 	}
-	s.ifElse, s.ifEnd, s.instrLen, s.brTypes, s.brTable, s.voidBr = ifElse, ifEnd, instrLen, brTypes, brTable, voidBr
+	loops := make(map[uint32]loopAt, len(s.loops))
+	for k, v := range s.loops {
+		loops[mv(k)] = loopAt{off: mv(v.off), end: mv(v.end), bt: v.bt, params: v.params}
+	}
+	s.ifElse, s.ifEnd, s.instrLen, s.brTypes, s.brTable, s.voidBr, s.loops = ifElse, ifEnd, instrLen, brTypes, brTable, voidBr, loops
 	for i, o := range s.calls {
 		s.calls[i] = mv(o)
 	}
@@ -641,18 +666,34 @@ func (f *Func) setPlan(plan *numbering.Plan) {
 	}
 }
 
+// variant is one placement of probes in a body: the function's own, or,
+// where a loop's iterations are shared out (Mode.Loop), that of the code
+// around the loop and those of the loop's replicas.
+type variant struct {
+	ops [][]numbering.Op // per Graph edge
+	// extra holds, per Graph edge, code that runs after its probes in
+	// the same sequence (nil: none).
+	extra [][]byte
+	// guard, when not negative, is an i32 local that every count
+	// tests: the path is counted only when it is not 0.
+	guard int64
+	// seqs is set by placement: per Graph edge, the sequences run when
+	// the edge is taken.
+	seqs []uint8
+}
+
 // emitFunc inserts the probes chosen by planFunc.
 func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fns countFns, hitsGlobal int64, useLoopCounts bool, seg *Segments) error {
-	g, s, ops := f.Graph, f.scan, f.ops
+	g, s := f.Graph, f.scan
 	reg, cond, idx := f.reg, f.cond, f.idx
-	f.seqs = make([]uint8, len(g.Edges))
+	loopSliced := seg == nil && f.Mode.Loop != 0
 	dense, slot := false, int64(0)
 	if seg == nil {
 		dense = layout.Funcs[f.Index].Kind == counters.KindDense
 		slot = layout.Slot(f.Index)
 	}
 	var lc *loopCounts
-	if useLoopCounts && dense && f.Rev != nil {
+	if useLoopCounts && dense && f.Rev != nil && !loopSliced {
 		lc = planLoopCounts(f, idx+2, slot, func(a *wasm.Asm, slot int64, l uint32) {
 			fns.add(a, slot, idx+1, func() { a.Idx(wasm.OpLocalGet, l) })
 		})
@@ -660,8 +701,6 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			f.LoopCounters = int(lc.total)
 		}
 	}
-	// has says whether edge e gets any code.
-	has := func(e int32) bool { return len(ops[e]) > 0 || lc.flushes(e) }
 	// A hashed function whose counters are in the program's memory
 	// keeps the path id of a count in a local of its own, the last.
 	hashP := int64(-1)
@@ -702,153 +741,193 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			a.Idx(wasm.OpGlobalGet, uint32(hitsGlobal)).I64(1).Op(wasm.OpI64Add).Idx(wasm.OpGlobalSet, uint32(hitsGlobal))
 		}
 	}
-	// emit appends edge e's probes; back is the label, from where the
-	// code goes, of the branch that takes e when it carries no values,
-	// else -1.
-	emit := func(a *wasm.Asm, e int32, back int64) {
-		if !has(e) {
-			return
+	// place returns the edits that put a variant's probes in the body,
+	// ordered for Splice.
+	place := func(v *variant) ([]wasm.Edit, error) {
+		ops := v.ops
+		v.seqs = make([]uint8, len(g.Edges))
+		// has says whether edge e gets any code.
+		has := func(e int32) bool {
+			return len(ops[e]) > 0 || lc.flushes(e) || v.extra != nil && len(v.extra[e]) > 0
 		}
-		if seg != nil {
-			emitSegment(a, f, seg, ops[e], back)
-			return
+		plain := func(e int32) bool { return v.extra == nil || len(v.extra[e]) == 0 }
+		// emit appends edge e's probes; back is the label, from where the
+		// code goes, of the branch that takes e when it carries no values,
+		// else -1.
+		emit := func(a *wasm.Asm, e int32, back int64) {
+			if !has(e) {
+				return
+			}
+			if seg != nil {
+				emitSegment(a, f, seg, ops[e], back)
+				return
+			}
+			hit(a)
+			for i, o := range ops[e] {
+				if i == 0 && lc.counts(e) {
+					lc.emitCount(a, e, o, reg)
+					continue
+				}
+				switch o.Kind {
+				case numbering.Init:
+					a.I64(o.Value).Idx(wasm.OpLocalSet, reg)
+				case numbering.Add:
+					a.Idx(wasm.OpLocalGet, reg).I64(o.Value).Op(wasm.OpI64Add).Idx(wasm.OpLocalSet, reg)
+				case numbering.Count, numbering.CountConst:
+					if v.guard >= 0 {
+						a.Idx(wasm.OpLocalGet, uint32(v.guard)).Block(wasm.OpIf)
+						memCount(a, o)
+						a.Op(wasm.OpEnd)
+					} else {
+						memCount(a, o)
+					}
+				}
+			}
+			lc.emitFlush(a, e)
+			if v.extra != nil {
+				a.B = append(a.B, v.extra[e]...)
+			}
 		}
-		hit(a)
-		for i, o := range ops[e] {
-			if i == 0 && lc.counts(e) {
-				lc.emitCount(a, e, o, reg)
+		var edits []edit
+		put := func(off uint32, del uint32, prio int, code []byte) {
+			edits = append(edits, edit{wasm.Edit{Off: off, Del: del, Ins: code}, prio})
+		}
+		// Group the edges by the instruction that makes them.
+		bySite := map[uint32][]int32{}
+		for i, e := range g.Edges {
+			if !has(int32(i)) && e.Kind != cfg.EdgeBrIfTaken && e.Kind != cfg.EdgeBrIfNot && e.Kind != cfg.EdgeBrTable {
 				continue
 			}
-			switch o.Kind {
-			case numbering.Init:
-				a.I64(o.Value).Idx(wasm.OpLocalSet, reg)
-			case numbering.Add:
-				a.Idx(wasm.OpLocalGet, reg).I64(o.Value).Op(wasm.OpI64Add).Idx(wasm.OpLocalSet, reg)
-			case numbering.Count, numbering.CountConst:
-				memCount(a, o)
-			}
-		}
-		lc.emitFlush(a, e)
-	}
-	var edits []edit
-	put := func(off uint32, del uint32, prio int, code []byte) {
-		edits = append(edits, edit{wasm.Edit{Off: off, Del: del, Ins: code}, prio})
-	}
-	// Group the edges by the instruction that makes them.
-	bySite := map[uint32][]int32{}
-	for i, e := range g.Edges {
-		if !has(int32(i)) && e.Kind != cfg.EdgeBrIfTaken && e.Kind != cfg.EdgeBrIfNot && e.Kind != cfg.EdgeBrTable {
-			continue
-		}
-		switch e.Kind {
-		case cfg.EdgeEntry:
-			var a wasm.Asm
-			emit(&a, int32(i), -1)
-			put(c.ExprOff, 0, 0, a.B)
-			f.seqs[i] = 1
-		case cfg.EdgeFallthrough, cfg.EdgeBr, cfg.EdgeReturn, cfg.EdgeTailCall, cfg.EdgeThrow, cfg.EdgeNoReturn, cfg.EdgeCall:
-			var a wasm.Asm
-			back := int64(-1)
-			if l, ok := s.voidBr[e.Instr]; ok && e.Kind == cfg.EdgeBr {
-				back = int64(l)
-			} else if e.Kind == cfg.EdgeReturn {
-				back = Return
-			}
-			emit(&a, int32(i), back)
-			put(e.Instr, 0, 1, a.B)
-			f.seqs[i] = 1
-		case cfg.EdgeIfThen:
-			var a wasm.Asm
-			emit(&a, int32(i), -1)
-			put(e.Instr+s.instrLen[e.Instr], 0, 0, a.B)
-			f.seqs[i] = 1
-		case cfg.EdgeIfElse:
-			var a wasm.Asm
-			if els := s.ifElse[e.Instr]; els >= 0 {
+			switch e.Kind {
+			case cfg.EdgeEntry:
+				var a wasm.Asm
 				emit(&a, int32(i), -1)
-				put(uint32(els)+s.instrLen[uint32(els)], 0, 0, a.B)
-			} else {
-				a.Op(wasm.OpElse)
-				emit(&a, int32(i), -1)
-				put(s.ifEnd[e.Instr], 0, 2, a.B)
-			}
-			f.seqs[i] = 1
-		case cfg.EdgeBrIfTaken, cfg.EdgeBrIfNot, cfg.EdgeBrTable:
-			bySite[e.Instr] = append(bySite[e.Instr], int32(i))
-		default:
-			return fmt.Errorf("no placement for probes on %s edges", e.Kind)
-		}
-	}
-	for site, es := range bySite {
-		if g.Edges[es[0]].Kind == cfg.EdgeBrTable {
-			code, err := brTableCode(m, s, site, g, es, has, emit, idx, f.seqs)
-			if err != nil {
-				return err
-			}
-			if code != nil {
-				put(site, s.instrLen[site], 1, code)
-			}
-			continue
-		}
-		var taken, not []numbering.Op
-		var ti, ni int32 = -1, -1
-		for _, e := range es {
-			if g.Edges[e].Kind == cfg.EdgeBrIfTaken {
-				taken, ti = ops[e], e
-			} else {
-				not, ni = ops[e], e
-			}
-		}
-		hasT, hasN := ti >= 0 && has(ti), ni >= 0 && has(ni)
-		if !hasT && !hasN {
-			continue
-		}
-		var a wasm.Asm
-		if isAdds(taken) && isAdds(not) && !lc.flushes(ti) && !lc.flushes(ni) {
-			// Branch-free: r += select(k_taken, k_not, cond).
-			hit(&a)
-			a.Idx(wasm.OpLocalSet, cond).Idx(wasm.OpLocalGet, reg).I64(addValue(taken)).I64(addValue(not)).Idx(wasm.OpLocalGet, cond).Op(wasm.OpSelect).Op(wasm.OpI64Add).Idx(wasm.OpLocalSet, reg).Idx(wasm.OpLocalGet, cond)
-			f.seqs[ti], f.seqs[ni] = 1, 1
-		} else {
-			a.Idx(wasm.OpLocalTee, cond).Block(wasm.OpIf)
-			if hasT {
+				put(c.ExprOff, 0, 0, a.B)
+				v.seqs[i] = 1
+			case cfg.EdgeFallthrough, cfg.EdgeBr, cfg.EdgeReturn, cfg.EdgeTailCall, cfg.EdgeThrow, cfg.EdgeNoReturn, cfg.EdgeCall:
+				var a wasm.Asm
 				back := int64(-1)
-				if l, ok := s.voidBr[site]; ok {
-					back = int64(l) + 1 // inside the if
+				if l, ok := s.voidBr[e.Instr]; ok && e.Kind == cfg.EdgeBr {
+					back = int64(l)
+				} else if e.Kind == cfg.EdgeReturn {
+					back = Return
 				}
-				emit(&a, ti, back)
-			}
-			if hasN {
-				a.Op(wasm.OpElse)
-				emit(&a, ni, -1)
-			}
-			a.Op(wasm.OpEnd).Idx(wasm.OpLocalGet, cond)
-			if hasT {
-				f.seqs[ti] = 1
-			}
-			if hasN {
-				f.seqs[ni] = 1
+				emit(&a, int32(i), back)
+				put(e.Instr, 0, 1, a.B)
+				v.seqs[i] = 1
+			case cfg.EdgeIfThen:
+				var a wasm.Asm
+				emit(&a, int32(i), -1)
+				put(e.Instr+s.instrLen[e.Instr], 0, 0, a.B)
+				v.seqs[i] = 1
+			case cfg.EdgeIfElse:
+				var a wasm.Asm
+				if els := s.ifElse[e.Instr]; els >= 0 {
+					emit(&a, int32(i), -1)
+					put(uint32(els)+s.instrLen[uint32(els)], 0, 0, a.B)
+				} else {
+					a.Op(wasm.OpElse)
+					emit(&a, int32(i), -1)
+					put(s.ifEnd[e.Instr], 0, 2, a.B)
+				}
+				v.seqs[i] = 1
+			case cfg.EdgeBrIfTaken, cfg.EdgeBrIfNot, cfg.EdgeBrTable:
+				bySite[e.Instr] = append(bySite[e.Instr], int32(i))
+			default:
+				return nil, fmt.Errorf("no placement for probes on %s edges", e.Kind)
 			}
 		}
-		put(site, 0, 1, a.B)
-	}
-	sort.SliceStable(edits, func(i, j int) bool {
-		if edits[i].Off != edits[j].Off {
-			return edits[i].Off < edits[j].Off
+		for site, es := range bySite {
+			if g.Edges[es[0]].Kind == cfg.EdgeBrTable {
+				code, err := brTableCode(m, s, site, g, es, has, emit, idx, v.seqs)
+				if err != nil {
+					return nil, err
+				}
+				if code != nil {
+					put(site, s.instrLen[site], 1, code)
+				}
+				continue
+			}
+			var taken, not []numbering.Op
+			var ti, ni int32 = -1, -1
+			for _, e := range es {
+				if g.Edges[e].Kind == cfg.EdgeBrIfTaken {
+					taken, ti = ops[e], e
+				} else {
+					not, ni = ops[e], e
+				}
+			}
+			hasT, hasN := ti >= 0 && has(ti), ni >= 0 && has(ni)
+			if !hasT && !hasN {
+				continue
+			}
+			var a wasm.Asm
+			if isAdds(taken) && isAdds(not) && !lc.flushes(ti) && !lc.flushes(ni) && (ti < 0 || plain(ti)) && (ni < 0 || plain(ni)) {
+				// Branch-free: r += select(k_taken, k_not, cond).
+				hit(&a)
+				a.Idx(wasm.OpLocalSet, cond).Idx(wasm.OpLocalGet, reg).I64(addValue(taken)).I64(addValue(not)).Idx(wasm.OpLocalGet, cond).Op(wasm.OpSelect).Op(wasm.OpI64Add).Idx(wasm.OpLocalSet, reg).Idx(wasm.OpLocalGet, cond)
+				v.seqs[ti], v.seqs[ni] = 1, 1
+			} else {
+				a.Idx(wasm.OpLocalTee, cond).Block(wasm.OpIf)
+				if hasT {
+					back := int64(-1)
+					if l, ok := s.voidBr[site]; ok {
+						back = int64(l) + 1 // inside the if
+					}
+					emit(&a, ti, back)
+				}
+				if hasN {
+					a.Op(wasm.OpElse)
+					emit(&a, ni, -1)
+				}
+				a.Op(wasm.OpEnd).Idx(wasm.OpLocalGet, cond)
+				if hasT {
+					v.seqs[ti] = 1
+				}
+				if hasN {
+					v.seqs[ni] = 1
+				}
+			}
+			put(site, 0, 1, a.B)
 		}
-		return edits[i].prio < edits[j].prio
-	})
-	list := make([]wasm.Edit, len(edits))
-	for i, e := range edits {
-		list[i] = e.Edit
+		sort.SliceStable(edits, func(i, j int) bool {
+			if edits[i].Off != edits[j].Off {
+				return edits[i].Off < edits[j].Off
+			}
+			return edits[i].prio < edits[j].prio
+		})
+		list := make([]wasm.Edit, len(edits))
+		for i, e := range edits {
+			list[i] = e.Edit
+		}
+		return list, nil
 	}
-	if err := c.Splice(list); err != nil {
-		return err
-	}
-	// The loop counters, or a hashed count's path id, are declared last,
-	// after every other local, so that the indices used above hold.
+	// The loop counters, a hashed count's path id and the flag of a
+	// function whose loop is shared out are declared last, after every
+	// other local, so that the indices used above hold.
+	var more []wasm.LocalDecl
 	if hashP >= 0 {
-		return c.SetLocals(append(append([]wasm.LocalDecl(nil), c.Locals...), wasm.LocalDecl{Count: 1, Type: wasm.ValI64}))
+		more = append(more, wasm.LocalDecl{Count: 1, Type: wasm.ValI64})
+	}
+	if loopSliced {
+		flag := idx + 2 + uint32(len(more))
+		more = append(more, wasm.LocalDecl{Count: 1, Type: wasm.ValI32})
+		if err := emitLoopSlices(m, c, f, place, hit, flag); err != nil {
+			return err
+		}
+	} else {
+		v := &variant{ops: f.ops, guard: -1}
+		list, err := place(v)
+		if err != nil {
+			return err
+		}
+		f.seqs = v.seqs
+		if err := c.Splice(list); err != nil {
+			return err
+		}
+	}
+	if more != nil {
+		return c.SetLocals(append(append([]wasm.LocalDecl(nil), c.Locals...), more...))
 	}
 	return lc.declare(c)
 }

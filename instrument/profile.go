@@ -62,7 +62,8 @@ func (r *Result) Functions(counts counters.Counts) ([]profile.Function, uint64, 
 					p.Blocks = append(p.Blocks, f.BlockOffset(to))
 				}
 			}
-			hits += f.pathSeqs(cp.edges) * cp.count
+			seqs, in, _ := f.pathSeqs(cp.edges)
+			hits += (seqs + in) * cp.count
 			pf.Paths = append(pf.Paths, p)
 		}
 		out = append(out, pf)
@@ -121,17 +122,29 @@ func (f *Func) countedPaths(ids []uint64, counts map[uint64]uint64) ([]countedPa
 }
 
 // pathSeqs is how many instrumentation sequences of this copy run along a
-// path (DAG edges).
-func (f *Func) pathSeqs(edges []int32) uint64 {
+// path (DAG edges). Where a loop's iterations are shared out (Mode.Loop),
+// it is those around the loop; own and bare are those in the loop, if the
+// path's iteration is in one of the copy's slots or not.
+func (f *Func) pathSeqs(edges []int32) (seqs, own, bare uint64) {
 	if f.Plan == nil {
-		return 0
+		return 0, 0, 0
 	}
-	var seqs uint64
 	for _, e := range edges {
 		de := f.DAG.Edges[e]
-		if de.Orig >= 0 {
+		switch {
+		case de.Orig >= 0 && f.loop != nil && f.loop.inside[de.Orig]:
+			own += uint64(f.loop.own[de.Orig])
+			bare += uint64(f.loop.bare[de.Orig])
+		case de.Orig >= 0:
 			seqs += uint64(f.seqs[de.Orig])
-		} else if de.Kind == cfg.EdgeDummyExit {
+		case de.Kind == cfg.EdgeDummyExit && f.loop != nil && f.loop.inside[de.Back[0]]:
+			// A back edge in the loop: a bare replica's runs nothing,
+			// unless it continues an enclosing loop.
+			own++
+			if f.loop.leaves[de.Back[0]] {
+				bare++
+			}
+		case de.Kind == cfg.EdgeDummyExit:
 			// The back (or cut) edge's sequence: the ending path's
 			// count, if the copy counts there, and the next path's
 			// initialisation, which every live dummy entry edge has,
@@ -139,7 +152,7 @@ func (f *Func) pathSeqs(edges []int32) uint64 {
 			seqs++
 		}
 	}
-	return seqs
+	return seqs, own, bare
 }
 
 // HitsOf computes this copy's probe hits on a run from that run's exact
@@ -167,16 +180,33 @@ func (r *Result) HitsOfRun(exact, own []profile.Function, calls map[uint32]uint6
 	return r.hitsOf(exact, own, calls)
 }
 
-// Sliced reports whether the copy shares out the calls of any function
-// with other copies.
+// Sliced reports whether the copy shares out the calls of any function,
+// or the iterations of a loop, with other copies: its hits are then exact
+// only from what it counted (HitsOfRun).
 func (r *Result) Sliced() bool {
 	return slices.ContainsFunc(r.Funcs, func(f *Func) bool { return f.Plan != nil && f.Mode.Slices > 0 })
+}
+
+// SharesCalls reports whether the copy shares out the calls of any
+// function: it then has call counters (CallsExport).
+func (r *Result) SharesCalls() bool {
+	return slices.ContainsFunc(r.Funcs, func(f *Func) bool { return f.Plan != nil && f.Mode.Slices > 0 && f.Mode.Loop == 0 })
 }
 
 func (r *Result) hitsOf(exact, own []profile.Function, calls map[uint32]uint64) (uint64, error) {
 	byIndex := make(map[uint32]*Func, len(r.Funcs))
 	for _, f := range r.Funcs {
 		byIndex[f.Index] = f
+	}
+	owned := map[uint32]map[uint64]uint64{} // a shared loop's paths this copy counted
+	for _, pf := range own {
+		if f := byIndex[pf.Index]; f != nil && f.Mode.Loop != 0 {
+			m := make(map[uint64]uint64, len(pf.Paths))
+			for _, p := range pf.Paths {
+				m[p.ID] = p.Count
+			}
+			owned[pf.Index] = m
+		}
 	}
 	var hits uint64
 	var share float64 // sliced functions' estimated hits
@@ -186,25 +216,35 @@ func (r *Result) hitsOf(exact, own []profile.Function, calls map[uint32]uint64) 
 			if f == nil {
 				return fmt.Errorf("profile function %d is not in the module", pf.Index)
 			}
-			if f.Plan == nil || (f.Mode.Slices > 0) != sliced {
+			if f.Plan == nil || (f.Mode.Slices > 0 && f.Mode.Loop == 0) != sliced {
 				continue
 			}
+			part := float64(len(f.Mode.Slots)) / float64(max(f.Mode.Slices, 1))
 			var h, entries uint64
 			for _, p := range pf.Paths {
 				edges, kind, err := numbering.Regenerate(f.Num, f.DAG, p.ID)
 				if err != nil {
 					return fmt.Errorf("function %d (%s): path %d: %w", f.Index, f.Name, p.ID, err)
 				}
-				h += f.pathSeqs(edges) * p.Count
+				seqs, in, bare := f.pathSeqs(edges)
+				h += seqs * p.Count
 				if kind == numbering.EntryToExit || kind == numbering.EntryToBack {
 					entries += p.Count
+				}
+				switch {
+				case in == 0 && bare == 0:
+				case own != nil:
+					mine := min(owned[pf.Index][p.ID], p.Count)
+					h += in*mine + bare*(p.Count-mine)
+				default:
+					share += (float64(in)*part + float64(bare)*(1-part)) * float64(p.Count)
 				}
 			}
 			switch {
 			case !sliced || own != nil:
 				hits += h
 			default:
-				share += float64(h)*float64(len(f.Mode.Slots))/float64(f.Mode.Slices) + float64(entries)
+				share += float64(h)*part + float64(entries)
 			}
 		}
 		return nil
@@ -222,7 +262,7 @@ func (r *Result) hitsOf(exact, own []profile.Function, calls map[uint32]uint64) 
 		return 0, err
 	}
 	for _, f := range r.Funcs {
-		if f.Plan != nil && f.Mode.Slices > 0 {
+		if f.Plan != nil && f.Mode.Slices > 0 && f.Mode.Loop == 0 {
 			hits += calls[f.Index]
 		}
 	}
@@ -247,19 +287,30 @@ func (r *Result) HitsOfFrequencies(freq [][]float64) (float64, error) {
 		if len(w) != len(f.DAG.Edges) {
 			return 0, fmt.Errorf("function %d (%s): %d frequencies for %d DAG edges", f.Index, f.Name, len(w), len(f.DAG.Edges))
 		}
+		part := float64(len(f.Mode.Slots)) / float64(max(f.Mode.Slices, 1))
 		var h float64
 		for e, de := range f.DAG.Edges {
 			switch {
+			case de.Orig >= 0 && f.loop != nil && f.loop.inside[de.Orig]:
+				// An estimate, as HitsOf's: the copy's slots run their
+				// share of the loop's iterations.
+				hits += w[e] * (float64(f.loop.own[de.Orig])*part + float64(f.loop.bare[de.Orig])*(1-part))
 			case de.Orig >= 0:
 				h += w[e] * float64(f.seqs[de.Orig])
+			case de.Kind == cfg.EdgeDummyExit && f.loop != nil && f.loop.inside[de.Back[0]]:
+				if f.loop.leaves[de.Back[0]] {
+					hits += w[e]
+				} else {
+					hits += w[e] * part
+				}
 			case de.Kind == cfg.EdgeDummyExit:
 				h += w[e]
 			}
-			if f.Mode.Slices > 0 && de.Kind == cfg.EdgeEntry {
+			if f.Mode.Slices > 0 && f.Mode.Loop == 0 && de.Kind == cfg.EdgeEntry {
 				hits += w[e] // the test, at every call
 			}
 		}
-		if f.Mode.Slices > 0 {
+		if f.Mode.Slices > 0 && f.Mode.Loop == 0 {
 			// An estimate, as HitsOf's.
 			h *= float64(len(f.Mode.Slots)) / float64(f.Mode.Slices)
 		}

@@ -1357,3 +1357,111 @@ func TestPlanSlices(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanLoopSlices: a function called once whose loop runs 1000
+// iterations is shared out by its loop's iterations when the instrumenter
+// can share the loop, and not otherwise; the plan goes through JSON and
+// Check, which refuses a loop that is no header or has no slots.
+func TestPlanLoopSlices(t *testing.T) {
+	_, ms, _ := realModules(t)
+	m := ms[0]
+	r := rand.New(rand.NewPCG(7, 11))
+	graphs := make([]*cfg.DAG, len(m.Code))
+	ws := make([][]float64, len(m.Code))
+	for def := range graphs {
+		for {
+			d := structuredDAG(t, r, 12)
+			paths, ok := allPaths(d, 200)
+			loop := slices.ContainsFunc(d.Edges, func(e cfg.DAGEdge) bool { return e.Kind == cfg.EdgeDummyEntry })
+			if !ok || len(paths) < 3 || def == 0 && !loop {
+				continue
+			}
+			w := make([]float64, len(d.Edges))
+			calls := 0.0 // the paths from the entry: one call in all
+			for _, p := range paths {
+				if d.Edges[p[0]].Kind != cfg.EdgeDummyEntry {
+					calls++
+				}
+			}
+			for _, p := range paths {
+				n := 1 / calls
+				if d.Edges[p[0]].Kind == cfg.EdgeDummyEntry {
+					n = 1000
+				}
+				if def > 0 {
+					n = 3
+				}
+				for _, e := range p {
+					w[e] += n
+				}
+			}
+			graphs[def], ws[def] = d, w
+			break
+		}
+	}
+	var asked []int32
+	opt := Options{Weights: ws, ShareLoop: func(def int, h int32) bool {
+		if def == 0 {
+			asked = append(asked, h)
+		}
+		return true
+	}}
+	p, err := Make(m, graphs, P3, 4, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPlan(t, m, graphs, p, ws)
+	pbl, err := Make(m, graphs, PBL, 4, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := p.Funcs[0]
+	if f.Slices < 2 || f.Loop == 0 || !isHeader(graphs[0], f.Loop) || !slices.Contains(asked, f.Loop) {
+		t.Fatalf("the loop is not shared out: slices %d, loop %d (asked %v)", f.Slices, f.Loop, asked)
+	}
+	if largestLoad(p) >= largestLoad(pbl) {
+		t.Fatalf("plan's largest load %d, PBL's %d", largestLoad(p), largestLoad(pbl))
+	}
+	opt.ShareLoop = func(int, int32) bool { return false }
+	if q, err := Make(m, graphs, P3, 4, opt); err != nil || q.Funcs[0].Slices != 0 {
+		t.Fatalf("a loop the instrumenter refuses is shared out (%v)", err)
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q Plan
+	if err := json.Unmarshal(b, &q); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(p, &q) {
+		t.Fatal("the plan changed through JSON")
+	}
+	if err := q.Check(graphs); err != nil {
+		t.Fatal(err)
+	}
+	for name, spoil := range map[string]func(p *Plan){
+		"no header": func(p *Plan) {
+			for h := int32(2); int(h) < graphs[0].NumNodes; h++ {
+				if !isHeader(graphs[0], h) {
+					p.Funcs[0].Loop = h
+					return
+				}
+			}
+			t.Skip("every node is a header")
+		},
+		"out of range": func(p *Plan) { p.Funcs[0].Loop = int32(graphs[0].NumNodes) },
+		"no slots":     func(p *Plan) { p.Funcs[1].Loop = 2 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			var bad Plan
+			if err := json.Unmarshal(b, &bad); err != nil {
+				t.Fatal(err)
+			}
+			spoil(&bad)
+			if err := bad.Check(graphs); err == nil {
+				t.Fatal("Check accepted it")
+			}
+		})
+	}
+}

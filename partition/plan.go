@@ -86,6 +86,11 @@ type FuncInfo struct {
 	// tasks are then its slots, in order. The copies' counts of its paths
 	// add up to the profile's.
 	Slices int `json:"slices,omitempty"`
+	// Loop, when not 0, makes the slots those of the iterations of one
+	// loop instead of the calls: the loop whose header is DAG node Loop.
+	// Its n-th iteration (from 0 at each entry into the loop) is in slot
+	// n mod Slices, and the paths that never enter the loop are slot 0's.
+	Loop int32 `json:"loop,omitempty"`
 }
 
 // MaxSlices bounds FuncInfo.Slices: a copy tests its slots with one i32
@@ -329,6 +334,11 @@ type Options struct {
 	// Workers bounds the goroutines that plan functions; 0 means
 	// GOMAXPROCS. The plan does not depend on it.
 	Workers int
+	// ShareLoop, when set, says whether the instrumenter can share out
+	// the iterations of the loop whose header is DAG node header in
+	// defined function def (instrument's Func.CanShareLoop). Without it
+	// no loop is shared out.
+	ShareLoop func(def int, header int32) bool
 }
 
 // task is one task during planning.
@@ -342,8 +352,10 @@ type task struct {
 	// classes counts the classes of a task that joins several (else 0).
 	classes int
 	// slots is, for a slot of a sliced function, the number of slots
-	// (else 0), and slot its own.
+	// (else 0), and slot its own; loop the header of the loop whose
+	// iterations the slots share out (0: the calls).
 	slots, slot int
+	loop        int32
 }
 
 // Make plans the copies for a strategy: SBL (k must be 1), PBL or P3.
@@ -430,7 +442,7 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy string, k int, opt Options
 			return nil, err
 		}
 		if strategy == P3 {
-			chooseSlices(perFunc, k, graphs, opt.Weights)
+			chooseSlices(perFunc, k, m, graphs, opt.Weights, opt.ShareLoop)
 		}
 	} else {
 		for i, ts := range perFunc {
@@ -459,7 +471,7 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy string, k int, opt Options
 		info := &p.Funcs[def]
 		live := lives[def]
 		if ts[0].slots > 0 {
-			info.Slices = ts[0].slots
+			info.Slices, info.Loop = ts[0].slots, ts[0].loop
 			for j := range ts {
 				info.Tasks[j].Edges = countTrue(live)
 				cp := &p.Copies[info.Tasks[j].Copy]
@@ -714,8 +726,12 @@ func (p *Plan) Check(graphs []*cfg.DAG) error {
 		covered[def] = Live(graphs[def])
 	}
 	for def := range graphs {
-		if g := p.Funcs[def].Slices; g != 0 && slotsOf[def] == nil {
+		fi := p.Funcs[def]
+		if g := fi.Slices; g != 0 && slotsOf[def] == nil {
 			return fmt.Errorf("partition: function %d has %d slots in no copy", def, g)
+		}
+		if fi.Loop != 0 && (fi.Slices == 0 || !isHeader(graphs[def], fi.Loop)) {
+			return fmt.Errorf("partition: function %d shares out the iterations of node %d, not a sliced loop's header", def, fi.Loop)
 		}
 	}
 	for def, d := range graphs {
@@ -822,65 +838,97 @@ func chooseSplits(perFunc [][]task, k int, graphs []*cfg.DAG, lives [][]bool, we
 }
 
 // chooseSlices shares out the calls of the heaviest functions that stay
-// whole among copies, where that lowers the largest copy load by LPT: a
-// function in g slots costs each slot a g-th of its cost plus the test
-// that every copy sharing it runs at each of its calls (one sequence per
-// call). So it pays for functions that run many paths per call, a loop
-// or a long function, which no class split can divide: every class of a
-// loop pays each iteration's back edge. The profile says how many calls
-// there were, not how their costs differ, so slots are priced alike.
-// Like splits, the slicings kept must lower the largest load by
-// minSplitGain in all.
-func chooseSlices(perFunc [][]task, k int, graphs []*cfg.DAG, weights [][]float64) {
+// whole among copies, or the iterations of their heaviest loop, where that
+// lowers the largest copy load by LPT: a function in g slots costs each
+// slot a g-th of its cost plus the test that every copy sharing it runs
+// at each of its calls (one sequence per call). So it pays for functions
+// that run many paths per call, a loop or a long function, which no class
+// split can divide: every class of a loop pays each iteration's back
+// edge. The profile says how many calls there were, not how their costs
+// differ, so slots are priced alike. A loop's slots are priced by
+// loopSlotCosts. Like splits, the slicings kept must lower the largest
+// load by minSplitGain in all.
+func chooseSlices(perFunc [][]task, k int, m *wasm.Module, graphs []*cfg.DAG, weights [][]float64, shareLoop func(int, int32) bool) {
 	type option struct {
-		def         int
-		cost, calls int64
+		def  int
+		cost int64
+	}
+	type slicing struct {
+		g     int
+		loop  int32
+		costs []int64
 	}
 	var tries []option
 	costs := make([][]int64, len(perFunc))
 	for i, ts := range perFunc {
 		costs[i] = taskCosts(ts)
-		if len(ts) != 1 || ts[0].edges != nil || weights[i] == nil {
-			continue
-		}
-		// A slot costs at least the calls: slicing a function that
-		// runs about one sequence per call cannot pay. And calls may
-		// differ: a function called a few times is not sliced.
-		if calls := Calls(graphs[i], weights[i]); calls >= minSliceCalls*2 && 2*calls < ts[0].cost {
-			tries = append(tries, option{i, ts[0].cost, calls})
+		if len(ts) == 1 && ts[0].edges == nil && weights[i] != nil {
+			tries = append(tries, option{i, ts[0].cost})
 		}
 	}
 	slices.SortStableFunc(tries, func(a, b option) int { return cmp.Compare(b.cost, a.cost) })
 	if len(tries) > maxSplitTries {
 		tries = tries[:maxSplitTries]
 	}
+	// Unrolled loops grow the copies' code: at most a quarter more, or
+	// unrolledBytes on small modules.
+	budget := int64(unrolledBytes)
+	for _, c := range m.Code {
+		budget += int64(len(c.Body)) / 4
+	}
 	base := maxLoad(slices.Concat(costs...), k)
 	best := base
-	chosen := map[option]int{} // slots per function kept
+	chosen := map[int]slicing{}
 	for _, t := range tries {
+		var alts []slicing
+		// A slot costs at least the calls: slicing a function that
+		// runs about one sequence per call cannot pay. And calls may
+		// differ: a function called a few times is not sliced.
+		if calls := Calls(graphs[t.def], weights[t.def]); calls >= minSliceCalls*2 && 2*calls < t.cost {
+			for g := 2; g <= min(k, MaxSlices, int(calls/minSliceCalls)); g++ {
+				alts = append(alts, slicing{g: g, costs: slotCosts(t.cost, calls, g)})
+			}
+		}
+		if shareLoop != nil {
+			if l := heaviestLoop(graphs[t.def], weights[t.def], func(h int32) bool { return shareLoop(t.def, h) }); l != nil {
+				size := int64(len(m.Code[t.def].Body))
+				for g := 2; g <= min(k, MaxSlices, int(l.perEntry())); g++ {
+					if int64(g-1)*size <= budget {
+						alts = append(alts, slicing{g: g, loop: l.header, costs: l.slotCosts(t.cost, g)})
+					}
+				}
+			}
+		}
 		whole := costs[t.def]
-		for g := 2; g <= min(k, MaxSlices, int(t.calls/minSliceCalls)); g++ {
-			costs[t.def] = slotCosts(t.cost, t.calls, g)
+		for _, a := range alts {
+			costs[t.def] = a.costs
 			if l := maxLoad(slices.Concat(costs...), k); l < best {
-				best, chosen[t] = l, g
+				best, chosen[t.def] = l, a
 			}
 		}
 		costs[t.def] = whole
-		if g, ok := chosen[t]; ok {
-			costs[t.def] = slotCosts(t.cost, t.calls, g)
+		if a, ok := chosen[t.def]; ok {
+			costs[t.def] = a.costs
+			if a.loop != 0 {
+				budget -= int64(a.g-1) * int64(len(m.Code[t.def].Body))
+			}
 		}
 	}
 	if best > base-int64(float64(base)*minSplitGain) {
 		return
 	}
-	for t, g := range chosen {
-		ts := make([]task, g)
-		for j, c := range slotCosts(t.cost, t.calls, g) {
-			ts[j] = task{def: t.def, cost: c, slots: g, slot: j}
+	for def, a := range chosen {
+		ts := make([]task, a.g)
+		for j, c := range a.costs {
+			ts[j] = task{def: def, cost: c, slots: a.g, slot: j, loop: a.loop}
 		}
-		perFunc[t.def] = ts
+		perFunc[def] = ts
 	}
 }
+
+// unrolledBytes is the code that unrolled loops may add to any module,
+// however small.
+const unrolledBytes = 256 << 10
 
 // minSliceCalls is the fewest calls per slot of a sliced function: the
 // profile tells only the calls' total cost, and the fewer calls a slot

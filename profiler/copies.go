@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,6 +53,9 @@ func Build(orig []byte, strategy string, k int, opt instrument.Options, popt par
 	analysis, m, dags, err := analyze(orig, opt)
 	if err != nil {
 		return nil, err
+	}
+	if popt.ShareLoop == nil {
+		popt.ShareLoop = func(def int, h int32) bool { return analysis.Funcs[def].CanShareLoop(h) == nil }
 	}
 	start := time.Now()
 	plan, err := partition.Make(m, dags, strategy, k, popt)
@@ -174,7 +178,8 @@ func instrumentCopies(orig []byte, m *wasm.Module, plan *partition.Plan, funcs [
 			case partition.Selective:
 				return instrument.Mode{Kind: instrument.Selective, Interesting: partition.EdgeSet(edges, len(f.DAG.Edges)), Freq: plan.Funcs[def].Freq}
 			case partition.Sliced:
-				return instrument.Mode{Kind: instrument.BallLarus, Freq: plan.Funcs[def].Freq, Slices: plan.Funcs[def].Slices, Slots: cp.Slots(def)}
+				fi := &plan.Funcs[def]
+				return instrument.Mode{Kind: instrument.BallLarus, Freq: fi.Freq, Slices: fi.Slices, Slots: cp.Slots(def), Loop: fi.Loop}
 			}
 			return instrument.Mode{Kind: instrument.None}
 		}
@@ -361,10 +366,32 @@ func (cs *Copies) Shared() map[uint32]bool {
 	return out
 }
 
+// SharedSummary says what the plan shares out among copies, as "the calls
+// of 2 functions and the loop iterations of 1 function", or "" if nothing.
+func (cs *Copies) SharedSummary() string {
+	var calls, loops int
+	for _, fi := range cs.Plan.Funcs {
+		switch {
+		case fi.Slices > 0 && fi.Loop != 0:
+			loops++
+		case fi.Slices > 0:
+			calls++
+		}
+	}
+	var parts []string
+	if calls > 0 {
+		parts = append(parts, "the calls of "+funcsWord(calls))
+	}
+	if loops > 0 {
+		parts = append(parts, "the loop iterations of "+funcsWord(loops))
+	}
+	return strings.Join(parts, " and ")
+}
+
 // ReadCalls reads the call counters of the functions whose calls a copy
 // shares out with others (nil if none) from its instance after a run.
 func ReadCalls(mods map[string]api.Module, res *instrument.Result) (map[uint32]uint64, error) {
-	if !res.Sliced() {
+	if !res.SharesCalls() {
 		return nil, nil
 	}
 	prog := mods[""]
@@ -373,7 +400,7 @@ func ReadCalls(mods map[string]api.Module, res *instrument.Result) (map[uint32]u
 	}
 	out := map[uint32]uint64{}
 	for _, f := range res.Funcs {
-		if f.Plan == nil || f.Mode.Slices == 0 {
+		if f.Plan == nil || f.Mode.Slices == 0 || f.Mode.Loop != 0 {
 			continue
 		}
 		g := prog.ExportedGlobal(instrument.CallsExport(f.Index))

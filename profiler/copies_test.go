@@ -110,7 +110,10 @@ func pct(a, b uint64) string {
 // profile against copies that count their own probe hits at run time. The
 // run-time count also includes the sequences on paths that never complete
 // (in the frames still live when the program exits), so it may exceed the
-// computed figure by a few.
+// computed figure by a few. Copies that share out calls or loops (P3 with
+// the profile) are checked with the hits computed from their own counts;
+// from the profile alone, and from edge frequencies, theirs are estimates,
+// which must agree with each other.
 func TestHitsComputedFromProfile(t *testing.T) {
 	ctx := context.Background()
 	for _, name := range []string{"calc", "wordfreq", "grid"} {
@@ -136,18 +139,36 @@ func TestHitsComputedFromProfile(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				fromFreq, err := res.HitsOfFrequencies(freq)
+				if err != nil || math.Abs(fromFreq-float64(computed)) > 0.5 {
+					t.Errorf("%s %s copy %d: %v hits from edge frequencies (%v), %d from paths", name, strategy, c, fromFreq, err, computed)
+				}
 				var direct uint64
+				var counts counters.Counts
+				var calls map[uint32]uint64
 				cfg := p.Config(t, &bytes.Buffer{})
 				cfg.Modules = counters.Modules(res.Counters)
-				cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
+				cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) (err error) {
 					direct = mods[runner.ProgramKey].ExportedGlobal(instrument.HitsGlobal).Get()
-					return nil
+					if counts, err = counters.ReadInstance(mods); err != nil {
+						return err
+					}
+					calls, err = ReadCalls(mods, res)
+					return err
 				}
 				if _, err := runner.Run(ctx, res.Module, cfg); err != nil {
 					t.Fatal(err)
 				}
-				if fromFreq, err := res.HitsOfFrequencies(freq); err != nil || fromFreq != float64(computed) {
-					t.Errorf("%s %s copy %d: %v hits from edge frequencies (%v), %d from paths", name, strategy, c, fromFreq, err, computed)
+				if res.Sliced() {
+					// Shared calls or loops: exact from the copy's own
+					// counts only.
+					own, _, err := res.Functions(counts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if computed, err = res.HitsOfRun(exact.Functions, own, calls); err != nil {
+						t.Fatal(err)
+					}
 				}
 				if direct < computed || direct-computed > 64 {
 					t.Errorf("%s %s copy %d: %d hits counted at run time, %d computed from the profile", name, strategy, c, direct, computed)
@@ -512,17 +533,20 @@ func TestSelectiveCopiesPlacedByProfile(t *testing.T) {
 func TestManifestVersion(t *testing.T) {
 	p := cProgram(t, "grid")
 	orig, _, freq := exactRun(t, p)
+	loops := func(cs *Copies) *partition.Plan { plan, _ := loopPlan(t, cs, freq); return plan }
+	calls := func(cs *Copies) *partition.Plan { return slicedPlan(t, cs, freq) }
 	for _, tc := range []struct {
-		opt    partition.Options
-		want   int
-		sliced bool
-	}{{partition.Options{}, FilesVersion, false}, {partition.Options{Weights: freq}, PlacedVersion, false}, {partition.Options{Weights: freq}, SlicedVersion, true}} {
+		opt  partition.Options
+		want int
+		plan func(*Copies) *partition.Plan // nil: PBL's
+	}{{partition.Options{}, FilesVersion, nil}, {partition.Options{Weights: freq}, PlacedVersion, nil},
+		{partition.Options{Weights: freq}, SlicedVersion, calls}, {partition.Options{Weights: freq}, LoopVersion, loops}} {
 		cs, err := Build(orig, "pbl", 2, instrument.Options{}, tc.opt)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tc.sliced {
-			if cs, err = BuildPlan(orig, slicedPlan(t, cs, freq), instrument.Options{}); err != nil {
+		if tc.plan != nil {
+			if cs, err = BuildPlan(orig, tc.plan(cs), instrument.Options{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -542,12 +566,12 @@ func TestManifestVersion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		newer := strings.Replace(string(b), fmt.Sprintf(`"version": %d,`, tc.want), fmt.Sprintf(`"version": %d,`, SlicedVersion+1), 1)
+		newer := strings.Replace(string(b), fmt.Sprintf(`"version": %d,`, tc.want), fmt.Sprintf(`"version": %d,`, LoopVersion+1), 1)
 		if err := os.WriteFile(path, []byte(newer), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "newer") {
-			t.Errorf("a version %d manifest: %v", SlicedVersion+1, err)
+			t.Errorf("a version %d manifest: %v", LoopVersion+1, err)
 		}
 	}
 }
@@ -588,28 +612,72 @@ func slicedPlan(t testing.TB, cs *Copies, freq [][]float64) *partition.Plan {
 		t.Fatalf("%d functions to slice", len(fs))
 	}
 	for i, f := range fs[:3] {
-		g := []int{k, k + 1, 2}[i]
 		slotCopy := func(j int) int { return j % k }
 		if i == 2 {
 			slotCopy = func(j int) int { return []int{k - 1, 0}[j] }
 		}
-		plan.Funcs[f.def].Slices = g
-		plan.Funcs[f.def].Tasks = nil
-		for c := range plan.Copies {
-			plan.Copies[c].BallLarus = slices.DeleteFunc(slices.Clone(plan.Copies[c].BallLarus), func(d int) bool { return d == f.def })
-		}
-		for j := range g {
-			c := slotCopy(j)
-			plan.Funcs[f.def].Tasks = append(plan.Funcs[f.def].Tasks, partition.TaskInfo{Copy: c})
-			cp := &plan.Copies[c]
-			at, ok := slices.BinarySearchFunc(cp.Sliced, f.def, func(s partition.SlicedFunc, d int) int { return cmp.Compare(s.Func, d) })
-			if !ok {
-				cp.Sliced = slices.Insert(slices.Clone(cp.Sliced), at, partition.SlicedFunc{Func: f.def})
-			}
-			cp.Sliced[at].Slots = append(slices.Clone(cp.Sliced[at].Slots), j)
-		}
+		shareOut(&plan, f.def, []int{k, k + 1, 2}[i], 0, slotCopy)
 	}
 	return &plan
+}
+
+// shareOut makes a function of a plan (cloned as slicedPlan does) shared
+// out in g slots, of its calls or of the iterations of the loop with
+// header loop, slot j going to copy slotCopy(j).
+func shareOut(plan *partition.Plan, def, g int, loop int32, slotCopy func(int) int) {
+	plan.Funcs[def].Slices, plan.Funcs[def].Loop = g, loop
+	plan.Funcs[def].Tasks = nil
+	for c := range plan.Copies {
+		plan.Copies[c].BallLarus = slices.DeleteFunc(slices.Clone(plan.Copies[c].BallLarus), func(d int) bool { return d == def })
+	}
+	for j := range g {
+		c := slotCopy(j)
+		plan.Funcs[def].Tasks = append(plan.Funcs[def].Tasks, partition.TaskInfo{Copy: c})
+		cp := &plan.Copies[c]
+		at, ok := slices.BinarySearchFunc(cp.Sliced, def, func(s partition.SlicedFunc, d int) int { return cmp.Compare(s.Func, d) })
+		if !ok {
+			cp.Sliced = slices.Insert(slices.Clone(cp.Sliced), at, partition.SlicedFunc{Func: def})
+		}
+		cp.Sliced[at].Slots = append(slices.Clone(cp.Sliced[at].Slots), j)
+	}
+}
+
+// loopPlan turns a PBL plan made with the edge frequencies freq into one
+// that shares out the iterations of the most iterated loop of every
+// function that has one the instrumenter can share: over k, k+1 or 2
+// slots in turn, the slots dealt round the copies, and, every third
+// function, two slots to the last copy and the first.
+func loopPlan(t testing.TB, cs *Copies, freq [][]float64) (*partition.Plan, int) {
+	t.Helper()
+	plan := *cs.Plan
+	k := plan.K
+	plan.Funcs = slices.Clone(plan.Funcs)
+	plan.Copies = slices.Clone(plan.Copies)
+	n := 0
+	for def, f := range cs.Funcs {
+		if freq[def] == nil || f.DAG == nil || plan.Funcs[def].Slices > 0 {
+			continue
+		}
+		best, most := int32(0), 0.0
+		for _, e := range f.DAG.Edges {
+			if e.Kind != cfg.EdgeDummyEntry {
+				continue
+			}
+			if w := freq[def][slices.IndexFunc(f.DAG.Edges, func(x cfg.DAGEdge) bool { return x.Kind == cfg.EdgeDummyEntry && x.To == e.To })]; w > most && f.CanShareLoop(e.To) == nil {
+				best, most = e.To, w
+			}
+		}
+		if best == 0 {
+			continue
+		}
+		slotCopy := func(j int) int { return j % k }
+		if n%3 == 2 {
+			slotCopy = func(j int) int { return []int{k - 1, 0}[j] }
+		}
+		shareOut(&plan, def, []int{k, k + 1, 2}[n%3], best, slotCopy)
+		n++
+	}
+	return &plan, n
 }
 
 // slicedCopies plans PBL over k copies with the frequencies of a profile
@@ -808,5 +876,136 @@ func TestParseCalls(t *testing.T) {
 		if _, err := ParseCalls([]byte(bad)); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
+	}
+}
+
+// TestLoopSlicedCopies runs copies that share out the iterations of a loop
+// in every function that has one the instrumenter can share: the merged
+// counts are the exact profile, and each copy's hits computed from its
+// own counts are what it counts at run time.
+func TestLoopSlicedCopies(t *testing.T) {
+	for _, name := range []string{"calc", "vm", "sort", "wordfreq", "records", "grid"} {
+		p := cProgram(t, name)
+		orig, exact, freq := exactRun(t, p)
+		for _, k := range []int{2, 4} {
+			pbl, err := Build(orig, "pbl", k, instrument.Options{}, partition.Options{Weights: freq})
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, n := loopPlan(t, pbl, freq)
+			if n == 0 {
+				t.Fatalf("%s: no loop to share out", name)
+			}
+			cs, err := BuildPlan(orig, plan, instrument.Options{CountHits: true})
+			if err != nil {
+				t.Fatalf("%s k=%d: %v", name, k, err)
+			}
+			var parts [][]profile.Function
+			for c, res := range cs.Copy {
+				fs, calls, direct := runCounting(t, p, res)
+				label := fmt.Sprintf("%s k=%d copy %d", name, k, c)
+				validateWith(t, label, res.Module)
+				if !res.Sliced() || calls != nil {
+					t.Fatalf("%s: sliced %v, call counters %v", label, res.Sliced(), calls)
+				}
+				parts = append(parts, fs)
+				computed, err := res.HitsOfRun(exact.Functions, fs, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkHits(t, label, direct, computed)
+				estimate, err := res.HitsOf(exact.Functions)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%s: %d loops shared, %d hits, estimated %d", label, n, computed, estimate)
+			}
+			checkMerged(t, fmt.Sprintf("%s k=%d", name, k), exact, parts, cs.Shared())
+		}
+	}
+}
+
+// TestLoopSlicedCopiesAnywhere writes copies that share out loop
+// iterations to a directory (manifest version 4), runs each under node's
+// WASI, and merges the parts into the exact profile, each copy's hits
+// exact; wasm-validate, when installed, accepts every copy.
+func TestLoopSlicedCopiesAnywhere(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	p := cProgram(t, "vm")
+	orig, exact, freq := exactRun(t, p)
+	pbl, err := Build(orig, "pbl", 3, instrument.Options{}, partition.Options{Weights: freq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, _ := loopPlan(t, pbl, freq)
+	cs, err := BuildPlan(orig, plan, instrument.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	man, err := WriteDir(dir, p.Path, orig, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if man.Version != LoopVersion {
+		t.Fatalf("manifest version %d, want %d", man.Version, LoopVersion)
+	}
+	man, _, cs, err = ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if _, err := runner.Run(context.Background(), orig, p.Config(t, &want)); err != nil {
+		t.Fatal(err)
+	}
+	var parts []*Part
+	for c, res := range cs.Copy {
+		validateWith(t, fmt.Sprintf("copy %d", c), res.Module)
+		nr, err := noderun.Run(context.Background(), res.Module, res.Counters, p.Args, p.Config(t, &bytes.Buffer{}).Stdin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(nr.Stdout, want.Bytes()) {
+			t.Fatalf("copy %d under node printed something else", c)
+		}
+		counts, err := counters.Read(nr.Counters)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, NewPart(man, c, counts, uint32(nr.ExitCode), nr.Stdout, 0, nil))
+	}
+	merged, err := MergeParts(man, cs, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, diff := exact.Equal(merged); !ok {
+		t.Fatalf("merged parts differ from the exact profile: %s", diff)
+	}
+	// The hits of a part are its own: what wazero counts on the same copy.
+	counted, err := BuildPlan(orig, plan, instrument.Options{CountHits: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := range cs.Copy {
+		_, _, direct := runCounting(t, p, counted.Copy[c])
+		checkHits(t, fmt.Sprintf("copy %d", c), direct, merged.Runs[c].ProbeHits)
+	}
+}
+
+// validateWith runs wasm-validate on a module when it is installed.
+func validateWith(t *testing.T, name string, b []byte) {
+	t.Helper()
+	path, err := exec.LookPath("wasm-validate")
+	if err != nil {
+		return
+	}
+	f := filepath.Join(t.TempDir(), "m.wasm")
+	if err := os.WriteFile(f, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(path, f).CombinedOutput(); err != nil {
+		t.Errorf("wasm-validate rejects %s: %v\n%s", name, err, strings.TrimSpace(string(out)))
 	}
 }

@@ -34,6 +34,10 @@ const (
 	// the calls of functions among copies (FuncInfo.Slices): a reader of
 	// an earlier version would rebuild copies that profile every call.
 	SlicedVersion = 3
+	// LoopVersion is the version of a manifest whose plan shares out the
+	// iterations of loops (FuncInfo.Loop): a reader of an earlier
+	// version would share out calls instead.
+	LoopVersion = 4
 )
 
 // Manifest describes a directory written by WriteDir: the original module
@@ -147,6 +151,9 @@ func WriteDir(dir, modulePath string, orig []byte, cs *Copies) (*Manifest, error
 	if slices.ContainsFunc(cs.Plan.Funcs, func(f partition.FuncInfo) bool { return f.Slices > 0 }) {
 		version = SlicedVersion
 	}
+	if slices.ContainsFunc(cs.Plan.Funcs, func(f partition.FuncInfo) bool { return f.Loop != 0 }) {
+		version = LoopVersion
+	}
 	man := &Manifest{
 		Format: ManifestFormat, Version: version,
 		Module:   profile.Module{Path: modulePath, SHA256: hashHex(orig), Size: len(orig), CodeOffset: cs.Copy[0].CodeOffset},
@@ -188,8 +195,8 @@ func ReadDir(dir string) (*Manifest, []byte, *Copies, error) {
 	if man.Format != ManifestFormat {
 		return nil, nil, nil, fmt.Errorf("%s: not a pathprof copies manifest", dir)
 	}
-	if man.Version > SlicedVersion {
-		return nil, nil, nil, fmt.Errorf("%s: manifest version %d is newer than this pathprof reads (%d)", dir, man.Version, SlicedVersion)
+	if man.Version > LoopVersion {
+		return nil, nil, nil, fmt.Errorf("%s: manifest version %d is newer than this pathprof reads (%d)", dir, man.Version, LoopVersion)
 	}
 	if man.Plan == nil || len(man.CopySHA256) != man.Copies {
 		return nil, nil, nil, fmt.Errorf("%s: manifest without a plan for its %d copies", dir, man.Copies)

@@ -126,9 +126,10 @@ func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, e
 
 // runHits is a copy's probe hits on a run whose exact profile is exact,
 // given what the copy counted (own) and its call counters: exact when it
-// shares out calls and its counters are known, else HitsOf's figure.
+// shares out loops, or calls and its counters are known, else HitsOf's
+// figure.
 func runHits(res *instrument.Result, exact, own []profile.Function, calls map[uint32]uint64) (uint64, error) {
-	if res.Sliced() && calls != nil {
+	if res.Sliced() && (calls != nil || !res.SharesCalls()) {
 		return res.HitsOfRun(exact, own, calls)
 	}
 	return res.HitsOf(exact)
@@ -181,8 +182,8 @@ func profileCopies(ctx context.Context, orig []byte, opt Options) (*profile.Prof
 	if cs.FellBack {
 		progress("p3's splits would make more probe hits than pbl's on the weights' run: the copies are pbl's")
 	}
-	if n := len(cs.Shared()); n > 0 {
-		progress("the calls of %s are shared out among the copies", funcsWord(n))
+	if what := cs.SharedSummary(); what != "" {
+		progress("%s are shared out among the copies", what)
 	}
 	jobs := opt.Jobs
 	if jobs < 1 {

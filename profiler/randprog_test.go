@@ -12,7 +12,8 @@ import (
 
 // randProgram writes random structured code: nested blocks, ifs and
 // loops (some with a result), forward br_if and br_table, loops continued
-// from nested blocks and from inner loops, returns and calls, every
+// from nested blocks and from inner loops, by br_if or by a br_table of
+// two loops, returns and calls, every
 // branch decided by a pseudo-random state in global 0. Every loop counts
 // its iterations down in a local of its own depth, and every way to
 // continue a loop decrements its counter first, so runs end.
@@ -89,7 +90,7 @@ func (g *randProgram) stmt(depth int) {
 		c := uint32(g.loops)
 		g.loops++
 		result := g.r.IntN(4) == 0
-		a.I32(int32(1 + g.r.IntN(5))).Idx(wasm.OpLocalSet, c)
+		a.I32(int32(1+g.r.IntN(5))).Idx(wasm.OpLocalSet, c)
 		if result {
 			a.B = wasm.AppendInstr(a.B, &wasm.Instr{Op: wasm.OpLoop, Block: wasm.BlockType{Kind: wasm.BlockValue, Val: wasm.ValI32}})
 		} else {
@@ -139,6 +140,29 @@ func (g *randProgram) stmt(depth int) {
 		a.Op(wasm.OpI32And).Idx(wasm.OpBrIf, uint32(len(g.frames)-1-i))
 	case k == 8 && g.calls:
 		a.Idx(wasm.OpCall, 1)
+	case k == 9 && g.r.IntN(2) == 0:
+		// Continue one of two enclosing loops by a br_table.
+		var ls []int
+		for i, f := range g.frames {
+			if f.loop {
+				ls = append(ls, i)
+			}
+		}
+		if len(ls) == 0 {
+			return
+		}
+		i, j := ls[g.r.IntN(len(ls))], ls[g.r.IntN(len(ls))]
+		for n, x := range []int{i, j} {
+			c := g.frames[x].counter
+			a.Idx(wasm.OpLocalGet, c).I32(1).Op(wasm.OpI32Sub).Idx(wasm.OpLocalTee, c).I32(0).Op(wasm.OpI32GtS)
+			if n > 0 {
+				a.Op(wasm.OpI32And)
+			}
+		}
+		a.Block(wasm.OpIf)
+		g.rnd(2)
+		a.BrTable([]uint32{uint32(len(g.frames) - i), uint32(len(g.frames) - j)})
+		a.Op(wasm.OpEnd)
 	default:
 		g.rnd(5)
 		a.Op(wasm.OpDrop)

@@ -30,7 +30,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	from := fs.String("from", "", "run nothing: write results.md, results.json and the chart into -o DIR from an earlier run's results.json `FILE`")
 	strategies := fs.Bool("strategies", false, "also measure PBL and P3 at k = 2, 4, 8: hit shares, profile equality, slowest copy's time")
-	hitsOnly := fs.Bool("hits-only", false, "with --strategies: only plan the copies and compute their hits from SBL's profile; do not run or time them")
+	hitsOnly := fs.Bool("hits-only", false, "with --strategies: only plan the copies and compute their hits from SBL's profile; do not time them, nor run them unless they share out calls or loops")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: pathprof bench [--quick] [--strategies [--hits-only]] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]\n       pathprof bench --prepare [--no-debian] [--suite DIR] [--src DIR]\n       pathprof bench --from RESULTS.json -o DIR")
 		fs.PrintDefaults()

@@ -69,8 +69,8 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 	if cs.FellBack {
 		fmt.Fprintln(stdout, "p3's splits would make more probe hits than pbl's on the run of --weights: the copies are pbl's")
 	}
-	if n := len(cs.Shared()); n > 0 {
-		fmt.Fprintf(stdout, "the calls of %d function(s) are shared out among the copies: run every copy on the same input\n", n)
+	if what := cs.SharedSummary(); what != "" {
+		fmt.Fprintf(stdout, "%s are shared out among the copies: run every copy on the same input\n", what)
 	}
 	counterArg := "-"
 	if *counterModule {
