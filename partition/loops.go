@@ -1,7 +1,9 @@
 package partition
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"pathprof/cfg"
 )
@@ -23,7 +25,11 @@ func (l *loopCost) perEntry() float64 { return l.iterate / l.entries }
 // each entry (each entry taken to run the average number), pays the
 // probes around the loop, which every copy runs, and the setting of the
 // copy's flag where the loop is left; a slot other than 0 also sets the
-// path register at each entry.
+// path register at each entry. Iterations differ, and the profile does
+// not say how: a slot of few iterations may run far more than its share,
+// so its share is raised by 1/√(its iterations), which steers the choice
+// to the inner of two loops that cost alike (an interpreter's dispatch
+// loop rather than the loop over the programs it runs).
 func (l *loopCost) slotCosts(total int64, g int) []int64 {
 	n := l.perEntry()
 	full := math.Floor(n / float64(g))
@@ -31,7 +37,11 @@ func (l *loopCost) slotCosts(total int64, g int) []int64 {
 	inside := float64(total) - l.outside
 	c := make([]int64, g)
 	for j := range c {
-		share := (full + min(max(rem-float64(j), 0), 1)) / n
+		per := full + min(max(rem-float64(j), 0), 1) // iterations per entry
+		share := per / n
+		if iters := per * l.entries; iters > 0 {
+			share *= 1 + 1/math.Sqrt(iters)
+		}
 		x := inside*share + l.outside + l.entries
 		if j > 0 {
 			x += l.entries
@@ -59,10 +69,10 @@ func dummyEntry(d *cfg.DAG, h int32) int {
 	return -1
 }
 
-// heaviestLoop returns the loop whose probes cost most by the weights w,
-// among those that iterate at least twice per entry and that ok accepts
-// (nil if none does).
-func heaviestLoop(d *cfg.DAG, w []float64, ok func(int32) bool) *loopCost {
+// heavyLoops returns the loops whose probes cost most by the weights w,
+// at most maxLoops of them, heaviest first, among those that iterate at
+// least twice per entry and that ok accepts.
+func heavyLoops(d *cfg.DAG, w []float64, ok func(int32) bool) []*loopCost {
 	if d == nil || w == nil {
 		return nil
 	}
@@ -82,7 +92,7 @@ func heaviestLoop(d *cfg.DAG, w []float64, ok func(int32) bool) *loopCost {
 			total += w[i]
 		}
 	}
-	var best *loopCost
+	var all []*loopCost
 	for h := int32(2); int(h) < d.NumNodes; h++ {
 		de := dummyEntry(d, h)
 		if de < 0 || w[de] == 0 {
@@ -104,13 +114,23 @@ func heaviestLoop(d *cfg.DAG, w []float64, ok func(int32) bool) *loopCost {
 				inside += weight[i]
 			}
 		}
-		if best != nil && inside <= best.inside || !ok(h) {
-			continue
-		}
-		best = &loopCost{header: h, inside: inside, outside: total - inside, entries: entries, iterate: entries + w[de]}
+		all = append(all, &loopCost{header: h, inside: inside, outside: total - inside, entries: entries, iterate: entries + w[de]})
 	}
-	return best
+	slices.SortStableFunc(all, func(a, b *loopCost) int { return cmp.Compare(b.inside, a.inside) })
+	var out []*loopCost
+	for _, l := range all {
+		if len(out) == maxLoops {
+			break
+		}
+		if ok(l.header) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
+
+// maxLoops bounds the loops of a function that chooseSlices tries.
+const maxLoops = 3
 
 // loopRegion returns the nodes of the loop with header h, as far as the
 // DAG tells: those on a path from h to a back edge into h, and the nodes

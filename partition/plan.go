@@ -845,8 +845,8 @@ func chooseSplits(perFunc [][]task, k int, graphs []*cfg.DAG, lives [][]bool, we
 // that run many paths per call, a loop or a long function, which no class
 // split can divide: every class of a loop pays each iteration's back
 // edge. The profile says how many calls there were, not how their costs
-// differ, so slots are priced alike. A loop's slots are priced by
-// loopSlotCosts. Like splits, the slicings kept must lower the largest
+// differ, so slots are priced alike. The three heaviest loops are tried,
+// their slots priced by loopCost.slotCosts. Like splits, the slicings kept must lower the largest
 // load by minSplitGain in all.
 func chooseSlices(perFunc [][]task, k int, m *wasm.Module, graphs []*cfg.DAG, weights [][]float64, shareLoop func(int, int32) bool) {
 	type option struct {
@@ -890,8 +890,8 @@ func chooseSlices(perFunc [][]task, k int, m *wasm.Module, graphs []*cfg.DAG, we
 			}
 		}
 		if shareLoop != nil {
-			if l := heaviestLoop(graphs[t.def], weights[t.def], func(h int32) bool { return shareLoop(t.def, h) }); l != nil {
-				size := int64(len(m.Code[t.def].Body))
+			size := int64(len(m.Code[t.def].Body))
+			for _, l := range heavyLoops(graphs[t.def], weights[t.def], func(h int32) bool { return shareLoop(t.def, h) }) {
 				for g := 2; g <= min(k, MaxSlices, int(l.perEntry())); g++ {
 					if int64(g-1)*size <= budget {
 						alts = append(alts, slicing{g: g, loop: l.header, costs: l.slotCosts(t.cost, g)})
@@ -937,7 +937,11 @@ const minSliceCalls = 4
 
 // slotCosts prices the g slots of a function that costs cost and is called
 // calls times: slot j has the calls n = 1 .. calls with n mod g = j, each
-// costing the average, and runs the test at every call.
+// costing the average, and runs the test at every call. Calls differ, and
+// the profile does not say how, so a slot's share is raised by 1/√(its
+// calls), as a loop's slot's is by its iterations (loopCost.slotCosts):
+// of a function's calls and its loop, the finer grain wins when they
+// cost alike.
 func slotCosts(cost, calls int64, g int) []int64 {
 	c := make([]int64, g)
 	for j := range c {
@@ -945,7 +949,7 @@ func slotCosts(cost, calls int64, g int) []int64 {
 		if r := calls % int64(g); j >= 1 && int64(j) <= r {
 			n++
 		}
-		c[j] = int64(math.Ceil(float64(cost)*float64(n)/float64(calls))) + calls
+		c[j] = int64(math.Ceil(float64(cost)*float64(n)/float64(calls)*(1+1/math.Sqrt(float64(max(n, 1)))))) + calls
 	}
 	return c
 }
