@@ -51,7 +51,7 @@ func runProfiledWith(t *testing.T, orig []byte, cfg runner.Config, opt Options) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	validate(t, res.Module)
+	wasmtest.Validate(t, "the instrumented module", res.Module)
 	var out bytes.Buffer
 	var counts counters.Counts
 	if r, ok := cfg.Stdin.(io.Seeker); ok {
@@ -73,20 +73,6 @@ func runProfiledWith(t *testing.T, orig []byte, cfg runner.Config, opt Options) 
 		t.Fatal(err)
 	}
 	return out.String(), r.ExitCode, fs, res
-}
-
-func validate(t *testing.T, mod []byte) {
-	path, err := exec.LookPath("wasm-validate")
-	if err != nil {
-		return
-	}
-	f := filepath.Join(t.TempDir(), "m.wasm")
-	if err := os.WriteFile(f, mod, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(path, "--enable-all", f).CombinedOutput(); err != nil {
-		t.Fatalf("wasm-validate: %v\n%s", err, strings.TrimSpace(string(out)))
-	}
 }
 
 func TestCPrograms(t *testing.T) {
@@ -240,7 +226,7 @@ func TestCountersInMemoryKeepTheProgramsView(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				validate(t, res.Module)
+				wasmtest.Validate(t, "the instrumented module", res.Module)
 				mod = res.Module
 				cfg.Modules = counters.Modules(res.Counters)
 			}
@@ -304,7 +290,7 @@ func TestCountersFallBackNear4GiB(t *testing.T) {
 		if err != nil {
 			t.Fatalf("min %d pages: %v", min, err)
 		}
-		validate(t, res.Module)
+		wasmtest.Validate(t, "the instrumented module", res.Module)
 		if inMemory := res.Counters == nil; inMemory != (min == 1) {
 			t.Errorf("min %d pages: counters in the program's memory %v", min, inMemory)
 		}

@@ -22,22 +22,6 @@ import (
 	"pathprof/wasm"
 )
 
-// validate runs wasm-validate on b when it is installed.
-func validate(t *testing.T, name string, b []byte) {
-	t.Helper()
-	path, err := exec.LookPath("wasm-validate")
-	if err != nil {
-		return
-	}
-	f := filepath.Join(t.TempDir(), name+".wasm")
-	if err := os.WriteFile(f, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(path, "--enable-all", f).CombinedOutput(); err != nil {
-		t.Errorf("wasm-validate rejects %s: %v\n%s", name, err, strings.TrimSpace(string(out)))
-	}
-}
-
 // TestInstrumentedModulesValidate checks the instrumented C programs and
 // Go program, recorder and all, with wasm-validate.
 func TestInstrumentedModulesValidate(t *testing.T) {
@@ -53,7 +37,7 @@ func TestInstrumentedModulesValidate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		validate(t, p.Name, ins.Wasm)
+		wasmtest.Validate(t, p.Name, ins.Wasm)
 	}
 	orig, err := os.ReadFile(testprogs.GoHello(t))
 	if err != nil {
@@ -63,7 +47,7 @@ func TestInstrumentedModulesValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	validate(t, "hello", ins.Wasm)
+	wasmtest.Validate(t, "hello", ins.Wasm)
 }
 
 // TestProgramsRunUnchanged runs every C program and the Go program

@@ -1249,18 +1249,15 @@ func TestFreqListJSON(t *testing.T) {
 	}
 }
 
-// TestPlanSlices: a function that runs many paths per call, heavier than
-// everything else, has its calls shared out among copies, and the plan
-// says so in JSON; Check refuses slot lists that leave out or repeat a
-// slot, or that mix slots with other modes.
-func TestPlanSlices(t *testing.T) {
-	_, ms, _ := realModules(t)
-	m := ms[0]
-	r := rand.New(rand.NewPCG(7, 9))
+// loopFuncs makes a random DAG with weights for every function of m:
+// function 0 has a loop whose paths from a back edge run 1000 times each,
+// and whose paths from the entry run entry(how many there are) times
+// each; the others have a few paths that run 3 times each.
+func loopFuncs(t *testing.T, m *wasm.Module, seed uint64, entry func(paths float64) float64) ([]*cfg.DAG, [][]float64) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(7, seed))
 	graphs := make([]*cfg.DAG, len(m.Code))
 	ws := make([][]float64, len(m.Code))
-	// Function 0: a loop with several paths, 10 calls of 1000
-	// iterations each; the others: a few paths, as many calls.
 	for def := range graphs {
 		for {
 			d := structuredDAG(t, r, 12)
@@ -1269,9 +1266,15 @@ func TestPlanSlices(t *testing.T) {
 			if !ok || len(paths) < 3 || def == 0 && !loop {
 				continue
 			}
+			var fromEntry float64
+			for _, p := range paths {
+				if d.Edges[p[0]].Kind != cfg.EdgeDummyEntry {
+					fromEntry++
+				}
+			}
 			w := make([]float64, len(d.Edges))
 			for _, p := range paths {
-				n := 10.0
+				n := entry(fromEntry)
 				if d.Edges[p[0]].Kind == cfg.EdgeDummyEntry {
 					n = 1000
 				}
@@ -1286,6 +1289,19 @@ func TestPlanSlices(t *testing.T) {
 			break
 		}
 	}
+	return graphs, ws
+}
+
+// TestPlanSlices: a function that runs many paths per call, heavier than
+// everything else, has its calls shared out among copies, and the plan
+// says so in JSON; Check refuses slot lists that leave out or repeat a
+// slot, or that mix slots with other modes.
+func TestPlanSlices(t *testing.T) {
+	_, ms, _ := realModules(t)
+	m := ms[0]
+	// Function 0: a loop with several paths, 10 calls of 1000
+	// iterations each; the others: a few paths, as many calls.
+	graphs, ws := loopFuncs(t, m, 9, func(float64) float64 { return 10 })
 	p, pbl := weightedPlans(t, m, graphs, ws)
 	if p.Funcs[0].Slices < 2 {
 		t.Fatalf("the loop is not sliced: %+v", p.Funcs[0].Tasks)
@@ -1365,40 +1381,8 @@ func TestPlanSlices(t *testing.T) {
 func TestPlanLoopSlices(t *testing.T) {
 	_, ms, _ := realModules(t)
 	m := ms[0]
-	r := rand.New(rand.NewPCG(7, 11))
-	graphs := make([]*cfg.DAG, len(m.Code))
-	ws := make([][]float64, len(m.Code))
-	for def := range graphs {
-		for {
-			d := structuredDAG(t, r, 12)
-			paths, ok := allPaths(d, 200)
-			loop := slices.ContainsFunc(d.Edges, func(e cfg.DAGEdge) bool { return e.Kind == cfg.EdgeDummyEntry })
-			if !ok || len(paths) < 3 || def == 0 && !loop {
-				continue
-			}
-			w := make([]float64, len(d.Edges))
-			calls := 0.0 // the paths from the entry: one call in all
-			for _, p := range paths {
-				if d.Edges[p[0]].Kind != cfg.EdgeDummyEntry {
-					calls++
-				}
-			}
-			for _, p := range paths {
-				n := 1 / calls
-				if d.Edges[p[0]].Kind == cfg.EdgeDummyEntry {
-					n = 1000
-				}
-				if def > 0 {
-					n = 3
-				}
-				for _, e := range p {
-					w[e] += n
-				}
-			}
-			graphs[def], ws[def] = d, w
-			break
-		}
-	}
+	// One call in all: the paths from the entry share it.
+	graphs, ws := loopFuncs(t, m, 11, func(paths float64) float64 { return 1 / paths })
 	var asked []int32
 	opt := Options{Weights: ws, ShareLoop: func(def int, h int32) bool {
 		if def == 0 {

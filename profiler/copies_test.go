@@ -20,6 +20,7 @@ import (
 	"pathprof/counters"
 	"pathprof/instrument"
 	"pathprof/internal/testprogs"
+	"pathprof/internal/wasmtest"
 	"pathprof/noderun"
 	"pathprof/partition"
 	"pathprof/profile"
@@ -442,6 +443,28 @@ func runCounting(t *testing.T, p program, res *instrument.Result) (part []profil
 	return part, calls, hits
 }
 
+// runSliced runs a copy that shares out calls or loops, counting its
+// hits, and checks the hits computed from what it counted (its part and
+// call counters, which it returns) against the count at run time.
+func runSliced(t *testing.T, p program, exact *profile.Profile, res *instrument.Result, label string) ([]profile.Function, map[uint32]uint64) {
+	t.Helper()
+	if !res.Sliced() {
+		t.Fatalf("%s shares out nothing", label)
+	}
+	fs, calls, direct := runCounting(t, p, res)
+	computed, err := res.HitsOfRun(exact.Functions, fs, calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHits(t, label, direct, computed)
+	estimate, err := res.HitsOf(exact.Functions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %d hits, estimated %d", label, computed, estimate)
+	return fs, calls
+}
+
 // checkHits fails unless a copy's computed hits are what it counted at
 // run time, less at most a few paths cut short at the program's exit.
 func checkHits(t *testing.T, label string, direct, computed uint64) {
@@ -707,23 +730,13 @@ func TestSlicedCopies(t *testing.T) {
 			var parts [][]profile.Function
 			var calls []map[uint32]uint64
 			for c, res := range cs.Copy {
-				fs, n, direct := runCounting(t, p, res)
 				label := fmt.Sprintf("%s k=%d copy %d", name, k, c)
-				if !res.Sliced() || len(n) == 0 {
+				fs, n := runSliced(t, p, exact, res, label)
+				if len(n) == 0 {
 					t.Fatalf("%s shares out no calls", label)
 				}
 				parts = append(parts, fs)
 				calls = append(calls, n)
-				computed, err := res.HitsOfRun(exact.Functions, fs, n)
-				if err != nil {
-					t.Fatal(err)
-				}
-				checkHits(t, label, direct, computed)
-				estimate, err := res.HitsOf(exact.Functions)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("%s: %d hits, estimated %d", label, computed, estimate)
 			}
 			if err := checkCalls(calls); err != nil {
 				t.Fatal(err)
@@ -902,23 +915,13 @@ func TestLoopSlicedCopies(t *testing.T) {
 			}
 			var parts [][]profile.Function
 			for c, res := range cs.Copy {
-				fs, calls, direct := runCounting(t, p, res)
-				label := fmt.Sprintf("%s k=%d copy %d", name, k, c)
-				validateWith(t, label, res.Module)
-				if !res.Sliced() || calls != nil {
-					t.Fatalf("%s: sliced %v, call counters %v", label, res.Sliced(), calls)
+				label := fmt.Sprintf("%s k=%d copy %d, %d loops shared", name, k, c, n)
+				wasmtest.Validate(t, label, res.Module)
+				fs, calls := runSliced(t, p, exact, res, label)
+				if calls != nil {
+					t.Fatalf("%s: call counters %v", label, calls)
 				}
 				parts = append(parts, fs)
-				computed, err := res.HitsOfRun(exact.Functions, fs, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				checkHits(t, label, direct, computed)
-				estimate, err := res.HitsOf(exact.Functions)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Logf("%s: %d loops shared, %d hits, estimated %d", label, n, computed, estimate)
 			}
 			checkMerged(t, fmt.Sprintf("%s k=%d", name, k), exact, parts, cs.Shared())
 		}
@@ -962,7 +965,7 @@ func TestLoopSlicedCopiesAnywhere(t *testing.T) {
 	}
 	var parts []*Part
 	for c, res := range cs.Copy {
-		validateWith(t, fmt.Sprintf("copy %d", c), res.Module)
+		wasmtest.Validate(t, fmt.Sprintf("copy %d", c), res.Module)
 		nr, err := noderun.Run(context.Background(), res.Module, res.Counters, p.Args, p.Config(t, &bytes.Buffer{}).Stdin)
 		if err != nil {
 			t.Fatal(err)
@@ -991,21 +994,5 @@ func TestLoopSlicedCopiesAnywhere(t *testing.T) {
 	for c := range cs.Copy {
 		_, _, direct := runCounting(t, p, counted.Copy[c])
 		checkHits(t, fmt.Sprintf("copy %d", c), direct, merged.Runs[c].ProbeHits)
-	}
-}
-
-// validateWith runs wasm-validate on a module when it is installed.
-func validateWith(t *testing.T, name string, b []byte) {
-	t.Helper()
-	path, err := exec.LookPath("wasm-validate")
-	if err != nil {
-		return
-	}
-	f := filepath.Join(t.TempDir(), "m.wasm")
-	if err := os.WriteFile(f, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(path, f).CombinedOutput(); err != nil {
-		t.Errorf("wasm-validate rejects %s: %v\n%s", name, err, strings.TrimSpace(string(out)))
 	}
 }

@@ -57,6 +57,17 @@ func (g *randProgram) label() int {
 	return ls[g.r.IntN(len(ls))]
 }
 
+// loopFrames returns the indices of the loops among the frames.
+func (g *randProgram) loopFrames() []int {
+	var ls []int
+	for i, f := range g.frames {
+		if f.loop {
+			ls = append(ls, i)
+		}
+	}
+	return ls
+}
+
 func (g *randProgram) stmts(depth int) {
 	for n := 1 + g.r.IntN(4); n > 0 && g.size > 0; n-- {
 		g.size--
@@ -124,12 +135,7 @@ func (g *randProgram) stmt(depth int) {
 		a.BrTable(labels)
 	case k == 7:
 		// Continue an enclosing loop, maybe not the innermost.
-		var ls []int
-		for i, f := range g.frames {
-			if f.loop {
-				ls = append(ls, i)
-			}
-		}
+		ls := g.loopFrames()
 		if len(ls) == 0 {
 			return
 		}
@@ -142,12 +148,7 @@ func (g *randProgram) stmt(depth int) {
 		a.Idx(wasm.OpCall, 1)
 	case k == 9 && g.r.IntN(2) == 0:
 		// Continue one of two enclosing loops by a br_table.
-		var ls []int
-		for i, f := range g.frames {
-			if f.loop {
-				ls = append(ls, i)
-			}
-		}
+		ls := g.loopFrames()
 		if len(ls) == 0 {
 			return
 		}

@@ -3,9 +3,6 @@ package tracer_test
 import (
 	"fmt"
 	"maps"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,22 +12,6 @@ import (
 	"pathprof/tracer"
 	"pathprof/wasm"
 )
-
-// validate runs wasm-validate on b when it is installed.
-func validate(t *testing.T, b []byte) {
-	t.Helper()
-	path, err := exec.LookPath("wasm-validate")
-	if err != nil {
-		return
-	}
-	f := filepath.Join(t.TempDir(), "traced.wasm")
-	if err := os.WriteFile(f, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(path, "--enable-all", f).CombinedOutput(); err != nil {
-		t.Errorf("wasm-validate rejects the traced module: %v\n%s", err, strings.TrimSpace(string(out)))
-	}
-}
 
 // checkPaths checks every counted path against graphs built here from the
 // original module, and the path counts against the call counts. Tail calls

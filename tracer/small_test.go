@@ -12,6 +12,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"pathprof/cfg"
+	"pathprof/internal/wasmtest"
 	"pathprof/profile"
 	"pathprof/runner"
 	"pathprof/tracer"
@@ -109,7 +110,7 @@ func TestLoop(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			validate(t, tr.Wasm)
+			wasmtest.Validate(t, "the traced module", tr.Wasm)
 			r, res, err := tr.Run(context.Background(), runner.Config{})
 			if r == nil {
 				t.Fatal(err)

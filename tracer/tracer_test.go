@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"pathprof/internal/testprogs"
+	"pathprof/internal/wasmtest"
 	"pathprof/runner"
 	"pathprof/tracer"
 )
@@ -28,7 +29,7 @@ func TestCPrograms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			validate(t, tr.Wasm)
+			wasmtest.Validate(t, "the traced module", tr.Wasm)
 			run := func(wasm []byte, trace bool) (*tracer.Result, runner.Result, string) {
 				var stdout, stderr bytes.Buffer
 				cfg := runner.Config{Args: p.Args, Stdout: &stdout, Stderr: &stderr}
@@ -83,7 +84,7 @@ func TestGoHello(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	validate(t, tr.Wasm)
+	wasmtest.Validate(t, "the traced module", tr.Wasm)
 	var stdout, stderr bytes.Buffer
 	r, res, err := tr.Run(context.Background(), runner.Config{Stdout: &stdout, Stderr: &stderr})
 	if err != nil || res.ExitCode != 0 {
