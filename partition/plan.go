@@ -893,7 +893,7 @@ func chooseSlices(perFunc [][]task, k int, m *wasm.Module, graphs []*cfg.DAG, we
 			size := int64(len(m.Code[t.def].Body))
 			for _, l := range heavyLoops(graphs[t.def], weights[t.def], func(h int32) bool { return shareLoop(t.def, h) }) {
 				for g := 2; g <= min(k, MaxSlices, int(l.perEntry())); g++ {
-					if int64(g-1)*size <= budget {
+					if int64(g-1)*size <= budget && int64(g)*size <= maxUnrolled {
 						alts = append(alts, slicing{g: g, loop: l.header, costs: l.slotCosts(t.cost, g)})
 					}
 				}
@@ -929,6 +929,14 @@ func chooseSlices(perFunc [][]task, k int, m *wasm.Module, graphs []*cfg.DAG, we
 // unrolledBytes is the code that unrolled loops may add to any module,
 // however small.
 const unrolledBytes = 256 << 10
+
+// maxUnrolled bounds the body of a function whose loop is unrolled, in
+// bytes, counted as the whole body once per replica. Unrolled large, a
+// function runs slower than its probes explain: Lua's luaV_execute (20 KB)
+// unrolled 4 times ran Lua's spectralnorm 2 times slower in every copy,
+// probed or not, 3 times 1.3-1.7 times, and only the probes when not
+// unrolled.
+const maxUnrolled = 32 << 10
 
 // minSliceCalls is the fewest calls per slot of a sliced function: the
 // profile tells only the calls' total cost, and the fewer calls a slot
