@@ -932,11 +932,12 @@ const unrolledBytes = 256 << 10
 
 // maxUnrolled bounds the body of a function whose loop is unrolled, in
 // bytes, counted as the whole body once per replica. Unrolled large, a
-// function runs slower than its probes explain: Lua's luaV_execute (20 KB)
-// unrolled 4 times ran Lua's spectralnorm 2 times slower in every copy,
-// probed or not, 3 times 1.3-1.7 times, and only the probes when not
-// unrolled.
-const maxUnrolled = 32 << 10
+// function runs slower than its probes explain, in every copy, probed in
+// the loop or not: Lua's luaV_execute (20 KB) unrolled 4 times made
+// spectralnorm 2.0 times slower, 3 times 1.3-1.7 and twice 1.05-1.27
+// (its probes alone 1.1); vm-O0's run (14 KB) unrolled 8 times 1.28, and
+// twice 1.11-1.15.
+const maxUnrolled = 48 << 10
 
 // minSliceCalls is the fewest calls per slot of a sliced function: the
 // profile tells only the calls' total cost, and the fewer calls a slot
