@@ -838,16 +838,16 @@ func chooseSplits(perFunc [][]task, k int, graphs []*cfg.DAG, lives [][]bool, we
 }
 
 // chooseSlices shares out the calls of the heaviest functions that stay
-// whole among copies, or the iterations of their heaviest loop, where that
-// lowers the largest copy load by LPT: a function in g slots costs each
-// slot a g-th of its cost plus the test that every copy sharing it runs
-// at each of its calls (one sequence per call). So it pays for functions
-// that run many paths per call, a loop or a long function, which no class
-// split can divide: every class of a loop pays each iteration's back
-// edge. The profile says how many calls there were, not how their costs
-// differ, so slots are priced alike. The three heaviest loops are tried,
-// their slots priced by loopCost.slotCosts. Like splits, the slicings kept must lower the largest
-// load by minSplitGain in all.
+// whole among copies, or the iterations of one of their three heaviest
+// loops, where that lowers the largest copy load by LPT: a function in g
+// slots costs each slot about a g-th of its cost, plus the test that every
+// copy sharing its calls runs at each call, or, for a loop, the probes
+// around the loop that every copy sharing it runs. So it pays for
+// functions that run many paths per call, a loop or a long function,
+// which no class split can divide: every class of a loop pays each
+// iteration's back edge. Slots are priced by slotCosts and
+// loopCost.slotCosts. Like splits, the slicings kept must lower the
+// largest load by minSplitGain in all.
 func chooseSlices(perFunc [][]task, k int, m *wasm.Module, graphs []*cfg.DAG, weights [][]float64, shareLoop func(int, int32) bool) {
 	type option struct {
 		def  int
