@@ -1249,6 +1249,40 @@ func TestFreqListJSON(t *testing.T) {
 	}
 }
 
+// roundTrip checks that a plan comes back the same through JSON and that
+// Check accepts it, and returns the JSON.
+func roundTrip(t *testing.T, p *Plan, graphs []*cfg.DAG) []byte {
+	t.Helper()
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q Plan
+	if err := json.Unmarshal(b, &q); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(p, &q) {
+		t.Fatal("the plan changed through JSON")
+	}
+	if err := q.Check(graphs); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// refused checks that Check refuses the plan of JSON b once spoiled.
+func refused(t *testing.T, b []byte, graphs []*cfg.DAG, spoil func(*Plan)) {
+	t.Helper()
+	var bad Plan
+	if err := json.Unmarshal(b, &bad); err != nil {
+		t.Fatal(err)
+	}
+	spoil(&bad)
+	if err := bad.Check(graphs); err == nil {
+		t.Fatal("Check accepted it")
+	}
+}
+
 // loopFuncs makes a random DAG with weights for every function of m:
 // function 0 has a loop whose paths from a back edge run 1000 times each,
 // and whose paths from the entry run entry(how many there are) times
@@ -1314,20 +1348,7 @@ func TestPlanSlices(t *testing.T) {
 			t.Fatalf("PBL slices function %d", def)
 		}
 	}
-	b, err := json.Marshal(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var q Plan
-	if err := json.Unmarshal(b, &q); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(p, &q) {
-		t.Fatal("the plan changed through JSON")
-	}
-	if err := q.Check(graphs); err != nil {
-		t.Fatal(err)
-	}
+	b := roundTrip(t, p, graphs)
 
 	holder := func(p *Plan, slot int) *SlicedFunc {
 		for c := range p.Copies {
@@ -1361,16 +1382,7 @@ func TestPlanSlices(t *testing.T) {
 			p.Copies[c].BallLarus = append([]int{0}, p.Copies[c].BallLarus...)
 		},
 	} {
-		t.Run(name, func(t *testing.T) {
-			var bad Plan
-			if err := json.Unmarshal(b, &bad); err != nil {
-				t.Fatal(err)
-			}
-			spoil(&bad)
-			if err := bad.Check(graphs); err == nil {
-				t.Fatal("Check accepted it")
-			}
-		})
+		t.Run(name, func(t *testing.T) { refused(t, b, graphs, spoil) })
 	}
 }
 
@@ -1410,20 +1422,7 @@ func TestPlanLoopSlices(t *testing.T) {
 	if q, err := Make(m, graphs, P3, 4, opt); err != nil || q.Funcs[0].Slices != 0 {
 		t.Fatalf("a loop the instrumenter refuses is shared out (%v)", err)
 	}
-	b, err := json.Marshal(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var q Plan
-	if err := json.Unmarshal(b, &q); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(p, &q) {
-		t.Fatal("the plan changed through JSON")
-	}
-	if err := q.Check(graphs); err != nil {
-		t.Fatal(err)
-	}
+	b := roundTrip(t, p, graphs)
 	for name, spoil := range map[string]func(p *Plan){
 		"no header": func(p *Plan) {
 			for h := int32(2); int(h) < graphs[0].NumNodes; h++ {
@@ -1437,15 +1436,6 @@ func TestPlanLoopSlices(t *testing.T) {
 		"out of range": func(p *Plan) { p.Funcs[0].Loop = int32(graphs[0].NumNodes) },
 		"no slots":     func(p *Plan) { p.Funcs[1].Loop = 2 },
 	} {
-		t.Run(name, func(t *testing.T) {
-			var bad Plan
-			if err := json.Unmarshal(b, &bad); err != nil {
-				t.Fatal(err)
-			}
-			spoil(&bad)
-			if err := bad.Check(graphs); err == nil {
-				t.Fatal("Check accepted it")
-			}
-		})
+		t.Run(name, func(t *testing.T) { refused(t, b, graphs, spoil) })
 	}
 }
