@@ -258,9 +258,10 @@ func profileCopies(ctx context.Context, orig []byte, opt Options) (*profile.Prof
 	return p, nil
 }
 
-// unevenCalls says so when copies that share out calls made more hits on
-// the run than PBL's copies would have: the plan took every call of a
-// shared function to cost the same, and the calls were uneven.
+// unevenCalls says so when copies that share out calls or loop iterations
+// made more hits on the run than PBL's copies would have: the plan took
+// the shared calls or iterations to cost about the same, and they were
+// uneven.
 func unevenCalls(cs *Copies, p *profile.Profile, progress func(string, ...any)) error {
 	if cs.PBL == nil || len(cs.Shared()) == 0 {
 		return nil
@@ -277,7 +278,7 @@ func unevenCalls(cs *Copies, p *profile.Profile, progress func(string, ...any)) 
 		whole = max(whole, h)
 	}
 	if mine > whole {
-		progress("the slowest copy made %d probe hits, PBL's would have made %d: the shared functions' calls were uneven (a profile does not tell how calls differ); --strategy pbl plans without sharing", mine, whole)
+		progress("the slowest copy made %d probe hits, PBL's would have made %d: the shared calls or loop iterations were uneven (a profile does not tell how they differ); --strategy pbl plans without sharing", mine, whole)
 	}
 	return nil
 }
