@@ -175,7 +175,19 @@ func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) 
 	outside := &variant{ops: f.ops, extra: make([][]byte, len(g.Edges)), guard: int64(flag)}
 	probed := &variant{ops: f.ops, extra: make([][]byte, len(g.Edges)), guard: -1}
 	bare := &variant{ops: make([][]numbering.Op, len(g.Edges)), extra: make([][]byte, len(g.Edges)), guard: -1}
+	// The register's start at the header: the initialisation on its
+	// back edges, the same on each.
 	init, hasInit := int64(0), false
+	for _, e := range g.Blocks[h].In {
+		for _, o := range f.ops[e] {
+			if o.Kind == numbering.Init && g.Edges[e].Back {
+				init, hasInit = o.Value, true
+			}
+		}
+	}
+	if !hasInit {
+		return fmt.Errorf("no initialisation on the back edges of block %d", h)
+	}
 	for i, e := range g.Edges {
 		inside := e.Kind != cfg.EdgeEntry && in(e.Instr)
 		ls.inside[i] = inside
@@ -190,11 +202,7 @@ func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) 
 			}
 			probed.extra[i], bare.extra[i] = setFlag(own[0]), setFlag(own[0])
 		case inside && e.Back:
-			for _, o := range f.ops[i] {
-				if o.Kind == numbering.Init && e.To == h {
-					init, hasInit = o.Value, true
-				}
-			}
+			// In a bare replica the back edge runs nothing.
 		case inside && e.To != cfg.Exit && !nodeIn(e.To):
 			// The path leaves the loop: its counts lie ahead, in
 			// code that every copy probes.
@@ -205,15 +213,9 @@ func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) 
 			}
 		case e.Back:
 			outside.extra[i] = setFlag(own[0])
-		}
-	}
-	if !hasInit {
-		return fmt.Errorf("no initialisation on the back edges of block %d", h)
-	}
-	// A copy without slot 0 enters the loop with the register as the
-	// back edges leave it.
-	for i, e := range g.Edges {
-		if !ls.inside[i] && e.To == h && !e.Back && !own[0] {
+		case e.To == h && !own[0]:
+			// A copy without slot 0 enters the loop with the
+			// register as the back edges leave it.
 			var a wasm.Asm
 			a.I64(init).Idx(wasm.OpLocalSet, f.reg)
 			outside.extra[i] = a.B
