@@ -31,12 +31,13 @@ import (
 // few and repeat, so their samples stay exact (τ = 1) in little memory,
 // while long ones are diverse and take the thinning.
 //
-// The bytes are those of six arrays that HotList allocates itself, with
+// The bytes are those of eight arrays that HotList allocates itself, with
 // capacities it chooses: a byte arena holding the pairs (a 16-byte header
 // and the subpath, block ids as varint deltas, mostly a byte a block), an
-// open-addressing table of int32 arena offsets, a scratch buffer for the
-// encoded windows of one sample, the windows' descriptions and the
-// per-length state (two arrays); plus the HotList struct. Bytes counts their capacities, and they never grow past the
+// open-addressing table of int32 arena offsets, scratch buffers for the
+// encoded windows of one sample and for its deltas (two arrays), the
+// windows' descriptions and the per-length state (two arrays); plus the
+// HotList struct. Bytes counts their capacities, and they never grow past the
 // bound given to NewHotList.
 type HotList struct {
 	rng     rand.PCG
@@ -48,6 +49,8 @@ type HotList struct {
 	used    int // bytes of arena in use
 	n       int // pairs
 	scratch []byte
+	deltas  []byte  // a sample's deltas, encoded as in a window
+	deltaAt []int32 // where each block's delta starts in deltas
 	wins    []window
 	maxLen  int
 
@@ -100,6 +103,8 @@ func NewHotList(bound int, lengths []int, seed uint64) (*HotList, error) {
 	}
 	slices.SortFunc(h.byLen, func(a, b int) int { return lengths[a] - lengths[b] })
 	h.scratch = make([]byte, 0, binary.MaxVarintLen32*maxLen)
+	h.deltas = make([]byte, 0, binary.MaxVarintLen32*maxLen)
+	h.deltaAt = make([]int32, 0, maxLen+1)
 	h.wins = make([]window, 0, WindowsPerLength)
 	avail := bound - h.Bytes()
 	// A fifth of the rest for the table, filled to three quarters at
@@ -124,7 +129,7 @@ func NewHotList(bound int, lengths []int, seed uint64) (*HotList, error) {
 // while an array grows, the old copy that the garbage collector then
 // frees).
 func (h *HotList) Bytes() int {
-	return int(unsafe.Sizeof(*h)) + 4*cap(h.slots) + cap(h.arena) + cap(h.scratch) +
+	return int(unsafe.Sizeof(*h)) + 4*cap(h.slots) + cap(h.arena) + cap(h.scratch) + cap(h.deltas) + 4*cap(h.deltaAt) +
 		cap(h.wins)*int(unsafe.Sizeof(window{})) + cap(h.classes)*int(unsafe.Sizeof(class{})) + 8*cap(h.byLen)
 }
 
@@ -196,6 +201,15 @@ func Windows(m, l int) int { return min(m/l, WindowsPerLength) }
 // count, maxLen being the longest length.
 func (h *HotList) AddSample(blocks []uint32) {
 	blocks = blocks[:min(len(blocks), h.maxLen)]
+	// A window's encoding is its first block's id followed by the
+	// deltas of the rest, so every window's deltas are a slice of the
+	// sample's, encoded once: what costs most otherwise.
+	deltas, at := h.deltas[:0], h.deltaAt[:0]
+	at = append(at, 0)
+	for i := 1; i < len(blocks); i++ {
+		deltas = appendDelta(deltas, blocks[i], blocks[i-1])
+		at = append(at, int32(len(deltas)))
+	}
 	for _, i := range h.byLen {
 		c := &h.classes[i]
 		if c.length > len(blocks) {
@@ -208,7 +222,8 @@ func (h *HotList) AddSample(blocks []uint32) {
 	windows:
 		for k := 0; k < n*stride; k += stride {
 			from := len(enc)
-			enc = encodeBlocks(enc, blocks[k:k+c.length])
+			enc = binary.AppendUvarint(enc, 2*uint64(blocks[k]))
+			enc = append(enc, deltas[at[k]:at[k+c.length-1]]...)
 			w := window{from: int32(from), to: int32(len(enc)), hash: hashBytes(enc[from:]), n: 1}
 			for j := range wins {
 				if o := &wins[j]; o.hash == w.hash && string(enc[o.from:o.to]) == string(enc[w.from:w.to]) {
@@ -478,13 +493,22 @@ func (h *HotList) Pairs() []Pair {
 // zigzag-coded difference to the previous one. Successive blocks are
 // mostly in one function, whose ids are consecutive, so most take a byte.
 func encodeBlocks(b []byte, blocks []uint32) []byte {
-	prev := int64(0)
+	prev := uint32(0)
 	for _, x := range blocks {
-		d := int64(x) - prev
-		b = binary.AppendUvarint(b, uint64(d<<1)^uint64(d>>63))
-		prev = int64(x)
+		b = appendDelta(b, x, prev)
+		prev = x
 	}
 	return b
+}
+
+// appendDelta appends x − prev, zigzag-coded, as a varint.
+func appendDelta(b []byte, x, prev uint32) []byte {
+	d := int64(x) - int64(prev)
+	z := uint64(d<<1) ^ uint64(d>>63)
+	if z < 0x80 {
+		return append(b, byte(z)) // most deltas: blocks of one function
+	}
+	return binary.AppendUvarint(b, z)
 }
 
 func decodeBlocks(out []uint32, b []byte) []uint32 {
@@ -503,9 +527,16 @@ const (
 	fnvPrime  = 1099511628211
 )
 
-// hashBytes is FNV-1a folded to 32 bits.
+// hashBytes hashes eight bytes at a time (each word xored in, then
+// multiplied by the FNV prime and folded), and the rest byte by byte as
+// FNV-1a does; folded to 32 bits. Byte by byte, the hash of every window
+// took as long as the rest of the hot list's work.
 func hashBytes(b []byte) uint32 {
-	h := uint64(fnvOffset)
+	h := uint64(fnvOffset) ^ uint64(len(b))
+	for ; len(b) >= 8; b = b[8:] {
+		h = (h ^ binary.LittleEndian.Uint64(b)) * fnvPrime
+		h ^= h >> 29
+	}
 	for _, c := range b {
 		h = (h ^ uint64(c)) * fnvPrime
 	}

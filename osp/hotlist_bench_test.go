@@ -1,0 +1,76 @@
+package osp
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"pathprof/internal/testprogs"
+	"pathprof/runner"
+)
+
+// BenchmarkAddSample measures what the worker spends per sample in the
+// hot list, on samples cut at random places of real runs' block entries
+// (the C programs' first 20 million), at the default bound and lengths.
+func BenchmarkAddSample(b *testing.B) {
+	for _, p := range testprogs.CRuns(b) {
+		if p.Name == "records" || p.Name == "grid" {
+			continue
+		}
+		b.Run(p.Name, func(b *testing.B) {
+			samples := runSamples(b, p, 4096, 64)
+			h, err := NewHotList(DefaultMemory, DefaultLengths, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				h.AddSample(samples[i%len(samples)])
+			}
+		})
+	}
+}
+
+// runSamples traces a run and cuts n samples of m blocks at random block
+// entries of its first 20 million.
+func runSamples(b *testing.B, p testprogs.Run, n, m int) [][]uint32 {
+	ctx := context.Background()
+	orig, err := os.ReadFile(p.Path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ins, err := Instrument(orig)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rc := runner.Config{ProgramName: p.Name, Args: p.Args, Stdout: &bytes.Buffer{}, CacheDir: testprogs.WazeroCacheDir(b)}
+	if p.Stdin != "" {
+		in, err := os.ReadFile(p.Stdin)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rc.Stdin = bytes.NewReader(in)
+	}
+	prog, err := Compile(ctx, ins, ModeTrace, rc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer prog.Close(ctx)
+	var stream []uint32
+	if _, err := prog.trace(ctx, rc, func(ids []uint32) {
+		if len(stream) < 20_000_000 {
+			stream = append(stream, ids...)
+		}
+	}); err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	out := make([][]uint32, n)
+	for i := range out {
+		at := rng.IntN(len(stream) - m)
+		out[i] = stream[at : at+m]
+	}
+	return out
+}
