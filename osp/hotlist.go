@@ -198,7 +198,9 @@ func Windows(m, l int) int { return min(m/l, WindowsPerLength) }
 // of the hot list, n = Windows(len(blocks), L) of them, blocks[k·s:k·s+L]
 // for k < n with the stride s = ⌊len(blocks)/n⌋, so that they do not
 // overlap and are spread over the sample. Only the first maxLen blocks
-// count, maxLen being the longest length.
+// count, maxLen being the longest length. (Four overlapping windows of
+// 32 blocks instead of two found the top 10s no better: they filled the
+// memory bound sooner, and τ rose.)
 func (h *HotList) AddSample(blocks []uint32) {
 	blocks = blocks[:min(len(blocks), h.maxLen)]
 	// A window's encoding is its first block's id followed by the
@@ -438,7 +440,13 @@ func (h *HotList) raise(c *class) {
 // smaller of the successes and the failures, by jumping from one to the
 // next with geometric gaps.
 func (h *HotList) binomial(n uint32, p float64) uint32 {
-	if n == 0 {
+	switch {
+	case n == 0:
+		return 0
+	case n == 1: // most pairs of the long lengths, at every raise
+		if h.float() < p {
+			return 1
+		}
 		return 0
 	}
 	q, flip := p, false
