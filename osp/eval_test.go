@@ -15,6 +15,7 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
+	"pathprof/bench"
 	"pathprof/runner"
 	"pathprof/wasm"
 )
@@ -27,6 +28,7 @@ var (
 	evalOnly   = flag.String("osp.only", "", "TestEval: only the programs with these comma-separated names")
 	evalParts  = flag.Bool("osp.parts", true, "TestEval: also time builds with parts of the countdown, to split its cost")
 	evalSweep  = flag.String("osp.sweep", "65536,262144", "TestEval: other --memory bounds to score, comma-separated (untimed)")
+	evalSuite  = flag.String("osp.suite", "", "TestEval: also the programs of the pathprof bench suite in this directory (pathprof bench --prepare; \"default\": its default directory)")
 )
 
 // evalResult is what TestEval measures for one program.
@@ -132,7 +134,7 @@ func TestEval(t *testing.T) {
 		t.Fatal(err)
 	}
 	var results []evalResult
-	for _, p := range benchPrograms(t, true) {
+	for _, p := range evalPrograms(t) {
 		if *evalOnly != "" && !slices.Contains(strings.Split(*evalOnly, ","), p.Name) {
 			continue
 		}
@@ -144,6 +146,55 @@ func TestEval(t *testing.T) {
 	var b strings.Builder
 	writeEval(&b, results, opt)
 	fmt.Println(b.String())
+}
+
+// evalPrograms are the test programs and, with -osp.suite, the bench
+// suite's other programs on their inputs.
+func evalPrograms(t *testing.T) []program {
+	ps := benchPrograms(t, true)
+	if *evalSuite == "" {
+		return ps
+	}
+	dir := *evalSuite
+	if dir == "default" {
+		dir = bench.DefaultDir()
+	}
+	s, err := bench.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bp := range s.Programs {
+		if slices.ContainsFunc(ps, func(p program) bool { return p.Name == bp.Name }) {
+			continue
+		}
+		p := program{Name: bp.Name, Path: s.Path(bp.Wasm), Args: bp.Args, Env: bp.Env}
+		if bp.Stdin != "" {
+			p.Stdin = s.Path(bp.Stdin)
+		}
+		var mounts []bench.Mount
+		for _, m := range bp.Mounts {
+			pm, err := bench.ParseMount(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mounts = append(mounts, pm)
+		}
+		p.Dirs = func(t *testing.T) []runner.Mount {
+			var ds []runner.Mount
+			for _, m := range mounts {
+				host := m.Host
+				if host == bench.TempMount {
+					host = t.TempDir()
+				} else {
+					host = s.Path(host)
+				}
+				ds = append(ds, runner.Mount{HostDir: host, GuestPath: m.Guest, ReadOnly: m.ReadOnly})
+			}
+			return ds
+		}
+		ps = append(ps, p)
+	}
+	return ps
 }
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
@@ -350,8 +401,8 @@ func writeEval(b *strings.Builder, rs []evalResult, opt Options) {
 	}
 	fmt.Fprintln(b, "Accuracy per length (recall of the true top k among the profile's top k; relative count error over the true top k; the share of the true top 100 found whose exact count is within the 95% error bound, and how many were found):")
 	fmt.Fprintln(b)
-	fmt.Fprintln(b, "| program | length | distinct | τ | recall@10 | median err@10 | max err@10 | recall@100 | median err@100 | in bound@100 |")
-	fmt.Fprintln(b, "| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: |")
+	fmt.Fprintln(b, "| program | length | distinct | τ | recall@10 | (ties ±1%) | median err@10 | max err@10 | recall@100 | median err@100 | in bound@100 |")
+	fmt.Fprintln(b, "| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |")
 	for _, r := range rs {
 		rows := append(slices.Clone(r.score.Lengths), r.score.Overall)
 		for i, g := range rows {
@@ -365,33 +416,41 @@ func writeEval(b *strings.Builder, rs []evalResult, opt Options) {
 			if a := g.At[1]; a.InProfile > 0 {
 				cov = fmt.Sprintf("%s of %d", percent(a.Covered), a.InProfile)
 			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.name, name, group(uint64(g.Distinct)), tau,
-				percent(g.At[0].Recall), percent(g.At[0].MedianError), percent(g.At[0].MaxError),
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.name, name, group(uint64(g.Distinct)), tau,
+				percent(g.At[0].Recall), percent(g.At[0].RecallNear), percent(g.At[0].MedianError), percent(g.At[0].MaxError),
 				percent(g.At[1].Recall), percent(g.At[1].MedianError), cov)
 		}
 	}
 	fmt.Fprintln(b)
-	fmt.Fprintln(b, "Per program and memory bound: the lengths (of 6) whose top 10 is found with recall ≥ 90% and median error < 10%, the medians over lengths of recall@10 and of the median error@10, the hot list's bytes and τ of the longest length:")
+	fmt.Fprintln(b, "Per program and memory bound: the lengths (of 6) whose top 10 is found with recall ≥ 90% and median error < 10%, strictly and with ties within 1% of the 10th's count; the medians over lengths of recall@10 and of the median error@10, the hot list's bytes and τ of the longest length:")
 	fmt.Fprintln(b)
-	fmt.Fprintln(b, "| program | --memory | lengths meeting both | median recall@10 | median of median err@10 | hot list bytes | τ (longest) |")
-	fmt.Fprintln(b, "| --- | --: | --: | --: | --: | --: | --: |")
+	fmt.Fprintln(b, "| program | --memory | lengths meeting both | (ties ±1%) | median recall@10 | median of median err@10 | hot list bytes | τ (longest) |")
+	fmt.Fprintln(b, "| --- | --: | --: | --: | --: | --: | --: | --: |")
+	var rows, okAll, nearAll int
 	for _, r := range rs {
 		all := append([]sweepResult{{opt.Memory, r.prof, r.score}}, r.sweep...)
 		slices.SortFunc(all, func(a, b sweepResult) int { return a.memory - b.memory })
 		for _, sw := range all {
 			var rec, errs []float64
-			ok := 0
+			ok, near := 0, 0
 			for _, g := range sw.score.Lengths {
 				rec, errs = append(rec, g.At[0].Recall), append(errs, g.At[0].MedianError)
-				if g.At[0].Recall >= 0.9 && g.At[0].MedianError < 0.1 {
+				if g.At[0].MedianError < 0.1 && g.At[0].Recall >= 0.9 {
 					ok++
 				}
+				if g.At[0].MedianError < 0.1 && g.At[0].RecallNear >= 0.9 {
+					near++
+				}
+			}
+			if sw.memory == opt.Memory {
+				rows, okAll, nearAll = rows+len(sw.score.Lengths), okAll+ok, nearAll+near
 			}
 			bl := sw.prof.Sampling.ByLength
-			fmt.Fprintf(b, "| %s | %s | %d | %s | %s | %s | %.3g |\n", r.name, group(uint64(sw.memory)), ok,
+			fmt.Fprintf(b, "| %s | %s | %d | %d | %s | %s | %s | %.3g |\n", r.name, group(uint64(sw.memory)), ok, near,
 				percent(median(rec)), percent(median(errs)), group(uint64(sw.prof.Memory.HotListBytes)), bl[len(bl)-1].Tau)
 		}
 	}
+	fmt.Fprintf(b, "\nAt --memory %d: %d of %d lengths meet both, %d with ties within 1%%.\n", opt.Memory, okAll, rows, nearAll)
 	fmt.Fprintln(b)
 	fmt.Fprintln(b, "| program | exact counting s |")
 	fmt.Fprintln(b, "| --- | --: |")

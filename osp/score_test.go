@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -196,5 +197,29 @@ func TestScoreOverall(t *testing.T) {
 	}
 	if _, err := ScoreProfile(handExact("ab", []int{1}), &Profile{Subpaths: []Subpath{handSubpath("ab", 1)}}, []int{1}); err == nil {
 		t.Error("a profile with a length that was not counted was scored")
+	}
+}
+
+// TestScoreNearTies checks that RecallNear counts a subpath within
+// NearTie of the k-th's count as a hit, and Recall does not.
+func TestScoreNearTies(t *testing.T) {
+	// Subpaths of one block: a×200, c×199 (0.5% below), e×190 (5% below).
+	stream := strings.Repeat("ace", 190) + strings.Repeat("ac", 9) + "a"
+	ex := handExact(stream, []int{1})
+	for _, c := range []struct {
+		top              string
+		hits, hitsNear   int
+		recall, nearness float64
+	}{{"a", 1, 1, 1, 1}, {"c", 0, 1, 0, 1}, {"e", 0, 0, 0, 0}} {
+		prof := &Profile{Subpaths: []Subpath{handSubpath(c.top, 250)}}
+		s, err := ScoreProfile(ex, prof, []int{1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := s.Lengths[0].At[0]
+		if a.Threshold != 200 || a.Hits != c.hits || a.HitsNear != c.hitsNear || a.Recall != c.recall || a.RecallNear != c.nearness {
+			t.Errorf("profile's top %s: c_1 %d, hits %d, near %d, recall %v, near %v; want 200, %d, %d, %v, %v",
+				c.top, a.Threshold, a.Hits, a.HitsNear, a.Recall, a.RecallNear, c.hits, c.hitsNear, c.recall, c.nearness)
+		}
 	}
 }
