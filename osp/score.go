@@ -58,11 +58,11 @@ type Ranking struct {
 
 // AtK is the score of a ranking's top k.
 type AtK struct {
-	K           int     `json:"k"`
-	Recall      float64 `json:"recall"`
+	K      int     `json:"k"`
+	Recall float64 `json:"recall"`
 	// RecallNear and HitsNear count near ties as hits (NearTie).
-	RecallNear float64 `json:"recall_near"`
-	HitsNear   int     `json:"hits_near"`
+	RecallNear  float64 `json:"recall_near"`
+	HitsNear    int     `json:"hits_near"`
 	Hits        int     `json:"hits"`
 	MedianError float64 `json:"median_error"`
 	MaxError    float64 `json:"max_error"`
