@@ -275,6 +275,26 @@ func (s *Suite) Write() error {
 // must call cleanup after the run: it removes the run's fresh temporary
 // directories.
 func (s *Suite) runConfig(p *Program) (cfg runner.Config, cleanup func(), err error) {
+	cfg = runner.Config{
+		ProgramName: filepath.Base(p.Wasm),
+		Args:        p.Args,
+		Env:         p.Env,
+		Stdin:       bytes.NewReader(nil),
+	}
+	if p.Stdin != "" {
+		b, err := os.ReadFile(s.Path(p.Stdin))
+		if err != nil {
+			return cfg, func() {}, err
+		}
+		cfg.Stdin = bytes.NewReader(b)
+	}
+	cfg.Dirs, cleanup, err = s.Mounts(p)
+	return cfg, cleanup, err
+}
+
+// Mounts are p's mounts for one run, with a fresh directory for each
+// TempMount; cleanup removes those.
+func (s *Suite) Mounts(p *Program) (dirs []runner.Mount, cleanup func(), err error) {
 	var temps []string
 	cleanup = func() {
 		for _, d := range temps {
@@ -286,37 +306,24 @@ func (s *Suite) runConfig(p *Program) (cfg runner.Config, cleanup func(), err er
 			cleanup()
 		}
 	}()
-	cfg = runner.Config{
-		ProgramName: filepath.Base(p.Wasm),
-		Args:        p.Args,
-		Env:         p.Env,
-		Stdin:       bytes.NewReader(nil),
-	}
-	if p.Stdin != "" {
-		b, err := os.ReadFile(s.Path(p.Stdin))
-		if err != nil {
-			return cfg, cleanup, err
-		}
-		cfg.Stdin = bytes.NewReader(b)
-	}
 	for _, ms := range p.Mounts {
 		m, err := ParseMount(ms)
 		if err != nil {
-			return cfg, cleanup, err
+			return nil, cleanup, err
 		}
 		host := m.Host
 		if host == TempMount {
 			host, err = os.MkdirTemp("", "pathprof-bench-")
 			if err != nil {
-				return cfg, cleanup, err
+				return nil, cleanup, err
 			}
 			temps = append(temps, host)
 		} else {
 			host = s.Path(host)
 		}
-		cfg.Dirs = append(cfg.Dirs, runner.Mount{HostDir: host, GuestPath: m.Guest, ReadOnly: m.ReadOnly})
+		dirs = append(dirs, runner.Mount{HostDir: host, GuestPath: m.Guest, ReadOnly: m.ReadOnly})
 	}
-	return cfg, cleanup, nil
+	return dirs, cleanup, nil
 }
 
 func writeFileAtomic(path string, data []byte) error {

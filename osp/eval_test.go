@@ -171,26 +171,13 @@ func evalPrograms(t *testing.T) []program {
 		if bp.Stdin != "" {
 			p.Stdin = s.Path(bp.Stdin)
 		}
-		var mounts []bench.Mount
-		for _, m := range bp.Mounts {
-			pm, err := bench.ParseMount(m)
+		p.Dirs = func(t testing.TB) []runner.Mount {
+			dirs, cleanup, err := s.Mounts(&bp)
 			if err != nil {
 				t.Fatal(err)
 			}
-			mounts = append(mounts, pm)
-		}
-		p.Dirs = func(t *testing.T) []runner.Mount {
-			var ds []runner.Mount
-			for _, m := range mounts {
-				host := m.Host
-				if host == bench.TempMount {
-					host = t.TempDir()
-				} else {
-					host = s.Path(host)
-				}
-				ds = append(ds, runner.Mount{HostDir: host, GuestPath: m.Guest, ReadOnly: m.ReadOnly})
-			}
-			return ds
+			t.Cleanup(cleanup)
+			return dirs
 		}
 		ps = append(ps, p)
 	}

@@ -224,7 +224,7 @@ func (h *HotList) AddSample(blocks []uint32) {
 	windows:
 		for k := 0; k < n*stride; k += stride {
 			from := len(enc)
-			enc = binary.AppendUvarint(enc, 2*uint64(blocks[k]))
+			enc = appendDelta(enc, blocks[k], 0)
 			enc = append(enc, deltas[at[k]:at[k+c.length-1]]...)
 			w := window{from: int32(from), to: int32(len(enc)), hash: hashBytes(enc[from:]), n: 1}
 			for j := range wins {

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"pathprof/internal/testprogs"
-	"pathprof/runner"
 )
 
 // BenchmarkAddSample measures what the worker spends per sample in the
@@ -45,14 +44,7 @@ func runSamples(b *testing.B, p testprogs.Run, n, m int) [][]uint32 {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rc := runner.Config{ProgramName: p.Name, Args: p.Args, Stdout: &bytes.Buffer{}, CacheDir: testprogs.WazeroCacheDir(b)}
-	if p.Stdin != "" {
-		in, err := os.ReadFile(p.Stdin)
-		if err != nil {
-			b.Fatal(err)
-		}
-		rc.Stdin = bytes.NewReader(in)
-	}
+	rc := p.Config(b, &bytes.Buffer{})
 	prog, err := Compile(ctx, ins, ModeTrace, rc)
 	if err != nil {
 		b.Fatal(err)

@@ -23,7 +23,7 @@ func oraclePrograms(t *testing.T) []program {
 	ps = append(ps, program{Name: "go-hello", Path: testprogs.GoHello(t)})
 	src := testprogs.StdPackageDir(t, "go/ast")
 	ps = append(ps, program{Name: "gofmt", Path: testprogs.Gofmt(t), Args: []string{"-l", src},
-		Dirs: func(*testing.T) []runner.Mount { return []runner.Mount{{HostDir: src, GuestPath: src, ReadOnly: true}} }})
+		Dirs: func(testing.TB) []runner.Mount { return []runner.Mount{{HostDir: src, GuestPath: src, ReadOnly: true}} }})
 	for _, pkg := range []string{"sort", "strconv", "compress/flate", "regexp"} {
 		ps = append(ps, testprogs.GoTestRun(t, pkg))
 	}

@@ -16,14 +16,14 @@ type Run struct {
 	Args  []string
 	Env   []string
 	Stdin string // a file
-	Dirs  func(t *testing.T) []runner.Mount
+	Dirs  func(t testing.TB) []runner.Mount
 	// Want is the expected standard output, if known.
 	Want string
 }
 
 // Config is the runner configuration of the run, with standard output
 // going to stdout and the shared compilation cache.
-func (r Run) Config(t *testing.T, stdout *bytes.Buffer) runner.Config {
+func (r Run) Config(t testing.TB, stdout *bytes.Buffer) runner.Config {
 	cfg := runner.Config{
 		ProgramName: filepath.Base(r.Path),
 		Args:        r.Args,
@@ -60,7 +60,7 @@ func GoTestRun(t testing.TB, pkg string) Run {
 	dir := StdPackageDir(t, pkg)
 	return Run{Name: pkg + ".test", Path: GoStdTest(t, pkg), Args: []string{"-test.short"},
 		Env: []string{"PWD=" + dir},
-		Dirs: func(t *testing.T) []runner.Mount {
+		Dirs: func(t testing.TB) []runner.Mount {
 			return []runner.Mount{{HostDir: dir, GuestPath: dir, ReadOnly: true}, {HostDir: t.TempDir(), GuestPath: "/tmp"}}
 		}}
 }
