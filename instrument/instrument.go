@@ -205,6 +205,12 @@ func (f *Func) BlockOffset(b int32) int {
 	return f.origOff + int(f.bodyMap.Orig(f.Graph.Blocks[b].Start))
 }
 
+// InstrOffset returns the original file offset of the instruction at body
+// offset off (a Graph edge's Instr).
+func (f *Func) InstrOffset(off uint32) int {
+	return f.origOff + int(f.bodyMap.Orig(off))
+}
+
 // Result is an instrumented module with what is needed to read its counts.
 type Result struct {
 	Module []byte // the instrumented module

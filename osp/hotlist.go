@@ -31,14 +31,16 @@ import (
 // few and repeat, so their samples stay exact (τ = 1) in little memory,
 // while long ones are diverse and take the thinning.
 //
-// The bytes are those of eight arrays that HotList allocates itself, with
-// capacities it chooses: a byte arena holding the pairs (a 16-byte header
-// and the subpath, block ids as varint deltas, mostly a byte a block), an
-// open-addressing table of int32 arena offsets, scratch buffers for the
-// encoded windows of one sample and for its deltas (two arrays), the
-// windows' descriptions and the per-length state (two arrays); plus the
-// HotList struct. Bytes counts their capacities, and they never grow past the
-// bound given to NewHotList.
+// The bytes are those of seven arrays that HotList allocates itself, with
+// capacities it chooses: a byte arena holding the pairs (a 12-byte header
+// and the subpath's code: with a model of the program's blocks, the
+// choice made at each step, mostly a bit or two; without, varint
+// differences of the block ids), an open-addressing table of int32 arena
+// offsets, scratch buffers for the coded windows of one sample and for
+// the calls a window enters, the windows' descriptions and the
+// per-length state (two arrays); plus the HotList struct. Bytes counts
+// their capacities, and they never grow past the bound given to
+// NewHotList.
 type HotList struct {
 	rng     rand.PCG
 	classes []class
@@ -49,10 +51,14 @@ type HotList struct {
 	used    int // bytes of arena in use
 	n       int // pairs
 	scratch []byte
-	deltas  []byte  // a sample's deltas, encoded as in a window
-	deltaAt []int32 // where each block's delta starts in deltas
-	wins    []window
-	maxLen  int
+	stack   []int32 // the coder's frames
+	// The codes of a sample's windows from each start (AddSample).
+	starts []startCode
+	codes  []byte
+	marks  []int32
+	wins   []window
+	maxLen int
+	model  *blockModel
 
 	maxSlots, maxArena int
 }
@@ -79,40 +85,53 @@ type window struct {
 const Growth = 1.25
 
 // headerBytes is the size of a pair's header in the arena: count u32,
-// sum of squares u32, hash u32, encoded size u16, length in blocks u16.
+// sum of squares u32, code size u16, length in blocks u16. The hash that
+// places the pair in the table is worked out again when the table is
+// rebuilt: the pairs are worth more than the time.
 const (
-	headerBytes = 16
+	headerBytes = 12
 	offSquares  = 4
-	offHash     = 8
-	offSize     = 12
-	offLength   = 14
+	offSize     = 8
+	offLength   = 10
 )
 
 // NewHotList returns empty concise samples for subpaths of the given
 // lengths that never hold more than bound bytes. seed fixes the coin flips.
 func NewHotList(bound int, lengths []int, seed uint64) (*HotList, error) {
+	return newHotList(bound, lengths, seed, nil)
+}
+
+// newHotList is NewHotList with the subpaths coded by the model m (nil:
+// as differences of block ids).
+func newHotList(bound int, lengths []int, seed uint64, m *blockModel) (*HotList, error) {
 	if err := checkLengths(lengths); err != nil {
 		return nil, err
 	}
 	maxLen := slices.Max(lengths)
-	h := &HotList{rng: *rand.NewPCG(seed, 0x6f7370686f746c69), maxLen: maxLen}
+	h := &HotList{rng: *rand.NewPCG(seed, 0x6f7370686f746c69), maxLen: maxLen, model: m}
 	h.classes = make([]class, len(lengths))
 	for i, l := range lengths {
 		h.classes[i] = class{length: l, tau: 1}
 		h.byLen = append(h.byLen, i)
 	}
 	slices.SortFunc(h.byLen, func(a, b int) int { return lengths[a] - lengths[b] })
-	h.scratch = make([]byte, 0, binary.MaxVarintLen32*maxLen)
-	h.deltas = make([]byte, 0, binary.MaxVarintLen32*maxLen)
-	h.deltaAt = make([]int32, 0, maxLen+1)
+	// The windows of one length of a sample have at most maxLen blocks
+	// in all.
+	h.scratch = make([]byte, 0, WindowsPerLength*(binary.MaxVarintLen32+1)+maxLen*m.stepBytes())
+	h.stack = make([]int32, 0, maxLen)
+	// Room for coding each start of a full sample once (codeStarts).
+	h.starts = make([]startCode, 0, WindowsPerLength*len(lengths))
+	steps, bytes := h.startsRoom(h.windowStarts(maxLen))
+	h.marks = make([]int32, 0, steps)
+	h.codes = make([]byte, 0, bytes)
 	h.wins = make([]window, 0, WindowsPerLength)
 	avail := bound - h.Bytes()
 	// A fifth of the rest for the table, filled to three quarters at
-	// most; the rest for the pairs, whose headers alone take 16 bytes
+	// most; the rest for the pairs, whose headers alone take 12 bytes
 	// for the table's 4.
 	h.maxSlots = max(16, avail/5/4)
 	h.maxArena = avail - 4*h.maxSlots
-	if worst := headerBytes + binary.MaxVarintLen32*maxLen; h.maxArena < 2*len(lengths)*worst {
+	if worst := headerBytes + binary.MaxVarintLen32 + 1 + maxLen*m.stepBytes(); h.maxArena < 2*len(lengths)*worst {
 		return nil, fmt.Errorf("a memory bound of %d bytes is too small for %d lengths up to %d blocks (want at least %d)",
 			bound, len(lengths), maxLen, bound-h.maxArena+2*len(lengths)*worst)
 	}
@@ -129,7 +148,8 @@ func NewHotList(bound int, lengths []int, seed uint64) (*HotList, error) {
 // while an array grows, the old copy that the garbage collector then
 // frees).
 func (h *HotList) Bytes() int {
-	return int(unsafe.Sizeof(*h)) + 4*cap(h.slots) + cap(h.arena) + cap(h.scratch) + cap(h.deltas) + 4*cap(h.deltaAt) +
+	return int(unsafe.Sizeof(*h)) + 4*cap(h.slots) + cap(h.arena) + cap(h.scratch) + 4*cap(h.stack) +
+		cap(h.starts)*int(unsafe.Sizeof(startCode{})) + cap(h.codes) + 4*cap(h.marks) +
 		cap(h.wins)*int(unsafe.Sizeof(window{})) + cap(h.classes)*int(unsafe.Sizeof(class{})) + 8*cap(h.byLen)
 }
 
@@ -180,8 +200,8 @@ func (h *HotList) Add(blocks []uint32) {
 	if c.tau > 1 && h.float()*c.tau >= 1 {
 		return
 	}
-	enc := encodeBlocks(h.scratch[:0], blocks)
-	h.add(c, enc, hashBytes(enc), 1)
+	enc, _ := h.model.encode(h.scratch[:0], blocks, h.stack, nil)
+	h.add(c, enc, windowHash(enc, c.length), 1)
 }
 
 // WindowsPerLength is the most subpaths of one length that AddSample
@@ -203,15 +223,11 @@ func Windows(m, l int) int { return min(m/l, WindowsPerLength) }
 // memory bound sooner, and τ rose.)
 func (h *HotList) AddSample(blocks []uint32) {
 	blocks = blocks[:min(len(blocks), h.maxLen)]
-	// A window's encoding is its first block's id followed by the
-	// deltas of the rest, so every window's deltas are a slice of the
-	// sample's, encoded once: what costs most otherwise.
-	deltas, at := h.deltas[:0], h.deltaAt[:0]
-	at = append(at, 0)
-	for i := 1; i < len(blocks); i++ {
-		deltas = appendDelta(deltas, blocks[i], blocks[i-1])
-		at = append(at, int32(len(deltas)))
-	}
+	// A window's code is a prefix of the code of the longest window from
+	// the same start (coding goes block by block from there), so each
+	// start is coded once, where the scratch has room: the coding is
+	// most of the work.
+	starts, cached := h.codeStarts(blocks)
 	for _, i := range h.byLen {
 		c := &h.classes[i]
 		if c.length > len(blocks) {
@@ -224,9 +240,12 @@ func (h *HotList) AddSample(blocks []uint32) {
 	windows:
 		for k := 0; k < n*stride; k += stride {
 			from := len(enc)
-			enc = appendDelta(enc, blocks[k], 0)
-			enc = append(enc, deltas[at[k]:at[k+c.length-1]]...)
-			w := window{from: int32(from), to: int32(len(enc)), hash: hashBytes(enc[from:]), n: 1}
+			if cached {
+				enc = prefixCode(enc, h.codes, h.marks, starts, k, c.length)
+			} else {
+				enc, _ = h.model.encode(enc, blocks[k:k+c.length], h.stack, nil)
+			}
+			w := window{from: int32(from), to: int32(len(enc)), hash: windowHash(enc[from:], c.length), n: 1}
 			for j := range wins {
 				if o := &wins[j]; o.hash == w.hash && string(enc[o.from:o.to]) == string(enc[w.from:w.to]) {
 					o.n++
@@ -249,11 +268,98 @@ func (h *HotList) AddSample(blocks []uint32) {
 	}
 }
 
+// startCode is the code of the longest window from one start of a
+// sample, at codes[from:to], with the bits it has after each of its
+// blocks at marks[mark:].
+type startCode struct {
+	start, length, from, to, mark int32
+}
+
+// windowStarts returns, for a sample of m blocks, the starts of its
+// windows with the longest window from each.
+func (h *HotList) windowStarts(m int) []startCode {
+	starts := h.starts[:0]
+	for _, i := range h.byLen {
+		l := h.classes[i].length
+		if l > m {
+			break
+		}
+		n := Windows(m, l)
+		stride := m / n
+	windows:
+		for k := 0; k < n*stride; k += stride {
+			for j := range starts {
+				if s := &starts[j]; int(s.start) == k {
+					s.length = max(s.length, int32(l))
+					continue windows
+				}
+			}
+			starts = append(starts, startCode{start: int32(k), length: int32(l)})
+		}
+	}
+	return starts
+}
+
+// startsRoom returns the marks and the bytes that coding the starts
+// takes at most.
+func (h *HotList) startsRoom(starts []startCode) (steps, bytes int) {
+	for _, s := range starts {
+		steps += int(s.length)
+		bytes += codeBytes(int(s.length), h.model)
+	}
+	return steps, bytes
+}
+
+// codeBytes bounds the bytes of the code of l blocks.
+func codeBytes(l int, m *blockModel) int {
+	return binary.MaxVarintLen32 + (l-1)*m.stepBytes() + 1
+}
+
+// codeStarts codes, from every start of a window of blocks, the longest
+// window from there, if the scratch has room for them all (it has for a
+// full sample).
+func (h *HotList) codeStarts(blocks []uint32) ([]startCode, bool) {
+	starts := h.windowStarts(len(blocks))
+	if len(starts) > cap(h.starts) {
+		return nil, false
+	}
+	if steps, bytes := h.startsRoom(starts); steps > cap(h.marks) || bytes > cap(h.codes) {
+		return nil, false
+	}
+	codes, marks := h.codes[:0], h.marks[:0]
+	for j := range starts {
+		s := &starts[j]
+		s.from, s.mark = int32(len(codes)), int32(len(marks))
+		codes, marks = h.model.encode(codes, blocks[s.start:s.start+s.length], h.stack, marks)
+		s.to = int32(len(codes))
+	}
+	h.codes, h.marks = codes, marks
+	return starts, true
+}
+
+// prefixCode appends the code of the window of length l from start k:
+// the start's code up to the window's last block, its last byte's bits
+// beyond that cleared, as a window coded alone would have them.
+func prefixCode(enc, codes []byte, marks []int32, starts []startCode, k, l int) []byte {
+	for _, s := range starts {
+		if int(s.start) != k {
+			continue
+		}
+		nbits := int(marks[int(s.mark)+l-1])
+		enc = append(enc, codes[s.from:int(s.from)+(nbits+7)/8]...)
+		if r := nbits % 8; r != 0 {
+			enc[len(enc)-1] &= byte(1)<<r - 1
+		}
+		return enc
+	}
+	panic("osp: a window from a start not coded")
+}
+
 // add counts a admitted occurrences, from one group, of the encoded
 // subpath enc of length c.length.
 func (h *HotList) add(c *class, enc []byte, hash uint32, a uint32) {
 	for {
-		if at := h.find(enc, hash); at >= 0 {
+		if at := h.find(enc, hash, c.length); at >= 0 {
 			n := uint64(binary.LittleEndian.Uint32(h.arena[at:])) + uint64(a)
 			sq := uint64(binary.LittleEndian.Uint32(h.arena[at+offSquares:])) + uint64(a)*uint64(a)
 			if n <= math.MaxUint32 && sq <= math.MaxUint32 {
@@ -293,7 +399,6 @@ func (h *HotList) add(c *class, enc []byte, hash uint32, a uint32) {
 	at := h.used
 	binary.LittleEndian.PutUint32(h.arena[at:], a)
 	binary.LittleEndian.PutUint32(h.arena[at+offSquares:], a*a)
-	binary.LittleEndian.PutUint32(h.arena[at+offHash:], hash)
 	binary.LittleEndian.PutUint16(h.arena[at+offSize:], uint16(len(enc)))
 	binary.LittleEndian.PutUint16(h.arena[at+offLength:], uint16(c.length))
 	copy(h.arena[at+headerBytes:], enc)
@@ -359,8 +464,9 @@ func (h *HotList) grow(need int) bool {
 	return grew
 }
 
-// find returns the arena offset of the pair holding enc, or -1.
-func (h *HotList) find(enc []byte, hash uint32) int {
+// find returns the arena offset of the pair of the given length holding
+// enc, or -1. (A code does not say how many blocks it has.)
+func (h *HotList) find(enc []byte, hash uint32, length int) int {
 	for i := h.slot(hash); ; i++ {
 		if i == len(h.slots) {
 			i = 0
@@ -370,7 +476,8 @@ func (h *HotList) find(enc []byte, hash uint32) int {
 			return -1
 		}
 		a := h.arena[at:]
-		if binary.LittleEndian.Uint32(a[offHash:]) == hash && int(binary.LittleEndian.Uint16(a[offSize:])) == len(enc) &&
+		if int(binary.LittleEndian.Uint16(a[offSize:])) == len(enc) &&
+			int(binary.LittleEndian.Uint16(a[offLength:])) == length &&
 			string(a[headerBytes:headerBytes+len(enc)]) == string(enc) {
 			return int(at)
 		}
@@ -393,8 +500,9 @@ func (h *HotList) rehash() {
 	}
 	for at := 0; at < h.used; {
 		a := h.arena[at:]
-		h.place(int32(at), binary.LittleEndian.Uint32(a[offHash:]))
-		at += headerBytes + int(binary.LittleEndian.Uint16(a[offSize:]))
+		size := int(binary.LittleEndian.Uint16(a[offSize:]))
+		h.place(int32(at), windowHash(a[headerBytes:headerBytes+size], int(binary.LittleEndian.Uint16(a[offLength:]))))
+		at += headerBytes + size
 	}
 }
 
@@ -488,7 +596,7 @@ func (h *HotList) Pairs() []Pair {
 		size := int(binary.LittleEndian.Uint16(a[offSize:]))
 		n := int(binary.LittleEndian.Uint16(a[offLength:]))
 		ps = append(ps, Pair{
-			Blocks:  decodeBlocks(make([]uint32, 0, n), a[headerBytes:headerBytes+size]),
+			Blocks:  h.model.decode(make([]uint32, 0, n), a[headerBytes:headerBytes+size], n),
 			Count:   uint64(binary.LittleEndian.Uint32(a)),
 			Squares: uint64(binary.LittleEndian.Uint32(a[offSquares:])),
 		})
@@ -497,37 +605,9 @@ func (h *HotList) Pairs() []Pair {
 	return ps
 }
 
-// encodeBlocks appends the blocks as varints: the first id, then the
-// zigzag-coded difference to the previous one. Successive blocks are
-// mostly in one function, whose ids are consecutive, so most take a byte.
-func encodeBlocks(b []byte, blocks []uint32) []byte {
-	prev := uint32(0)
-	for _, x := range blocks {
-		b = appendDelta(b, x, prev)
-		prev = x
-	}
-	return b
-}
-
-// appendDelta appends x − prev, zigzag-coded, as a varint.
-func appendDelta(b []byte, x, prev uint32) []byte {
-	d := int64(x) - int64(prev)
-	z := uint64(d<<1) ^ uint64(d>>63)
-	if z < 0x80 {
-		return append(b, byte(z)) // most deltas: blocks of one function
-	}
-	return binary.AppendUvarint(b, z)
-}
-
-func decodeBlocks(out []uint32, b []byte) []uint32 {
-	prev := int64(0)
-	for len(b) > 0 {
-		z, n := binary.Uvarint(b)
-		b = b[n:]
-		prev += int64(z>>1) ^ -int64(z&1)
-		out = append(out, uint32(prev))
-	}
-	return out
+// windowHash is the hash of a subpath's code and length.
+func windowHash(code []byte, length int) uint32 {
+	return hashBytes(code) ^ uint32(length)*0x9e3779b9
 }
 
 const (

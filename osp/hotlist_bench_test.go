@@ -12,15 +12,16 @@ import (
 
 // BenchmarkAddSample measures what the worker spends per sample in the
 // hot list, on samples cut at random places of real runs' block entries
-// (the C programs' first 20 million), at the default bound and lengths.
+// (the C programs' first 20 million), at the default bound and lengths,
+// coded with the program's block model.
 func BenchmarkAddSample(b *testing.B) {
 	for _, p := range testprogs.CRuns(b) {
 		if p.Name == "records" || p.Name == "grid" {
 			continue
 		}
 		b.Run(p.Name, func(b *testing.B) {
-			samples := runSamples(b, p, 4096, 64)
-			h, err := NewHotList(DefaultMemory, DefaultLengths, 1)
+			samples, ins := runSamples(b, p, 4096, 64)
+			h, err := newHotList(DefaultMemory, DefaultLengths, 1, ins.model)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -33,8 +34,9 @@ func BenchmarkAddSample(b *testing.B) {
 }
 
 // runSamples traces a run and cuts n samples of m blocks at random block
-// entries of its first 20 million.
-func runSamples(b *testing.B, p testprogs.Run, n, m int) [][]uint32 {
+// entries of its first 20 million; it returns them with the instrumented
+// module.
+func runSamples(b testing.TB, p testprogs.Run, n, m int) ([][]uint32, *Instrumented) {
 	ctx := context.Background()
 	orig, err := os.ReadFile(p.Path)
 	if err != nil {
@@ -64,5 +66,5 @@ func runSamples(b *testing.B, p testprogs.Run, n, m int) [][]uint32 {
 		at := rng.IntN(len(stream) - m)
 		out[i] = stream[at : at+m]
 	}
-	return out
+	return out, ins
 }

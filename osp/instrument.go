@@ -2,8 +2,10 @@ package osp
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"strings"
 
 	"pathprof/cfg"
@@ -43,6 +45,8 @@ type Instrumented struct {
 	// funcs holds, per original function index, what turns the paths
 	// the program reports back into blocks (nil: no such function).
 	funcs []*pathFunc
+	// model is what the hot list codes subpaths with.
+	model *blockModel
 	// recent is a direct-mapped cache in front of the functions' maps:
 	// a sample's paths are mostly the hot ones, seen again and again.
 	recent []recentPath
@@ -323,6 +327,7 @@ func instrumentWith(orig []byte, end endFunc, blockwise func(uint32) bool) (*Ins
 		return nil, err
 	}
 	ins.Wasm = res.Module
+	funcs := map[uint32]modelFunc{}
 	for _, f := range res.Funcs {
 		if f.Graph == nil || len(f.Graph.Blocks) <= 2 {
 			continue
@@ -346,7 +351,18 @@ func instrumentWith(orig []byte, end endFunc, blockwise func(uint32) bool) (*Ins
 			ins.funcs = append(ins.funcs, nil)
 		}
 		ins.funcs[f.Index] = pf
+		funcs[f.Index] = modelFunc{f: f, block: pf.block}
 	}
+	ins.model = newBlockModel(len(ins.Blocks), funcs, func(f *instrument.Func, e *cfg.Edge) int64 {
+		at := f.InstrOffset(e.Instr)
+		if at < 0 || at+1 >= len(orig) || wasm.Op(orig[at]) != wasm.OpCall {
+			return -1
+		}
+		if v, n := binary.Uvarint(orig[at+1:]); n > 0 && v <= math.MaxUint32 {
+			return int64(v)
+		}
+		return -1
+	})
 	return ins, nil
 }
 

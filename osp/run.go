@@ -245,8 +245,12 @@ func newSampler(opt Options, ins *Instrumented) (*sampler, error) {
 	if opt.MeanSkip > 1 {
 		s.lambda = -math.Log1p(-1 / opt.MeanSkip)
 	}
+	var model *blockModel
+	if ins != nil {
+		model = ins.model
+	}
 	var err error
-	s.hot, err = NewHotList(opt.Memory, opt.Lengths, opt.Seed^0x686f746c697374)
+	s.hot, err = newHotList(opt.Memory, opt.Lengths, opt.Seed^0x686f746c697374, model)
 	return s, err
 }
 

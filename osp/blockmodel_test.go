@@ -1,0 +1,90 @@
+package osp
+
+import (
+	"math/rand/v2"
+	"os"
+	"slices"
+	"testing"
+
+	"pathprof/internal/testprogs"
+)
+
+// TestBlockModel codes windows of real runs with the model of their
+// program's blocks: every code decodes to its window, and the code is
+// smaller than the ids' differences.
+func TestBlockModel(t *testing.T) {
+	ps := append(testprogs.CRuns(t), program{Name: "hello", Path: testprogs.GoHello(t)})
+	for _, p := range ps {
+		if p.Name == "records" || p.Name == "grid" {
+			continue
+		}
+		t.Run(p.Name, func(t *testing.T) {
+			samples, ins := runSamples(t, p, 512, 64)
+			m := ins.model
+			var none *blockModel
+			var modelled, plain, blocks int
+			for _, s := range samples {
+				for _, l := range []int{2, 8, 64} {
+					w := s[:l]
+					code, _ := m.encode(nil, w, nil, nil)
+					if got := m.decode(nil, code, l); !slices.Equal(got, w) {
+						t.Fatalf("%v came back as %v", w, got)
+					}
+					if len(code) > 6+(l-1)*m.stepBytes() {
+						t.Fatalf("%d bytes for %d blocks, more than the bound", len(code), l)
+					}
+					if l == 64 {
+						modelled += len(code)
+						plain += len(first(none.encode(nil, w, nil, nil)))
+						blocks += l
+					}
+				}
+			}
+			t.Logf("windows of 64 blocks: %.2f bytes a block, %.2f as differences", float64(modelled)/float64(blocks), float64(plain)/float64(blocks))
+			if 2*modelled > plain {
+				t.Errorf("the model's code took %d bytes, the differences %d: not half", modelled, plain)
+			}
+		})
+	}
+}
+
+// TestBlockModelAnySequence codes sequences that no run makes: walks
+// through the model's choices with random jumps, and random ids.
+func TestBlockModelAnySequence(t *testing.T) {
+	p := testprogs.CRuns(t)[0]
+	orig, err := os.ReadFile(p.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins, err := Instrument(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := ins.model
+	r := rand.New(rand.NewPCG(3, 4))
+	n := uint32(len(m.next))
+	for range 2000 {
+		w := make([]uint32, 1+r.IntN(100))
+		w[0] = r.Uint32N(n)
+		var stack []int32
+		for i := 1; i < len(w); i++ {
+			next, ret := m.choices(w[i-1], stack)
+			all := append(slices.Clone(next), ret...)
+			switch k := r.IntN(10); {
+			case k < 7 && len(all) > 0:
+				w[i] = all[r.IntN(len(all))]
+			case k < 9:
+				w[i] = r.Uint32N(n)
+			default:
+				w[i] = r.Uint32()
+			}
+			stack = m.step(stack, w[i-1], w[i], slices.Contains(next, w[i]))
+		}
+		code, _ := m.encode(nil, w, nil, nil)
+		if got := m.decode(nil, code, len(w)); !slices.Equal(got, w) {
+			t.Fatalf("%v came back as %v", w, got)
+		}
+	}
+}
+
+func first[A, B any](a A, _ B) A { return a }
