@@ -24,10 +24,15 @@ import (
 // the module alone, like the numberings, and is not part of the hot
 // list's memory.
 type blockModel struct {
-	next  [][]uint32 // per block: the choices without a return
-	call  []int32    // per block: the continuation its call returns to (an index of conts), or -1
-	exits []bool     // per block: it may leave its function
-	entry []bool     // per block: it is the first block of its function
+	// at[b] is where block b's record starts in recs: a word with the
+	// number n of its choices without a return (and exitBit if it may
+	// leave its function), the continuation its call returns to (an
+	// index of conts, or -1), then the n choices. One array, so that a
+	// step of the coder touches one place of it (the Go programs' models
+	// are larger than a core's cache).
+	at    []uint32
+	recs  []uint32
+	entry []bool // per block: it is the first block of its function
 	conts []cont
 	// most is the largest number of choices after a block.
 	most int
@@ -52,13 +57,17 @@ type modelFunc struct {
 // directly, or -1.
 func newBlockModel(nBlocks int, funcs map[uint32]modelFunc, callee func(f *instrument.Func, e *cfg.Edge) int64) *blockModel {
 	m := &blockModel{
-		next:  make([][]uint32, nBlocks),
-		call:  make([]int32, nBlocks),
-		exits: make([]bool, nBlocks),
+		at:    make([]uint32, nBlocks),
 		entry: make([]bool, nBlocks),
 	}
-	for i := range m.call {
-		m.call[i] = -1
+	type rec struct {
+		next  []uint32
+		exits bool
+		call  int32
+	}
+	recs := make([]rec, nBlocks)
+	for i := range recs {
+		recs[i].call = -1
 	}
 	// first returns the first block of function fn, or -1.
 	first := func(fn uint32) int32 {
@@ -135,9 +144,19 @@ func newBlockModel(nBlocks int, funcs map[uint32]modelFunc, callee func(f *instr
 			if b < 0 {
 				continue
 			}
-			m.next[b], m.exits[b], m.call[b] = succ(mf, int32(n), nil)
-			m.most = max(m.most, len(m.next[b]))
+			r := &recs[b]
+			r.next, r.exits, r.call = succ(mf, int32(n), nil)
+			m.most = max(m.most, len(r.next))
 		}
+	}
+	for b, r := range recs {
+		m.at[b] = uint32(len(m.recs))
+		w := uint32(len(r.next))
+		if r.exits {
+			w |= exitBit
+		}
+		m.recs = append(m.recs, w, uint32(r.call))
+		m.recs = append(m.recs, r.next...)
 	}
 	most := 0
 	for _, c := range m.conts {
@@ -157,14 +176,28 @@ func (m *blockModel) stepBytes() int {
 	return (int(bitsFor(k+1))+7)/8 + binary.MaxVarintLen32
 }
 
+// exitBit marks, in a block's record, a block that may leave its
+// function.
+const exitBit = 1 << 31
+
+// block returns block b's choices without a return, whether it may leave
+// its function, and the continuation its call returns to (or -1); ok is
+// false for a block the model does not know.
+func (m *blockModel) block(b uint32) (next []uint32, exits bool, call int32, ok bool) {
+	if m == nil || int(b) >= len(m.at) {
+		return nil, false, -1, false
+	}
+	a := m.at[b]
+	w := m.recs[a]
+	n := w &^ exitBit
+	return m.recs[a+2 : a+2+n], w&exitBit != 0, int32(m.recs[a+1]), true
+}
+
 // choices returns the choices after block prev with the frames of calls
 // the subpath entered: those without a return, and the return's.
 func (m *blockModel) choices(prev uint32, stack []int32) (next, ret []uint32) {
-	if m == nil || int(prev) >= len(m.next) {
-		return nil, nil
-	}
-	next = m.next[prev]
-	if m.exits[prev] && len(stack) > 0 {
+	next, exits, _, _ := m.block(prev)
+	if exits && len(stack) > 0 {
 		ret = m.conts[stack[len(stack)-1]].next
 	}
 	return next, ret
@@ -176,10 +209,11 @@ func (m *blockModel) choices(prev uint32, stack []int32) (next, ret []uint32) {
 // follows it is the caller's). A step from a call to a function's first
 // block enters a frame.
 func (m *blockModel) step(stack []int32, prev, x uint32, intra bool) []int32 {
-	if m == nil || int(prev) >= len(m.next) || int(x) >= len(m.next) {
+	_, exits, call, ok := m.block(prev)
+	if !ok || int(x) >= len(m.entry) {
 		return stack
 	}
-	if m.exits[prev] && !intra && len(stack) > 0 {
+	if exits && !intra && len(stack) > 0 {
 		c := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if k := m.conts[c].call; k >= 0 && m.entry[x] {
@@ -187,8 +221,8 @@ func (m *blockModel) step(stack []int32, prev, x uint32, intra bool) []int32 {
 		}
 		return stack
 	}
-	if k := m.call[prev]; k >= 0 && m.entry[x] && !intra {
-		stack = append(stack, k)
+	if call >= 0 && m.entry[x] && !intra {
+		stack = append(stack, call)
 	}
 	return stack
 }
@@ -211,51 +245,56 @@ func bitsFor(n int) uint {
 // sample.)
 func (m *blockModel) encode(b []byte, blocks []uint32, stack []int32, marks []int32) ([]byte, []int32) {
 	base := len(b)
-	w := bitWriter{b: b}
-	w.varint(uint64(blocks[0]))
+	// The bits go through locals: a writer's fields would be stored and
+	// loaded again at every step (it cost half the time).
+	out, acc, n := putVarint(b, 0, 0, uint64(blocks[0]))
 	if marks != nil {
-		marks = append(marks, int32(8*(len(w.b)-base)+int(w.n)))
+		marks = append(marks, int32(8*(len(out)-base)+int(n)))
 	}
 	stack = stack[:0]
 	var nb int
 	if m != nil {
-		nb = len(m.next)
+		nb = len(m.at)
 	}
 	for i := 1; i < len(blocks); i++ {
 		prev, x := blocks[i-1], blocks[i]
 		var next, ret []uint32
 		exits, call := false, int32(-1)
 		if int(prev) < nb {
-			next, exits, call = m.next[prev], m.exits[prev], m.call[prev]
+			a := m.at[prev]
+			h := m.recs[a]
+			next, exits, call = m.recs[a+2:a+2+h&^exitBit], h&exitBit != 0, int32(m.recs[a+1])
 			if exits && len(stack) > 0 {
 				ret = m.conts[stack[len(stack)-1]].next
 			}
 		}
 		k := len(next) + len(ret)
-		sym, intra := k, false
-		for j, y := range next {
-			if y == x {
-				sym, intra = j, true
-				break
+		sym := k
+		for j := len(ret) - 1; j >= 0; j-- {
+			if ret[j] == x {
+				sym = len(next) + j
 			}
 		}
-		if !intra {
-			for j, y := range ret {
-				if y == x {
-					sym = len(next) + j
-					break
-				}
+		for j := len(next) - 1; j >= 0; j-- {
+			if next[j] == x {
+				sym = j
 			}
 		}
-		w.bits(uint64(sym), bitsFor(k+1))
+		intra := sym < len(next)
+		acc |= uint64(sym) << n
+		if n += bitsFor(k + 1); n >= 32 {
+			out = binary.LittleEndian.AppendUint32(out, uint32(acc))
+			acc >>= 32
+			n -= 32
+		}
 		if sym == k {
 			d := int64(x) - int64(prev)
-			w.varint(uint64(d<<1) ^ uint64(d>>63))
+			out, acc, n = putVarint(out, acc, n, uint64(d<<1)^uint64(d>>63))
 		}
 		if marks != nil {
-			marks = append(marks, int32(8*(len(w.b)-base)+int(w.n)))
+			marks = append(marks, int32(8*(len(out)-base)+int(n)))
 		}
-		if int(x) >= nb || int(prev) >= nb || intra {
+		if intra || int(x) >= nb || int(prev) >= nb {
 			continue
 		}
 		// m.step
@@ -270,7 +309,33 @@ func (m *blockModel) encode(b []byte, blocks []uint32, stack []int32, marks []in
 			stack = append(stack, call)
 		}
 	}
-	return w.flush(), marks
+	for ; n > 0; n = max(n, 8) - 8 {
+		out = append(out, byte(acc))
+		acc >>= 8
+	}
+	return out, marks
+}
+
+// putVarint writes z after the n < 32 bits in acc, in groups of seven
+// bits, each with a bit that says whether another follows, and returns
+// the bytes, the bits and their number.
+func putVarint(out []byte, acc uint64, n uint, z uint64) ([]byte, uint64, uint) {
+	for {
+		g := z & 0x7f
+		if z >= 0x80 {
+			g |= 0x80
+		}
+		acc |= g << n
+		if n += 8; n >= 32 {
+			out = binary.LittleEndian.AppendUint32(out, uint32(acc))
+			acc >>= 32
+			n -= 32
+		}
+		if z < 0x80 {
+			return out, acc, n
+		}
+		z >>= 7
+	}
 }
 
 // decode appends the n blocks of code to out.
@@ -298,42 +363,6 @@ func (m *blockModel) decode(out []uint32, code []byte, n int) []uint32 {
 		prev = x
 	}
 	return out
-}
-
-// bitWriter appends bits to a byte slice, from the low end of each byte.
-type bitWriter struct {
-	b   []byte
-	acc uint64
-	n   uint // bits in acc, fewer than 32 between calls
-}
-
-// bits writes the n ≤ 32 low bits of v.
-func (w *bitWriter) bits(v uint64, n uint) {
-	w.acc |= (v & (1<<n - 1)) << w.n
-	if w.n += n; w.n >= 32 {
-		w.b = binary.LittleEndian.AppendUint32(w.b, uint32(w.acc))
-		w.acc >>= 32
-		w.n -= 32
-	}
-}
-
-// varint writes v in groups of seven bits, each with a bit that says
-// whether another follows.
-func (w *bitWriter) varint(v uint64) {
-	for v >= 0x80 {
-		w.bits(v&0x7f|0x80, 8)
-		v >>= 7
-	}
-	w.bits(v, 8)
-}
-
-func (w *bitWriter) flush() []byte {
-	for w.n > 0 {
-		w.b = append(w.b, byte(w.acc))
-		w.acc >>= 8
-		w.n = max(w.n, 8) - 8
-	}
-	return w.b
 }
 
 // bitReader reads what a bitWriter wrote; past the end it reads zeros.

@@ -1,6 +1,9 @@
 package osp
 
 import (
+	"bytes"
+	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -62,7 +65,7 @@ func TestBlockModelAnySequence(t *testing.T) {
 	}
 	m := ins.model
 	r := rand.New(rand.NewPCG(3, 4))
-	n := uint32(len(m.next))
+	n := uint32(len(m.at))
 	for range 2000 {
 		w := make([]uint32, 1+r.IntN(100))
 		w[0] = r.Uint32N(n)
@@ -88,3 +91,68 @@ func TestBlockModelAnySequence(t *testing.T) {
 }
 
 func first[A, B any](a A, _ B) A { return a }
+
+// TestCompact samples the same runs with and without Options.Compact.
+// With room for every subpath (τ stays 1) the two profiles hold the same
+// subpaths with the same counts; under a bound that thins them, the
+// compact hot list holds more subpaths in its bytes, and its longest
+// length is thinned less.
+func TestCompact(t *testing.T) {
+	ctx := context.Background()
+	for _, r := range testprogs.CRuns(t) {
+		if r.Name != "calc" {
+			continue
+		}
+		orig, err := os.ReadFile(r.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins, err := Instrument(orig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := Compile(ctx, ins, ModeSample, r.Config(t, &bytes.Buffer{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer prog.Close(ctx)
+		sample := func(memory int, compact bool) *Profile {
+			prof, _, err := prog.Sample(ctx, Options{Memory: memory, MeanSkip: 2000, Compact: compact}, r.Config(t, &bytes.Buffer{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if prof.Sampling.Compact != compact {
+				t.Errorf("the profile says compact %v, sampled with %v", prof.Sampling.Compact, compact)
+			}
+			if prof.Memory.HotListBytes > memory {
+				t.Errorf("compact %v: %d bytes, bound %d", compact, prof.Memory.HotListBytes, memory)
+			}
+			return prof
+		}
+		key := func(s Subpath) string { return fmt.Sprint(s.Length, s.Count, s.Squares, s.Blocks) }
+		plain, compact := sample(DefaultMemory, false), sample(DefaultMemory, true)
+		for _, l := range plain.Sampling.ByLength {
+			if l.Tau != 1 {
+				t.Fatalf("length %d thinned at the default bound: the comparison needs room", l.Length)
+			}
+		}
+		if a, b := len(plain.Subpaths), len(compact.Subpaths); a != b {
+			t.Fatalf("%d subpaths without the model, %d with", a, b)
+		}
+		for i := range plain.Subpaths {
+			if a, b := key(plain.Subpaths[i]), key(compact.Subpaths[i]); a != b {
+				t.Fatalf("subpath %d: %s without the model, %s with", i, a, b)
+			}
+		}
+		plain, compact = sample(96<<10, false), sample(96<<10, true)
+		last := len(plain.Sampling.ByLength) - 1
+		tp, tc := plain.Sampling.ByLength[last].Tau, compact.Sampling.ByLength[last].Tau
+		if tp == 1 {
+			t.Fatal("96 KiB did not thin the plain hot list: the test tests nothing")
+		}
+		if tc >= tp || compact.Memory.Pairs <= plain.Memory.Pairs {
+			t.Errorf("at 96 KiB: τ of the longest %v and %d pairs compact, %v and %d plain", tc, compact.Memory.Pairs, tp, plain.Memory.Pairs)
+		}
+		t.Logf("at 96 KiB: τ of the longest %.3g and %d pairs compact, %.3g and %d plain", tc, compact.Memory.Pairs, tp, plain.Memory.Pairs)
+	}
+}

@@ -21,14 +21,15 @@ import (
 )
 
 var (
-	evalFlag   = flag.Bool("osp.eval", false, "run TestEval: overhead, memory and accuracy of OSP on the benchmark programs")
-	evalRuns   = flag.Int("osp.runs", 5, "TestEval: timed runs per build")
-	evalMemory = flag.Int("osp.memory", 0, "TestEval: --memory (0: the default)")
-	evalSkip   = flag.Float64("osp.skip", 0, "TestEval: mean skip (0: the default)")
-	evalOnly   = flag.String("osp.only", "", "TestEval: only the programs with these comma-separated names")
-	evalParts  = flag.Bool("osp.parts", true, "TestEval: also time builds with parts of the countdown, to split its cost")
-	evalSweep  = flag.String("osp.sweep", "65536,262144", "TestEval: other --memory bounds to score, comma-separated (untimed)")
-	evalSuite  = flag.String("osp.suite", "", "TestEval: also the programs of the pathprof bench suite in this directory (pathprof bench --prepare; \"default\": its default directory)")
+	evalFlag    = flag.Bool("osp.eval", false, "run TestEval: overhead, memory and accuracy of OSP on the benchmark programs")
+	evalRuns    = flag.Int("osp.runs", 5, "TestEval: timed runs per build")
+	evalMemory  = flag.Int("osp.memory", 0, "TestEval: --memory (0: the default)")
+	evalSkip    = flag.Float64("osp.skip", 0, "TestEval: mean skip (0: the default)")
+	evalCompact = flag.Bool("osp.compact", false, "TestEval: --compact")
+	evalOnly    = flag.String("osp.only", "", "TestEval: only the programs with these comma-separated names")
+	evalParts   = flag.Bool("osp.parts", true, "TestEval: also time builds with parts of the countdown, to split its cost")
+	evalSweep   = flag.String("osp.sweep", "65536,262144", "TestEval: other --memory bounds to score, comma-separated (untimed)")
+	evalSuite   = flag.String("osp.suite", "", "TestEval: also the programs of the pathprof bench suite in this directory (pathprof bench --prepare; \"default\": its default directory)")
 )
 
 // evalResult is what TestEval measures for one program.
@@ -129,7 +130,7 @@ func TestEval(t *testing.T) {
 		t.Skip("run with -osp.eval")
 	}
 	ctx := context.Background()
-	opt := Options{Memory: *evalMemory, MeanSkip: *evalSkip}
+	opt := Options{Memory: *evalMemory, MeanSkip: *evalSkip, Compact: *evalCompact}
 	if err := opt.fill(); err != nil {
 		t.Fatal(err)
 	}
@@ -345,8 +346,12 @@ func evalProgram(t *testing.T, ctx context.Context, p program, opt Options) eval
 
 // writeEval writes the tables of docs/osp.md.
 func writeEval(b *strings.Builder, rs []evalResult, opt Options) {
-	fmt.Fprintf(b, "Settings: --memory %d, --lengths %s, mean skip %g, seed %d; %d timed runs per build.\n\n",
-		opt.Memory, joinInts(opt.Lengths), opt.MeanSkip, opt.Seed, *evalRuns)
+	compact := ""
+	if opt.Compact {
+		compact = ", --compact"
+	}
+	fmt.Fprintf(b, "Settings: --memory %d, --lengths %s, mean skip %g, seed %d%s; %d timed runs per build.\n\n",
+		opt.Memory, joinInts(opt.Lengths), opt.MeanSkip, opt.Seed, compact, *evalRuns)
 	fmt.Fprintln(b, "| program | block entries | samples | original ms | OSP ms | ratio | ratio (CPU) | ratio of minima | pair ratios | hot list bytes | subpaths kept |")
 	fmt.Fprintln(b, "| --- | --: | --: | --: | --: | --: | --: | --: | --- | --: | --: |")
 	var wall, cpu, mins []float64

@@ -56,6 +56,9 @@ type Sampling struct {
 	Seed     uint64  `json:"seed"`
 	MeanSkip float64 `json:"mean_skip"`
 	Lengths  []int   `json:"lengths"`
+	// Compact says that the hot list coded subpaths with the module's
+	// block model (Options.Compact).
+	Compact bool `json:"compact,omitempty"`
 	// Samples is the number of complete samples taken, SampledBlocks the
 	// block entries recorded (a sample cut short by the end of the run
 	// included).

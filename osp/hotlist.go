@@ -52,6 +52,10 @@ type HotList struct {
 	n       int // pairs
 	scratch []byte
 	stack   []int32 // the coder's frames
+	// Without a model: a sample's differences, and where each block's
+	// starts in them.
+	deltas  []byte
+	deltaAt []int32
 	// The codes of a sample's windows from each start (AddSample).
 	starts []startCode
 	codes  []byte
@@ -71,6 +75,7 @@ type class struct {
 	pairs   int
 	raises  int
 	offered uint64
+	admit   uint8 // AddSample: a bit for each of the sample's windows admitted
 }
 
 // window is one subpath of a sample, encoded at scratch[from:to], and how
@@ -118,12 +123,18 @@ func newHotList(bound int, lengths []int, seed uint64, m *blockModel) (*HotList,
 	// The windows of one length of a sample have at most maxLen blocks
 	// in all.
 	h.scratch = make([]byte, 0, WindowsPerLength*(binary.MaxVarintLen32+1)+maxLen*m.stepBytes())
-	h.stack = make([]int32, 0, maxLen)
-	// Room for coding each start of a full sample once (codeStarts).
-	h.starts = make([]startCode, 0, WindowsPerLength*len(lengths))
-	steps, bytes := h.startsRoom(h.windowStarts(maxLen))
-	h.marks = make([]int32, 0, steps)
-	h.codes = make([]byte, 0, bytes)
+	if m == nil {
+		// A sample's differences, coded once.
+		h.deltas = make([]byte, 0, binary.MaxVarintLen32*maxLen)
+		h.deltaAt = make([]int32, 0, maxLen+1)
+	} else {
+		h.stack = make([]int32, 0, maxLen)
+		// Room for coding each start of a full sample once (prefixCode).
+		h.starts = make([]startCode, 0, WindowsPerLength*len(lengths))
+		steps, bytes := h.startsRoom(h.windowStarts(maxLen))
+		h.marks = make([]int32, 0, steps)
+		h.codes = make([]byte, 0, bytes)
+	}
 	h.wins = make([]window, 0, WindowsPerLength)
 	avail := bound - h.Bytes()
 	// A fifth of the rest for the table, filled to three quarters at
@@ -149,6 +160,7 @@ func newHotList(bound int, lengths []int, seed uint64, m *blockModel) (*HotList,
 // frees).
 func (h *HotList) Bytes() int {
 	return int(unsafe.Sizeof(*h)) + 4*cap(h.slots) + cap(h.arena) + cap(h.scratch) + 4*cap(h.stack) +
+		cap(h.deltas) + 4*cap(h.deltaAt) +
 		cap(h.starts)*int(unsafe.Sizeof(startCode{})) + cap(h.codes) + 4*cap(h.marks) +
 		cap(h.wins)*int(unsafe.Sizeof(window{})) + cap(h.classes)*int(unsafe.Sizeof(class{})) + 8*cap(h.byLen)
 }
@@ -223,11 +235,40 @@ func Windows(m, l int) int { return min(m/l, WindowsPerLength) }
 // memory bound sooner, and τ rose.)
 func (h *HotList) AddSample(blocks []uint32) {
 	blocks = blocks[:min(len(blocks), h.maxLen)]
-	// A window's code is a prefix of the code of the longest window from
-	// the same start (coding goes block by block from there), so each
-	// start is coded once, where the scratch has room: the coding is
-	// most of the work.
-	starts, cached := h.codeStarts(blocks)
+	// Each window is admitted on its own with probability 1/τ, so a
+	// subpath's admitted occurrences in the sample are binomial, as in
+	// add and raise. The coins are flipped first: coding is most of the
+	// work, and a window's code is a prefix of the code of the longest
+	// window from the same start (coding goes block by block from
+	// there), so each start is coded once, as far as its longest
+	// admitted window, where the scratch has room.
+	for _, i := range h.byLen {
+		c := &h.classes[i]
+		c.admit = 0
+		if c.length > len(blocks) {
+			break
+		}
+		for w := range Windows(len(blocks), c.length) {
+			c.offered++
+			if c.tau <= 1 || h.float()*c.tau < 1 {
+				c.admit |= 1 << w
+			}
+		}
+	}
+	var starts []startCode
+	cached := false
+	deltas, at := h.deltas[:0], h.deltaAt[:0]
+	if h.model != nil {
+		starts, cached = h.prepareStarts(blocks)
+	} else {
+		// Without a model a window's code is its first id and a slice
+		// of the sample's differences, coded once.
+		at = append(at, 0)
+		for i := 1; i < len(blocks); i++ {
+			deltas = appendDelta(deltas, blocks[i], blocks[i-1])
+			at = append(at, int32(len(deltas)))
+		}
+	}
 	for _, i := range h.byLen {
 		c := &h.classes[i]
 		if c.length > len(blocks) {
@@ -235,14 +276,22 @@ func (h *HotList) AddSample(blocks []uint32) {
 		}
 		n := Windows(len(blocks), c.length)
 		stride := len(blocks) / n
-		// Encode the windows, each distinct one once with its number.
+		// Code the admitted windows, each distinct one once with its
+		// number.
 		enc, wins := h.scratch[:0], h.wins[:0]
 	windows:
 		for k := 0; k < n*stride; k += stride {
+			if c.admit&(1<<(k/stride)) == 0 {
+				continue
+			}
 			from := len(enc)
-			if cached {
-				enc = prefixCode(enc, h.codes, h.marks, starts, k, c.length)
-			} else {
+			switch {
+			case h.model == nil:
+				enc = binary.AppendUvarint(enc, uint64(blocks[k]))
+				enc = append(enc, deltas[at[k]:at[k+c.length-1]]...)
+			case cached:
+				enc = h.prefixCode(enc, blocks, starts, k, c.length)
+			default:
 				enc, _ = h.model.encode(enc, blocks[k:k+c.length], h.stack, nil)
 			}
 			w := window{from: int32(from), to: int32(len(enc)), hash: windowHash(enc[from:], c.length), n: 1}
@@ -256,21 +305,14 @@ func (h *HotList) AddSample(blocks []uint32) {
 			wins = append(wins, w)
 		}
 		for _, w := range wins {
-			c.offered += uint64(w.n)
-			a := w.n
-			if c.tau > 1 {
-				a = h.binomial(a, 1/c.tau)
-			}
-			if a > 0 {
-				h.add(c, enc[w.from:w.to], w.hash, a)
-			}
+			h.add(c, enc[w.from:w.to], w.hash, w.n)
 		}
 	}
 }
 
 // startCode is the code of the longest window from one start of a
 // sample, at codes[from:to], with the bits it has after each of its
-// blocks at marks[mark:].
+// blocks at marks[mark:]; from is -1 until it is coded.
 type startCode struct {
 	start, length, from, to, mark int32
 }
@@ -315,10 +357,10 @@ func codeBytes(l int, m *blockModel) int {
 	return binary.MaxVarintLen32 + (l-1)*m.stepBytes() + 1
 }
 
-// codeStarts codes, from every start of a window of blocks, the longest
-// window from there, if the scratch has room for them all (it has for a
+// prepareStarts finds the starts of the windows of blocks, and says
+// whether the scratch has room to code from all of them (it has for a
 // full sample).
-func (h *HotList) codeStarts(blocks []uint32) ([]startCode, bool) {
+func (h *HotList) prepareStarts(blocks []uint32) ([]startCode, bool) {
 	starts := h.windowStarts(len(blocks))
 	if len(starts) > cap(h.starts) {
 		return nil, false
@@ -326,33 +368,48 @@ func (h *HotList) codeStarts(blocks []uint32) ([]startCode, bool) {
 	if steps, bytes := h.startsRoom(starts); steps > cap(h.marks) || bytes > cap(h.codes) {
 		return nil, false
 	}
-	codes, marks := h.codes[:0], h.marks[:0]
 	for j := range starts {
 		s := &starts[j]
-		s.from, s.mark = int32(len(codes)), int32(len(marks))
-		codes, marks = h.model.encode(codes, blocks[s.start:s.start+s.length], h.stack, marks)
-		s.to = int32(len(codes))
+		s.from, s.length = -1, 0
+		// As far as the longest admitted window from there.
+		for _, i := range h.byLen {
+			c := &h.classes[i]
+			if c.length > len(blocks) {
+				break
+			}
+			n := Windows(len(blocks), c.length)
+			if k, stride := int(s.start), len(blocks)/n; k%stride == 0 && k/stride < n && c.admit&(1<<(k/stride)) != 0 {
+				s.length = max(s.length, int32(c.length))
+			}
+		}
 	}
-	h.codes, h.marks = codes, marks
+	h.codes, h.marks = h.codes[:0], h.marks[:0]
 	return starts, true
 }
 
-// prefixCode appends the code of the window of length l from start k:
-// the start's code up to the window's last block, its last byte's bits
-// beyond that cleared, as a window coded alone would have them.
-func prefixCode(enc, codes []byte, marks []int32, starts []startCode, k, l int) []byte {
-	for _, s := range starts {
+// prefixCode appends the code of the window of blocks of length l from
+// start k: the code from that start (made now if it is the first window
+// from there) up to the window's last block, its last byte's bits beyond
+// that cleared, as a window coded alone would have them.
+func (h *HotList) prefixCode(enc []byte, blocks []uint32, starts []startCode, k, l int) []byte {
+	for j := range starts {
+		s := &starts[j]
 		if int(s.start) != k {
 			continue
 		}
-		nbits := int(marks[int(s.mark)+l-1])
-		enc = append(enc, codes[s.from:int(s.from)+(nbits+7)/8]...)
+		if s.from < 0 {
+			s.from, s.mark = int32(len(h.codes)), int32(len(h.marks))
+			h.codes, h.marks = h.model.encode(h.codes, blocks[s.start:s.start+s.length], h.stack, h.marks)
+			s.to = int32(len(h.codes))
+		}
+		nbits := int(h.marks[int(s.mark)+l-1])
+		enc = append(enc, h.codes[s.from:int(s.from)+(nbits+7)/8]...)
 		if r := nbits % 8; r != 0 {
 			enc[len(enc)-1] &= byte(1)<<r - 1
 		}
 		return enc
 	}
-	panic("osp: a window from a start not coded")
+	panic("osp: a window from a start not found")
 }
 
 // add counts a admitted occurrences, from one group, of the encoded
@@ -603,6 +660,17 @@ func (h *HotList) Pairs() []Pair {
 		at += headerBytes + size
 	}
 	return ps
+}
+
+// appendDelta appends x − prev, zigzag-coded, as a varint: the code of a
+// step without a model.
+func appendDelta(b []byte, x, prev uint32) []byte {
+	d := int64(x) - int64(prev)
+	z := uint64(d<<1) ^ uint64(d>>63)
+	if z < 0x80 {
+		return append(b, byte(z)) // most: blocks of one function
+	}
+	return binary.AppendUvarint(b, z)
 }
 
 // windowHash is the hash of a subpath's code and length.

@@ -26,7 +26,6 @@ type Options struct {
 	// Lengths are the subpath lengths, in blocks; default 2, 4, ..., 64.
 	// Every sample records the longest, and offers the hot list up to
 	// WindowsPerLength subpaths of each length from it.
-	// Each sample takes one of them, uniformly at random.
 	Lengths []int
 	// MeanSkip is the mean number of block entries from the end of one
 	// sample to the start of the next (geometrically distributed);
@@ -34,6 +33,14 @@ type Options struct {
 	MeanSkip float64
 	// Seed fixes the skips and the hot list's coin flips.
 	Seed uint64
+	// Compact makes the hot list code each subpath as the choices it
+	// makes among the blocks that may follow each of its blocks (a model
+	// of the module's blocks) instead of as differences of block ids:
+	// about a third of the bytes, so that where the bound makes the hot
+	// list thin its samples, τ stays lower; but the sampling worker takes
+	// twice as long per sample, time that on a machine with few cores
+	// comes off the program's.
+	Compact bool
 }
 
 // Defaults of Options.
@@ -246,7 +253,7 @@ func newSampler(opt Options, ins *Instrumented) (*sampler, error) {
 		s.lambda = -math.Log1p(-1 / opt.MeanSkip)
 	}
 	var model *blockModel
-	if ins != nil {
+	if ins != nil && opt.Compact {
 		model = ins.model
 	}
 	var err error
@@ -624,6 +631,7 @@ func (p *Program) profile(s *sampler, blocks uint64, rc runner.Config, res runne
 		Sampling: Sampling{
 			Seed:          s.opt.Seed,
 			MeanSkip:      s.opt.MeanSkip,
+			Compact:       s.opt.Compact,
 			Lengths:       slices.Clone(s.opt.Lengths),
 			SampledBlocks: s.records,
 		},
