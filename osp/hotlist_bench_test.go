@@ -13,23 +13,31 @@ import (
 // BenchmarkAddSample measures what the worker spends per sample in the
 // hot list, on samples cut at random places of real runs' block entries
 // (the C programs' first 20 million), at the default bound and lengths,
-// coded with the program's block model.
+// with subpaths coded as id differences (plain) and by the program's
+// block model (compact).
 func BenchmarkAddSample(b *testing.B) {
 	for _, p := range testprogs.CRuns(b) {
 		if p.Name == "records" || p.Name == "grid" {
 			continue
 		}
-		b.Run(p.Name, func(b *testing.B) {
-			samples, ins := runSamples(b, p, 4096, 64)
-			h, err := newHotList(DefaultMemory, DefaultLengths, 1, ins.model)
-			if err != nil {
-				b.Fatal(err)
+		samples, ins := runSamples(b, p, 4096, 64)
+		for _, compact := range []bool{false, true} {
+			var m *blockModel
+			name := p.Name + "/plain"
+			if compact {
+				m, name = ins.model, p.Name+"/compact"
 			}
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				h.AddSample(samples[i%len(samples)])
-			}
-		})
+			b.Run(name, func(b *testing.B) {
+				h, err := newHotList(DefaultMemory, DefaultLengths, 1, m)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					h.AddSample(samples[i%len(samples)])
+				}
+			})
+		}
 	}
 }
 
