@@ -11,9 +11,10 @@ import (
 
 // blockModel says which blocks may come next after a block of a run, so
 // that the hot list can store a subpath as the choices it made instead of
-// block ids: most steps are one of two or three successors (a bit or two)
-// where an id, or the difference of two, takes one to three bytes (the Go
-// programs' subpaths of 64 blocks took 1.4 bytes a block so).
+// block ids (Options.Compact): most steps are one of two or three
+// successors (a bit or two) where the difference of two ids takes one to
+// three bytes (the Go programs' subpaths of 64 blocks took 1.4 bytes a
+// block so).
 //
 // The choices after block b are, in order: the blocks of its function that
 // its edges lead to; where it ends with a direct call, the callee's first

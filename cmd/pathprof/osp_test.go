@@ -40,6 +40,19 @@ func TestOSPCommand(t *testing.T) {
 		t.Errorf("profile: module %q, memory %+v, seed %d, %d subpaths", prof.Module.Path, prof.Memory, prof.Sampling.Seed, len(prof.Subpaths))
 	}
 
+	if prof.Sampling.Compact {
+		t.Error("the profile says compact without --compact")
+	}
+	compact := filepath.Join(dir, "calc-compact.json")
+	if code, stdout, stderr := runOSPCmd(cmdOSP, "--memory", "32K", "--compact", "-q", "-o", compact, "--stdin", p.Stdin, p.Wasm); code != int(p.WantExitCode) || stdout != p.WantStdout {
+		t.Fatalf("--compact: exit %d, stdout differs: %v\n%s", code, stdout != p.WantStdout, stderr)
+	}
+	if cp, err := osp.ReadFile(compact); err != nil {
+		t.Error(err)
+	} else if !cp.Sampling.Compact || cp.Memory.HotListBytes > 32<<10 || len(cp.Subpaths) == 0 {
+		t.Errorf("--compact: compact %v, %d bytes, %d subpaths", cp.Sampling.Compact, cp.Memory.HotListBytes, len(cp.Subpaths))
+	}
+
 	code, stdout, stderr = runOSPCmd(cmdOSP, "--show", out, "--top", "1")
 	if code != 0 || !strings.Contains(stdout, "length 64:") || !strings.Contains(stdout, "calc.c:") || strings.Count(stdout, "  #1 ") != 6 || strings.Contains(stdout, "  #2 ") {
 		t.Errorf("--show: exit %d\n%s\n%s", code, stdout, stderr)
