@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"testing"
 
@@ -54,16 +53,7 @@ func TestBlockModel(t *testing.T) {
 // TestBlockModelAnySequence codes sequences that no run makes: walks
 // through the model's choices with random jumps, and random ids.
 func TestBlockModelAnySequence(t *testing.T) {
-	p := testprogs.CRuns(t)[0]
-	orig, err := os.ReadFile(p.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ins, err := Instrument(orig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := ins.model
+	m := instrumented(t, testprogs.CRuns(t)[0]).model
 	r := rand.New(rand.NewPCG(3, 4))
 	n := uint32(len(m.at))
 	for range 2000 {
@@ -103,19 +93,7 @@ func TestCompact(t *testing.T) {
 		if r.Name != "calc" {
 			continue
 		}
-		orig, err := os.ReadFile(r.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ins, err := Instrument(orig)
-		if err != nil {
-			t.Fatal(err)
-		}
-		prog, err := Compile(ctx, ins, ModeSample, r.Config(t, &bytes.Buffer{}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer prog.Close(ctx)
+		_, prog := compiled(t, r, ModeSample)
 		sample := func(memory int, compact bool) *Profile {
 			prof, _, err := prog.Sample(ctx, Options{Memory: memory, MeanSkip: 2000, Compact: compact}, r.Config(t, &bytes.Buffer{}))
 			if err != nil {

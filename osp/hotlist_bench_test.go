@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	"pathprof/internal/testprogs"
@@ -46,20 +45,8 @@ func BenchmarkAddSample(b *testing.B) {
 // module.
 func runSamples(b testing.TB, p testprogs.Run, n, m int) ([][]uint32, *Instrumented) {
 	ctx := context.Background()
-	orig, err := os.ReadFile(p.Path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ins, err := Instrument(orig)
-	if err != nil {
-		b.Fatal(err)
-	}
+	ins, prog := compiled(b, p, ModeTrace)
 	rc := p.Config(b, &bytes.Buffer{})
-	prog, err := Compile(ctx, ins, ModeTrace, rc)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer prog.Close(ctx)
 	var stream []uint32
 	if _, err := prog.trace(ctx, rc, func(ids []uint32) {
 		if len(stream) < 20_000_000 {

@@ -28,26 +28,9 @@ func TestInstrumentedModulesValidate(t *testing.T) {
 	if _, err := exec.LookPath("wasm-validate"); err != nil {
 		t.Skip("wasm-validate is not installed")
 	}
-	for _, p := range benchPrograms(t, false) {
-		orig, err := os.ReadFile(p.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ins, err := Instrument(orig)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wasmtest.Validate(t, p.Name, ins.Wasm)
+	for _, p := range append(benchPrograms(t, false), program{Name: "hello", Path: testprogs.GoHello(t)}) {
+		wasmtest.Validate(t, p.Name, instrumented(t, p).Wasm)
 	}
-	orig, err := os.ReadFile(testprogs.GoHello(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ins, err := Instrument(orig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wasmtest.Validate(t, "hello", ins.Wasm)
 }
 
 // TestProgramsRunUnchanged runs every C program and the Go program

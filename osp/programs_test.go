@@ -1,6 +1,9 @@
 package osp
 
 import (
+	"bytes"
+	"context"
+	"os"
 	"testing"
 
 	"pathprof/internal/testprogs"
@@ -16,4 +19,30 @@ func benchPrograms(t *testing.T, withGo bool) []program {
 		return ps
 	}
 	return append(ps, program{Name: "hello", Path: testprogs.GoHello(t)}, testprogs.GoTestRun(t, "sort"))
+}
+
+// instrumented reads and instruments p's module.
+func instrumented(t testing.TB, p program) *Instrumented {
+	orig, err := os.ReadFile(p.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins, err := Instrument(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ins
+}
+
+// compiled returns p's module instrumented and compiled in mode; the
+// program is closed when the test ends.
+func compiled(t testing.TB, p program, mode Mode) (*Instrumented, *Program) {
+	ctx := context.Background()
+	ins := instrumented(t, p)
+	prog, err := Compile(ctx, ins, mode, p.Config(t, &bytes.Buffer{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { prog.Close(ctx) })
+	return ins, prog
 }
