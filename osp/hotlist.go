@@ -31,16 +31,16 @@ import (
 // few and repeat, so their samples stay exact (τ = 1) in little memory,
 // while long ones are diverse and take the thinning.
 //
-// The bytes are those of seven arrays that HotList allocates itself, with
+// The bytes are those of the arrays that HotList allocates itself, with
 // capacities it chooses: a byte arena holding the pairs (a 12-byte header
-// and the subpath's code: with a model of the program's blocks, the
-// choice made at each step, mostly a bit or two; without, varint
-// differences of the block ids), an open-addressing table of int32 arena
-// offsets, scratch buffers for the coded windows of one sample and for
-// the calls a window enters, the windows' descriptions and the
-// per-length state (two arrays); plus the HotList struct. Bytes counts
-// their capacities, and they never grow past the bound given to
-// NewHotList.
+// and the subpath's code: varint differences of the block ids, mostly a
+// byte a block, or with a model of the program's blocks the choice made
+// at each step, mostly a bit or two), an open-addressing table of int32
+// arena offsets, scratch buffers for the coded windows of one sample (and
+// for the sample's differences, or for the codes from each of its
+// windows' starts and the coder's stack), the windows' descriptions and
+// the per-length state; plus the HotList struct. Bytes counts their
+// capacities, and they never grow past the bound given to NewHotList.
 type HotList struct {
 	rng     rand.PCG
 	classes []class
@@ -75,7 +75,7 @@ type class struct {
 	pairs   int
 	raises  int
 	offered uint64
-	admit   uint8 // AddSample: a bit for each of the sample's windows admitted
+	admit   uint8 // AddSample: a bit for each of the sample's windows admitted (WindowsPerLength ≤ 8)
 }
 
 // window is one subpath of a sample, encoded at scratch[from:to], and how
@@ -222,6 +222,9 @@ func (h *HotList) Add(blocks []uint32) {
 // than the program takes to run the blocks between samples.
 const WindowsPerLength = 4
 
+// class.admit has a bit for each window of a sample.
+var _ [8 - WindowsPerLength]struct{}
+
 // Windows is the number of subpaths of length l that AddSample takes from
 // a sample of m blocks: ⌊m/l⌋, at most WindowsPerLength.
 func Windows(m, l int) int { return min(m/l, WindowsPerLength) }
@@ -310,9 +313,10 @@ func (h *HotList) AddSample(blocks []uint32) {
 	}
 }
 
-// startCode is the code of the longest window from one start of a
-// sample, at codes[from:to], with the bits it has after each of its
-// blocks at marks[mark:]; from is -1 until it is coded.
+// startCode is the code from one start of a sample's windows, as far as
+// its longest window (admitted, once prepareStarts has looked), at
+// codes[from:to], with the bits it has after each of its blocks at
+// marks[mark:]; from is -1 until it is coded.
 type startCode struct {
 	start, length, from, to, mark int32
 }
