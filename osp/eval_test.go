@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -189,14 +188,7 @@ func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
 
 func evalProgram(t *testing.T, ctx context.Context, p program, opt Options) evalResult {
 	r := evalResult{name: p.Name}
-	orig, err := os.ReadFile(p.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ins, err := Instrument(orig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	orig, ins := readInstrumented(t, p)
 	var discard bytes.Buffer
 	origProg, err := runner.Compile(ctx, orig, p.Config(t, &discard))
 	if err != nil {

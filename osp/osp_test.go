@@ -144,14 +144,7 @@ func checkProfile(t *testing.T, p *Profile) {
 func TestDeterministic(t *testing.T) {
 	ctx := context.Background()
 	p := benchPrograms(t, false)[0] // calc
-	orig, err := os.ReadFile(p.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ins, err := Instrument(orig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	orig, ins := readInstrumented(t, p)
 	prog, err := Compile(ctx, ins, ModeSample, p.Config(t, &bytes.Buffer{}))
 	if err != nil {
 		t.Fatal(err)

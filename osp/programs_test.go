@@ -23,6 +23,12 @@ func benchPrograms(t *testing.T, withGo bool) []program {
 
 // instrumented reads and instruments p's module.
 func instrumented(t testing.TB, p program) *Instrumented {
+	_, ins := readInstrumented(t, p)
+	return ins
+}
+
+// readInstrumented returns p's module and the module instrumented.
+func readInstrumented(t testing.TB, p program) ([]byte, *Instrumented) {
 	orig, err := os.ReadFile(p.Path)
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +37,7 @@ func instrumented(t testing.TB, p program) *Instrumented {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ins
+	return orig, ins
 }
 
 // compiled returns p's module instrumented and compiled in mode; the
