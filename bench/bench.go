@@ -602,20 +602,33 @@ func (b *benchmark) compile(ctx context.Context, what string, wasm []byte, cfg r
 	return prog, nil
 }
 
-// runOnce runs prog once with a fresh configuration (fresh temporary
-// mounts, stdin from the start). The garbage collector runs first so that
-// one run's garbage is not collected during the next.
+// runOnce runs prog once with a fresh configuration (see runWith), after
+// as its AfterRun.
 func (b *benchmark) runOnce(ctx context.Context, prog *runner.Program, after func(context.Context, map[string]api.Module) error) (output, error) {
+	return b.runWith(ctx, func(cfg runner.Config) (runner.Result, error) {
+		cfg.AfterRun = after
+		return prog.Run(ctx, cfg)
+	})
+}
+
+// runWith calls run once with a fresh configuration (fresh temporary
+// mounts, stdin from the start) that keeps the program's output. The
+// garbage collector runs first so that one run's garbage is not collected
+// during the next.
+func (b *benchmark) runWith(ctx context.Context, run func(runner.Config) (runner.Result, error)) (output, error) {
 	out := output{stderr: &tailWriter{max: 2000}}
+	if err := ctx.Err(); err != nil {
+		return out, err
+	}
 	cfg, cleanup, err := b.s.runConfig(b.p)
 	if err != nil {
 		return out, err
 	}
 	defer cleanup()
 	var stdout bytes.Buffer
-	cfg.Stdout, cfg.Stderr, cfg.AfterRun = &stdout, out.stderr, after
+	cfg.Stdout, cfg.Stderr = &stdout, out.stderr
 	runtime.GC()
-	res, err := prog.Run(ctx, cfg)
+	res, err := run(cfg)
 	out.stdout, out.exitCode, out.runTime = stdout.Bytes(), res.ExitCode, res.RunTime
 	return out, err
 }

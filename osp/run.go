@@ -55,6 +55,12 @@ var DefaultLengths = []int{2, 4, 8, 16, 32, 64}
 // Check reports what is wrong with o, defaults filled in, if anything.
 func (o Options) Check() error { return o.fill() }
 
+// Filled returns o with its defaults filled in, or what is wrong with it.
+func (o Options) Filled() (Options, error) {
+	err := o.fill()
+	return o, err
+}
+
 func (o *Options) fill() error {
 	if o.Memory == 0 {
 		o.Memory = DefaultMemory

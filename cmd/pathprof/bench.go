@@ -31,28 +31,38 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	from := fs.String("from", "", "run nothing: write results.md, results.json and the chart into -o DIR from an earlier run's results.json `FILE`")
 	strategies := fs.Bool("strategies", false, "also measure PBL and P3 at k = 2, 4, 8: hit shares, profile equality, slowest copy's time")
 	hitsOnly := fs.Bool("hits-only", false, "with --strategies: only plan the copies and compute their hits from SBL's profile; do not time them, nor run them unless they share out calls or loops")
+	ospMode := fs.Bool("osp", false, "measure OSP instead: overhead of sampling, and accuracy against every subpath counted exactly")
+	var of ospFlags
+	of.register(fs)
+	sweep := fs.String("sweep", "", "with --osp: other `BYTES` bounds, comma-separated, at which each program is sampled again (untimed) and scored")
+	set := map[string]bool{}
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: pathprof bench [--quick] [--strategies [--hits-only]] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]\n       pathprof bench --prepare [--no-debian] [--suite DIR] [--src DIR]\n       pathprof bench --from RESULTS.json -o DIR")
+		fmt.Fprintln(stderr, "usage: pathprof bench [--quick] [--strategies [--hits-only]] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]\n"+
+			"       pathprof bench --osp [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact] [--sweep BYTES,...] [--quick] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]\n"+
+			"       pathprof bench --prepare [--no-debian] [--suite DIR] [--src DIR]\n"+
+			"       pathprof bench --from RESULTS.json -o DIR")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(interleaved(fs, args)); err != nil {
 		return 2
 	}
-	if fs.NArg() != 0 || *runs < 0 || *hitsOnly && !*strategies {
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if fs.NArg() != 0 || *runs < 0 || *hitsOnly && !*strategies || *ospMode && *strategies {
 		fs.Usage()
 		return 2
+	}
+	if !*ospMode {
+		for _, name := range []string{"memory", "lengths", "skip", "seed", "compact", "sweep"} {
+			if set[name] {
+				fmt.Fprintf(stderr, "pathprof: --%s goes with --osp\n", name)
+				return 2
+			}
+		}
 	}
 	if *from != "" {
 		// The report format or the chart may change after a long run;
 		// its raw results are enough to write them again.
-		rep, err := bench.ReadReport(*from)
-		if err == nil {
-			err = rep.WriteFiles(*out)
-		}
-		if err == nil {
-			err = rep.WriteMarkdown(stdout)
-		}
-		if err != nil {
+		if err := rewrite(*from, *out, stdout); err != nil {
 			fmt.Fprintf(stderr, "pathprof: %v\n", err)
 			return 1
 		}
@@ -93,6 +103,10 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 
 	if !*quick && len(only) == 0 && progress != nil && !hasOrigin(s, bench.OriginDebian) {
 		fmt.Fprintf(progress, "bench: the suite has no Debian programs: pathprof bench --prepare builds them\n")
+	}
+	if *ospMode {
+		return benchOSP(ctx, s, &of, *sweep, bench.OSPOptions{Runs: *runs, Quick: *quick, Only: only, CacheDir: *cache, Progress: progress},
+			args, *out, stdout, stderr)
 	}
 	sts := []bench.Strategy{bench.SBL}
 	if *strategies {
@@ -141,4 +155,77 @@ func hasOrigin(s *bench.Suite, origin string) bool {
 		}
 	}
 	return false
+}
+
+// rewrite writes results.md (and the chart, if any) again into dir from
+// an earlier run's results.json, and prints the table.
+func rewrite(from, dir string, stdout io.Writer) error {
+	kind, err := bench.ReportKind(from)
+	if err != nil {
+		return err
+	}
+	if kind == bench.KindOSP {
+		rep, err := bench.ReadOSPReport(from)
+		if err != nil {
+			return err
+		}
+		if err := rep.WriteFiles(dir); err != nil {
+			return err
+		}
+		return rep.WriteMarkdown(stdout)
+	}
+	rep, err := bench.ReadReport(from)
+	if err != nil {
+		return err
+	}
+	if err := rep.WriteFiles(dir); err != nil {
+		return err
+	}
+	return rep.WriteMarkdown(stdout)
+}
+
+// benchOSP runs pathprof bench --osp.
+func benchOSP(ctx context.Context, s *bench.Suite, of *ospFlags, sweep string, opt bench.OSPOptions, args []string, out string, stdout, stderr io.Writer) int {
+	var err error
+	if opt.Sampling, err = of.options(); err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 2
+	}
+	for _, f := range strings.Split(sweep, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		var m byteSize
+		if err := m.Set(f); err != nil {
+			fmt.Fprintf(stderr, "pathprof: --sweep %q: %v\n", f, err)
+			return 2
+		}
+		opt.Sweep = append(opt.Sweep, int(m))
+	}
+	rep, err := bench.RunOSP(ctx, s, opt)
+	if rep == nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	rep.Command = strings.TrimSpace("pathprof bench " + strings.Join(args, " "))
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	if err := rep.WriteFiles(out); err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	if err := rep.WriteMarkdown(stdout); err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	if opt.Progress != nil {
+		fmt.Fprintf(opt.Progress, "bench: wrote %s and %s\n", filepath.Join(out, bench.MarkdownName), filepath.Join(out, bench.JSONName))
+	}
+	if rep.Failed > 0 {
+		fmt.Fprintf(stderr, "pathprof: %d of %d programs FAILED (see the table)\n", rep.Failed, len(rep.Programs))
+		return 1
+	}
+	return 0
 }

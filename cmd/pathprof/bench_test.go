@@ -191,3 +191,84 @@ func TestBenchBadSuite(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, stderr.String())
 	}
 }
+
+// TestBenchOSP runs pathprof bench --osp on two small C programs, one run
+// each, with a second memory bound: every program gets its overhead row,
+// its scores at both bounds within them, and --from writes the same files
+// again.
+func TestBenchOSP(t *testing.T) {
+	calc := testprogs.CProgramByName(t, "calc")
+	grid := testprogs.CProgramByName(t, "grid")
+	dir := t.TempDir()
+	data, err := json.Marshal(map[string]any{
+		"version": 1,
+		"programs": []map[string]any{
+			{"name": "calc", "wasm": calc.Wasm, "stdin": calc.Stdin},
+			{"name": "grid", "wasm": grid.Wasm, "args": grid.Args, "mounts": []string{"@tmp:/tmp"}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, bench.ManifestName), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	var stdout, stderr bytes.Buffer
+	code := cmdBench([]string{"--osp", "--suite", dir, "-o", out, "--runs", "1", "--sweep", "64K", "--cache", testprogs.WazeroCacheDir(t)}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	md := stdout.String()
+	for _, want := range []string{"| program | block entries | samples | original ms | OSP ms | ratio |", "\n| calc | ", "\n| grid | ",
+		"| **geometric mean** |", "At `--memory 1048576`: ", "At `--memory 65536`: ", "| calc | 65,536 | 6 |", "| grid | 64 | "} {
+		if !strings.Contains(md, want) {
+			t.Errorf("results lack %q:\n%s", want, md)
+		}
+	}
+	for _, want := range []string{"bench: calc: run 1/1: original", "bench: grid: counted every subpath", "bench: calc: --memory 65536: "} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("progress lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	rep, err := bench.ReadOSPReport(filepath.Join(out, bench.JSONName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Failed != 0 || len(rep.Programs) != 2 || rep.GeoMean.Wall <= 0 || len(rep.Accuracy) != 2 || rep.Accuracy[0].Lengths != 12 {
+		t.Fatalf("results.json: %+v", rep)
+	}
+	for _, p := range rep.Programs {
+		if p.BlockEntries == 0 || p.Samples == 0 || p.Ratio <= 0 || len(p.Scores) != 2 || p.Scores[0].Memory != 1<<20 || p.Scores[1].Memory != 64<<10 {
+			t.Errorf("%s: %+v", p.Name, p)
+		}
+		for _, s := range p.Scores {
+			if s.HotListBytes > s.Memory || len(s.Score.Lengths) != 6 || len(s.Tau) != 6 {
+				t.Errorf("%s at --memory %d: %+v", p.Name, s.Memory, s)
+			}
+		}
+	}
+
+	again := filepath.Join(t.TempDir(), "again")
+	var stdout2 bytes.Buffer
+	if code := cmdBench([]string{"--from", filepath.Join(out, bench.JSONName), "-o", again}, &stdout2, &stderr); code != 0 {
+		t.Fatalf("--from: exit %d\n%s", code, stderr.String())
+	}
+	for _, name := range []string{bench.MarkdownName, bench.JSONName} {
+		a, err1 := os.ReadFile(filepath.Join(out, name))
+		b, err2 := os.ReadFile(filepath.Join(again, name))
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			t.Errorf("--from wrote a different %s (%v, %v)", name, err1, err2)
+		}
+	}
+	if stdout2.String() != md {
+		t.Errorf("--from printed a different table")
+	}
+
+	for _, args := range [][]string{{"--memory", "64K"}, {"--osp", "--strategies"}, {"--osp", "--sweep", "0"}} {
+		stderr.Reset()
+		if code := cmdBench(append(args, "--suite", dir, "-o", out), &stdout, &stderr); code != 2 {
+			t.Errorf("%q: exit %d, want 2\n%s", args, code, stderr.String())
+		}
+	}
+}
