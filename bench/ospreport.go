@@ -67,7 +67,9 @@ func (r *OSPReport) WriteMarkdown(w io.Writer) error {
 	}
 
 	fmt.Fprintf(&b, "\nOverhead: geometric mean %.2f (CPU %s, ratio of minima %.2f).\n", g.Wall, ratioCell(g.CPU), g.Minima)
-	for _, a := range r.Accuracy {
+	acc := slices.Clone(r.Accuracy)
+	slices.SortStableFunc(acc, func(a, b OSPAccuracy) int { return a.Memory - b.Memory })
+	for _, a := range acc {
 		fmt.Fprintf(&b, "At `--memory %d`: %d of %d lengths meet recall@10 ≥ %.0f%% with median error@10 < %.0f%%, %d counting near ties (within %.0f%% of the 10th's count); lengths up to 16: %d of %d (%d).\n",
 			a.Memory, a.Meet, a.Lengths, 100*TargetRecall, 100*TargetError, a.MeetNear, 100*osp.NearTie, a.ShortMeet, a.Short, a.ShortNear)
 	}

@@ -335,6 +335,11 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	_, err = f.Write(data)
+	if err == nil {
+		// CreateTemp makes the file private; results and manifests are
+		// for everyone to read, as os.WriteFile would have made them.
+		err = f.Chmod(0o644)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
