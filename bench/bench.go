@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tetratelabs/wazero/api"
@@ -73,8 +74,9 @@ type Options struct {
 	Instrument instrument.Options
 }
 
-// Report is the outcome of a benchmark run.
-type Report struct {
+// RunInfo describes a benchmark run: when, where and how. Report and
+// OSPReport start with it.
+type RunInfo struct {
 	Date time.Time `json:"date"`
 	// Command is how the run was started, as the caller says.
 	Command string `json:"command,omitempty"`
@@ -90,6 +92,46 @@ type Report struct {
 	// pin its thread to one.
 	PinnedCPU *int `json:"pinned_cpu,omitempty"`
 	Quick     bool `json:"quick,omitempty"`
+}
+
+// newRunInfo describes a run starting now on s with runs timed runs per
+// build, its thread pinned to cpu (-1: not pinned).
+func newRunInfo(s *Suite, runs int, quick bool, cpu int) RunInfo {
+	r := RunInfo{
+		Date:           time.Now().UTC().Truncate(time.Second),
+		GoVersion:      runtime.Version(),
+		SuiteGoVersion: s.GoVersion,
+		CPUs:           runtime.NumCPU(),
+		OS:             runtime.GOOS,
+		Arch:           runtime.GOARCH,
+		Runs:           runs,
+		Quick:          quick,
+	}
+	if cpu >= 0 {
+		r.PinnedCPU = &cpu
+	}
+	return r
+}
+
+// Info returns r, for code that handles either kind of report.
+func (r *RunInfo) Info() *RunInfo { return r }
+
+// writeHeader writes the run's command and date, machine and Go versions,
+// as the first lines of a results.md, ending in a line break.
+func (r *RunInfo) writeHeader(b *strings.Builder) {
+	if r.Command != "" {
+		fmt.Fprintf(b, "Command: `%s`  \n", r.Command)
+	}
+	fmt.Fprintf(b, "Date: %s; %d CPUs, %s/%s, %s", r.Date.Format("2006-01-02 15:04 UTC"), r.CPUs, r.OS, r.Arch, r.GoVersion)
+	if r.SuiteGoVersion != "" && r.SuiteGoVersion != r.GoVersion {
+		fmt.Fprintf(b, " (suite built with %s)", r.SuiteGoVersion)
+	}
+	b.WriteString("  \n")
+}
+
+// Report is the outcome of a benchmark run.
+type Report struct {
+	RunInfo
 	// HitsOnly: the PBL and P3 copies were planned, not timed, and run
 	// only where they share out calls or loop iterations (Options).
 	HitsOnly   bool       `json:"hits_only,omitempty"`
@@ -173,6 +215,9 @@ type Measure struct {
 	SlowestCopy int `json:"slowest_copy,omitempty"`
 }
 
+// Failures returns the number of programs that failed and of all.
+func (r *Report) Failures() (failed, programs int) { return r.Failed, len(r.Programs) }
+
 // Select returns the programs Run would run with opt.
 func Select(s *Suite, opt Options) ([]*Program, error) {
 	var out []*Program
@@ -228,20 +273,10 @@ func Run(ctx context.Context, s *Suite, opt Options) (*Report, error) {
 	defer restore()
 	start := time.Now()
 	rep := &Report{
-		Date:           start.UTC().Truncate(time.Second),
-		GoVersion:      runtime.Version(),
-		SuiteGoVersion: s.GoVersion,
-		CPUs:           runtime.NumCPU(),
-		OS:             runtime.GOOS,
-		Arch:           runtime.GOARCH,
-		Runs:           opt.Runs,
-		Quick:          opt.Quick,
-		HitsOnly:       opt.HitsOnly && len(opt.Strategies) > 1,
-		Strategies:     opt.Strategies,
-		GeoMean:        map[string]float64{},
-	}
-	if cpu >= 0 {
-		rep.PinnedCPU = &cpu
+		RunInfo:    newRunInfo(s, opt.Runs, opt.Quick, cpu),
+		HitsOnly:   opt.HitsOnly && len(opt.Strategies) > 1,
+		Strategies: opt.Strategies,
+		GeoMean:    map[string]float64{},
 	}
 	for i, p := range progs {
 		if err := ctx.Err(); err != nil {
@@ -301,12 +336,11 @@ func (b *benchmark) run(ctx context.Context) (r ProgramResult) {
 		r.Strategies = []Measure{sbl}
 		return r
 	}
-	orig, err := os.ReadFile(b.s.Path(p.Wasm))
+	orig, err := b.read()
 	if err != nil {
 		return fail("%v", err)
 	}
 	r.Bytes = len(orig)
-	b.progress("program %d/%d, %.1f MB", b.idx, b.total, float64(len(orig))/1e6)
 
 	start := time.Now()
 	res, err := instrument.Instrument(orig, b.opt.Instrument)
@@ -588,6 +622,15 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Str
 	m.Ratio = m.MedianSeconds / Median(origSecs)
 	b.progress("%s: profiles equal; slowest copy ratio %.3f", st, m.Ratio)
 	return m, nil
+}
+
+// read reads the program's module and says so.
+func (b *benchmark) read() ([]byte, error) {
+	orig, err := os.ReadFile(b.s.Path(b.p.Wasm))
+	if err == nil {
+		b.progress("program %d/%d, %.1f MB", b.idx, b.total, float64(len(orig))/1e6)
+	}
+	return orig, err
 }
 
 func (b *benchmark) compile(ctx context.Context, what string, wasm []byte, cfg runner.Config) (*runner.Program, error) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
+	"pathprof/internal/cputime"
 	"pathprof/osp"
 	"pathprof/runner"
 )
@@ -47,19 +48,10 @@ type OSPOptions struct {
 // sampling and the accuracy of the hot subpaths against the exact counts
 // of the same run.
 type OSPReport struct {
-	Kind           string      `json:"kind"`
-	Date           time.Time   `json:"date"`
-	Command        string      `json:"command,omitempty"`
-	GoVersion      string      `json:"go_version"`
-	SuiteGoVersion string      `json:"suite_go_version,omitempty"`
-	CPUs           int         `json:"cpus"`
-	OS             string      `json:"os"`
-	Arch           string      `json:"arch"`
-	Runs           int         `json:"runs"`
-	PinnedCPU      *int        `json:"pinned_cpu,omitempty"`
-	Quick          bool        `json:"quick,omitempty"`
-	Sampling       OSPSettings `json:"sampling"`
-	Sweep          []int       `json:"sweep,omitempty"`
+	Kind string `json:"kind"`
+	RunInfo
+	Sampling OSPSettings `json:"sampling"`
+	Sweep    []int       `json:"sweep,omitempty"`
 	// Seconds is the wall time of the whole benchmark.
 	Seconds  float64      `json:"seconds"`
 	Programs []OSPProgram `json:"programs"`
@@ -208,20 +200,10 @@ func RunOSP(ctx context.Context, s *Suite, opt OSPOptions) (*OSPReport, error) {
 	start := time.Now()
 	so := opt.Sampling
 	rep := &OSPReport{
-		Kind:           KindOSP,
-		Date:           start.UTC().Truncate(time.Second),
-		GoVersion:      runtime.Version(),
-		SuiteGoVersion: s.GoVersion,
-		CPUs:           runtime.NumCPU(),
-		OS:             runtime.GOOS,
-		Arch:           runtime.GOARCH,
-		Runs:           opt.Runs,
-		Quick:          opt.Quick,
-		Sampling:       OSPSettings{Memory: so.Memory, Lengths: so.Lengths, MeanSkip: so.MeanSkip, Seed: so.Seed, Compact: so.Compact},
-		Sweep:          opt.Sweep,
-	}
-	if cpu >= 0 {
-		rep.PinnedCPU = &cpu
+		Kind:     KindOSP,
+		RunInfo:  newRunInfo(s, opt.Runs, opt.Quick, cpu),
+		Sampling: OSPSettings{Memory: so.Memory, Lengths: so.Lengths, MeanSkip: so.MeanSkip, Seed: so.Seed, Compact: so.Compact},
+		Sweep:    opt.Sweep,
 	}
 	for i, p := range progs {
 		if err := ctx.Err(); err != nil {
@@ -239,6 +221,9 @@ func RunOSP(ctx context.Context, s *Suite, opt OSPOptions) (*OSPReport, error) {
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, ctx.Err()
 }
+
+// Failures returns the number of programs that failed and of all.
+func (r *OSPReport) Failures() (failed, programs int) { return r.Failed, len(r.Programs) }
 
 // summarize fills in the geometric means and the accuracy totals.
 func (r *OSPReport) summarize() {
@@ -337,12 +322,11 @@ func (b *ospBenchmark) run(ctx context.Context) (r OSPProgram) {
 		r.Error = fmt.Sprintf(format, args...)
 		return r
 	}
-	orig, err := os.ReadFile(b.s.Path(p.Wasm))
+	orig, err := b.read()
 	if err != nil {
 		return fail("%v", err)
 	}
 	r.Bytes = len(orig)
-	b.progress("program %d/%d, %.1f MB", b.idx, b.total, float64(len(orig))/1e6)
 	start := time.Now()
 	ins, err := osp.Instrument(orig)
 	if err != nil {
@@ -396,11 +380,11 @@ func (b *ospBenchmark) run(ctx context.Context) (r OSPProgram) {
 		// the profile afterwards, with the sampling worker's work.
 		var end time.Duration
 		mark := func(context.Context, map[string]api.Module) error {
-			end = processCPU()
+			end = cputime.Process()
 			return nil
 		}
 		runtime.GC()
-		c0 := processCPU()
+		c0 := cputime.Process()
 		o, err := b.runOnce(ctx, origProg, mark)
 		oc := end - c0
 		if err == nil {
@@ -410,7 +394,7 @@ func (b *ospBenchmark) run(ctx context.Context) (r OSPProgram) {
 			return fail("original run %d: %v (the program is not deterministic)", i, err)
 		}
 		runtime.GC()
-		c0 = processCPU()
+		c0 = cputime.Process()
 		g, pr, err := b.sampleOnce(ctx, sample, b.o.Sampling, mark)
 		sc := end - c0
 		if err == nil {

@@ -14,13 +14,7 @@ import (
 // memory bound, and one per program and length at the report's bound.
 func (r *OSPReport) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	if r.Command != "" {
-		fmt.Fprintf(&b, "Command: `%s`  \n", r.Command)
-	}
-	fmt.Fprintf(&b, "Date: %s; %d CPUs, %s/%s, %s", r.Date.Format("2006-01-02 15:04 UTC"), r.CPUs, r.OS, r.Arch, r.GoVersion)
-	if r.SuiteGoVersion != "" && r.SuiteGoVersion != r.GoVersion {
-		fmt.Fprintf(&b, " (suite built with %s)", r.SuiteGoVersion)
-	}
+	r.writeHeader(&b)
 	pinned := ""
 	if r.PinnedCPU != nil {
 		pinned = fmt.Sprintf(" (the program's thread on CPU %d, the sampling worker's anywhere)", *r.PinnedCPU)
@@ -30,7 +24,7 @@ func (r *OSPReport) WriteMarkdown(w io.Writer) error {
 	if st.Compact {
 		compact = " --compact"
 	}
-	fmt.Fprintf(&b, "  \nSettings: `--memory %d --lengths %s --skip %g --seed %d%s`. Medians of %d timed runs per build, original and OSP interleaved%s, after one untimed check run; "+
+	fmt.Fprintf(&b, "Settings: `--memory %d --lengths %s --skip %g --seed %d%s`. Medians of %d timed runs per build, original and OSP interleaved%s, after one untimed check run; "+
 		"CPU is the process's CPU time, the sampling worker's included; the ratio of minima is the fastest OSP run over the fastest original. "+
 		"Then one run counts every subpath exactly, and the profile is scored against it. The whole run took %s.\n\n",
 		st.Memory, joinInts(st.Lengths), st.MeanSkip, st.Seed, compact, r.Runs, pinned, duration(r.Seconds))

@@ -63,18 +63,12 @@ func ReadReport(path string) (*Report, error) {
 // and dynamic facts.
 func (r *Report) WriteMarkdown(w io.Writer) error {
 	var b strings.Builder
-	if r.Command != "" {
-		fmt.Fprintf(&b, "Command: `%s`  \n", r.Command)
-	}
-	fmt.Fprintf(&b, "Date: %s; %d CPUs, %s/%s, %s", r.Date.Format("2006-01-02 15:04 UTC"), r.CPUs, r.OS, r.Arch, r.GoVersion)
-	if r.SuiteGoVersion != "" && r.SuiteGoVersion != r.GoVersion {
-		fmt.Fprintf(&b, " (suite built with %s)", r.SuiteGoVersion)
-	}
+	r.writeHeader(&b)
 	pinned := ""
 	if r.PinnedCPU != nil {
 		pinned = fmt.Sprintf(", all on CPU %d", *r.PinnedCPU)
 	}
-	fmt.Fprintf(&b, "  \nMedians of %d timed runs per build, original and instrumented interleaved%s, after one untimed check run; ratio = instrumented median / original median. The whole run took %s.\n\n", r.Runs, pinned, duration(r.Seconds))
+	fmt.Fprintf(&b, "Medians of %d timed runs per build, original and instrumented interleaved%s, after one untimed check run; ratio = instrumented median / original median. The whole run took %s.\n\n", r.Runs, pinned, duration(r.Seconds))
 	if r.HitsOnly {
 		b.WriteString("The PBL and P3 copies were only planned (`--hits-only`): their hits are computed from SBL's profile, and they were not timed. Copies that share out calls or loop iterations ran once, since their hits are exact only from what each counted, and their merged profile was checked against SBL's; the others were not run.\n\n")
 	}

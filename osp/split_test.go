@@ -14,6 +14,7 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
+	"pathprof/internal/cputime"
 	"pathprof/runner"
 	"pathprof/wasm"
 )
@@ -66,13 +67,13 @@ func cpuConfig(cfg runner.Config) (_ runner.Config, cpu func() time.Duration) {
 	after := cfg.AfterRun
 	var end time.Duration
 	cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
-		end = processCPU()
+		end = cputime.Process()
 		if after != nil {
 			return after(ctx, mods)
 		}
 		return nil
 	}
-	start := processCPU()
+	start := cputime.Process()
 	return cfg, func() time.Duration { return end - start }
 }
 

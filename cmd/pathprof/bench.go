@@ -125,13 +125,27 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
-	rep.Command = strings.TrimSpace("pathprof bench " + strings.Join(args, " "))
+	return finishBench(rep, err, args, *out, progress, stdout, stderr)
+}
+
+// benchReport is either kind of benchmark report.
+type benchReport interface {
+	Info() *bench.RunInfo
+	Failures() (failed, programs int)
+	WriteFiles(dir string) error
+	WriteMarkdown(w io.Writer) error
+}
+
+// finishBench writes rep into the directory out and prints its tables,
+// unless err says the run was cut short; it returns the exit code.
+func finishBench(rep benchReport, err error, args []string, out string, progress, stdout, stderr io.Writer) int {
+	rep.Info().Command = strings.TrimSpace("pathprof bench " + strings.Join(args, " "))
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
-	if werr := rep.WriteFiles(*out); werr != nil {
-		fmt.Fprintf(stderr, "pathprof: %v\n", werr)
+	if err := rep.WriteFiles(out); err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
 	if err := rep.WriteMarkdown(stdout); err != nil {
@@ -139,10 +153,10 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if progress != nil {
-		fmt.Fprintf(progress, "bench: wrote %s and %s\n", filepath.Join(*out, bench.MarkdownName), filepath.Join(*out, bench.JSONName))
+		fmt.Fprintf(progress, "bench: wrote %s and %s\n", filepath.Join(out, bench.MarkdownName), filepath.Join(out, bench.JSONName))
 	}
-	if rep.Failed > 0 {
-		fmt.Fprintf(stderr, "pathprof: %d of %d programs FAILED (see the table)\n", rep.Failed, len(rep.Programs))
+	if failed, n := rep.Failures(); failed > 0 {
+		fmt.Fprintf(stderr, "pathprof: %d of %d programs FAILED (see the table)\n", failed, n)
 		return 1
 	}
 	return 0
@@ -164,17 +178,12 @@ func rewrite(from, dir string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var rep benchReport
 	if kind == bench.KindOSP {
-		rep, err := bench.ReadOSPReport(from)
-		if err != nil {
-			return err
-		}
-		if err := rep.WriteFiles(dir); err != nil {
-			return err
-		}
-		return rep.WriteMarkdown(stdout)
+		rep, err = bench.ReadOSPReport(from)
+	} else {
+		rep, err = bench.ReadReport(from)
 	}
-	rep, err := bench.ReadReport(from)
 	if err != nil {
 		return err
 	}
@@ -207,25 +216,5 @@ func benchOSP(ctx context.Context, s *bench.Suite, of *ospFlags, sweep string, o
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
-	rep.Command = strings.TrimSpace("pathprof bench " + strings.Join(args, " "))
-	if err != nil {
-		fmt.Fprintf(stderr, "pathprof: %v\n", err)
-		return 1
-	}
-	if err := rep.WriteFiles(out); err != nil {
-		fmt.Fprintf(stderr, "pathprof: %v\n", err)
-		return 1
-	}
-	if err := rep.WriteMarkdown(stdout); err != nil {
-		fmt.Fprintf(stderr, "pathprof: %v\n", err)
-		return 1
-	}
-	if opt.Progress != nil {
-		fmt.Fprintf(opt.Progress, "bench: wrote %s and %s\n", filepath.Join(out, bench.MarkdownName), filepath.Join(out, bench.JSONName))
-	}
-	if rep.Failed > 0 {
-		fmt.Fprintf(stderr, "pathprof: %d of %d programs FAILED (see the table)\n", rep.Failed, len(rep.Programs))
-		return 1
-	}
-	return 0
+	return finishBench(rep, err, args, out, opt.Progress, stdout, stderr)
 }

@@ -19,23 +19,12 @@ import (
 func TestBenchQuick(t *testing.T) {
 	calc := testprogs.CProgramByName(t, "calc")
 	grid := testprogs.CProgramByName(t, "grid")
-	dir := t.TempDir()
-	manifest := map[string]any{
-		"version": 1,
-		"programs": []map[string]any{
-			{"name": "calc", "wasm": calc.Wasm, "stdin": calc.Stdin, "quick": true,
-				"expect_stdout": filepath.Join(filepath.Dir(calc.Wasm), "calc.expected"), "expect_exit_code": calc.WantExitCode},
-			{"name": "grid", "wasm": grid.Wasm, "args": grid.Args, "mounts": []string{"@tmp:/tmp"}, "quick": true},
-			{"name": "calc-wrong", "wasm": calc.Wasm, "stdin": calc.Stdin, "expect_exit_code": calc.WantExitCode + 7},
-		},
-	}
-	data, err := json.Marshal(manifest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, bench.ManifestName), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := writeSuite(t, []map[string]any{
+		{"name": "calc", "wasm": calc.Wasm, "stdin": calc.Stdin, "quick": true,
+			"expect_stdout": filepath.Join(filepath.Dir(calc.Wasm), "calc.expected"), "expect_exit_code": calc.WantExitCode},
+		{"name": "grid", "wasm": grid.Wasm, "args": grid.Args, "mounts": []string{"@tmp:/tmp"}, "quick": true},
+		{"name": "calc-wrong", "wasm": calc.Wasm, "stdin": calc.Stdin, "expect_exit_code": calc.WantExitCode + 7},
+	})
 	out := filepath.Join(t.TempDir(), "out")
 	cache := testprogs.WazeroCacheDir(t)
 
@@ -94,17 +83,7 @@ func TestBenchQuick(t *testing.T) {
 // chart with one bar per program and strategy.
 func TestBenchStrategies(t *testing.T) {
 	grid := testprogs.CProgramByName(t, "grid")
-	dir := t.TempDir()
-	data, err := json.Marshal(map[string]any{
-		"version":  1,
-		"programs": []map[string]any{{"name": "grid", "wasm": grid.Wasm, "args": grid.Args, "mounts": []string{"@tmp:/tmp"}}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, bench.ManifestName), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := writeSuite(t, []map[string]any{{"name": "grid", "wasm": grid.Wasm, "args": grid.Args, "mounts": []string{"@tmp:/tmp"}}})
 	out := filepath.Join(t.TempDir(), "out")
 	var stdout, stderr bytes.Buffer
 	code := cmdBench([]string{"--strategies", "--suite", dir, "-o", out, "--runs", "1", "--cache", testprogs.WazeroCacheDir(t), "-q"}, &stdout, &stderr)
@@ -135,22 +114,7 @@ func TestBenchStrategies(t *testing.T) {
 		}
 	}
 
-	// --from writes the same files again from results.json.
-	again := filepath.Join(t.TempDir(), "again")
-	var stdout2 bytes.Buffer
-	if code := cmdBench([]string{"--from", filepath.Join(out, bench.JSONName), "-o", again}, &stdout2, &stderr); code != 0 {
-		t.Fatalf("--from: exit %d\n%s", code, stderr.String())
-	}
-	for _, name := range []string{bench.MarkdownName, bench.JSONName, bench.ChartName} {
-		a, err1 := os.ReadFile(filepath.Join(out, name))
-		b, err2 := os.ReadFile(filepath.Join(again, name))
-		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
-			t.Errorf("--from wrote a different %s (%v, %v)", name, err1, err2)
-		}
-	}
-	if stdout2.String() != md {
-		t.Errorf("--from printed a different table")
-	}
+	checkFrom(t, out, md, bench.MarkdownName, bench.JSONName, bench.ChartName)
 
 	// --hits-only plans the same copies, with the same hits, and runs none.
 	quick := filepath.Join(t.TempDir(), "hits")
@@ -199,20 +163,10 @@ func TestBenchBadSuite(t *testing.T) {
 func TestBenchOSP(t *testing.T) {
 	calc := testprogs.CProgramByName(t, "calc")
 	grid := testprogs.CProgramByName(t, "grid")
-	dir := t.TempDir()
-	data, err := json.Marshal(map[string]any{
-		"version": 1,
-		"programs": []map[string]any{
-			{"name": "calc", "wasm": calc.Wasm, "stdin": calc.Stdin},
-			{"name": "grid", "wasm": grid.Wasm, "args": grid.Args, "mounts": []string{"@tmp:/tmp"}},
-		},
+	dir := writeSuite(t, []map[string]any{
+		{"name": "calc", "wasm": calc.Wasm, "stdin": calc.Stdin},
+		{"name": "grid", "wasm": grid.Wasm, "args": grid.Args, "mounts": []string{"@tmp:/tmp"}},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, bench.ManifestName), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	out := filepath.Join(t.TempDir(), "out")
 	var stdout, stderr bytes.Buffer
 	code := cmdBench([]string{"--osp", "--suite", dir, "-o", out, "--runs", "1", "--sweep", "64K", "--cache", testprogs.WazeroCacheDir(t)}, &stdout, &stderr)
@@ -249,26 +203,48 @@ func TestBenchOSP(t *testing.T) {
 		}
 	}
 
-	again := filepath.Join(t.TempDir(), "again")
-	var stdout2 bytes.Buffer
-	if code := cmdBench([]string{"--from", filepath.Join(out, bench.JSONName), "-o", again}, &stdout2, &stderr); code != 0 {
-		t.Fatalf("--from: exit %d\n%s", code, stderr.String())
-	}
-	for _, name := range []string{bench.MarkdownName, bench.JSONName} {
-		a, err1 := os.ReadFile(filepath.Join(out, name))
-		b, err2 := os.ReadFile(filepath.Join(again, name))
-		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
-			t.Errorf("--from wrote a different %s (%v, %v)", name, err1, err2)
-		}
-	}
-	if stdout2.String() != md {
-		t.Errorf("--from printed a different table")
-	}
+	checkFrom(t, out, md, bench.MarkdownName, bench.JSONName)
 
 	for _, args := range [][]string{{"--memory", "64K"}, {"--osp", "--strategies"}, {"--osp", "--sweep", "0"}} {
 		stderr.Reset()
 		if code := cmdBench(append(args, "--suite", dir, "-o", out), &stdout, &stderr); code != 2 {
 			t.Errorf("%q: exit %d, want 2\n%s", args, code, stderr.String())
 		}
+	}
+}
+
+// writeSuite writes a suite manifest of the given programs into a new
+// directory and returns the directory.
+func writeSuite(t *testing.T, programs []map[string]any) string {
+	t.Helper()
+	dir := t.TempDir()
+	data, err := json.Marshal(map[string]any{"version": 1, "programs": programs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, bench.ManifestName), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// checkFrom runs bench --from on the results.json in out: it must print
+// md and write the named files of out again, byte for byte.
+func checkFrom(t *testing.T, out, md string, names ...string) {
+	t.Helper()
+	again := filepath.Join(t.TempDir(), "again")
+	var stdout, stderr bytes.Buffer
+	if code := cmdBench([]string{"--from", filepath.Join(out, bench.JSONName), "-o", again}, &stdout, &stderr); code != 0 {
+		t.Fatalf("--from: exit %d\n%s", code, stderr.String())
+	}
+	for _, name := range names {
+		a, err1 := os.ReadFile(filepath.Join(out, name))
+		b, err2 := os.ReadFile(filepath.Join(again, name))
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			t.Errorf("--from wrote a different %s (%v, %v)", name, err1, err2)
+		}
+	}
+	if stdout.String() != md {
+		t.Errorf("--from printed a different table")
 	}
 }
