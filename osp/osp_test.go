@@ -274,6 +274,31 @@ func TestTrap(t *testing.T) {
 	checkProfile(t, prof)
 }
 
+// TestSamplingFails checks that a run whose samples cannot be turned into
+// blocks gives an error and no profile, though the failure reaches the
+// program as a trap: here every function is made to regenerate its
+// paths without their blocks.
+func TestSamplingFails(t *testing.T) {
+	ctx := context.Background()
+	calc := testprogs.CRuns(t)[0]
+	if calc.Name != "calc" {
+		t.Fatalf("the first C program is %s", calc.Name)
+	}
+	ins, prog := compiled(t, calc, ModeSample)
+	for _, pf := range ins.funcs {
+		if pf != nil {
+			pf.block = make([]int32, len(pf.block))
+			for i := range pf.block {
+				pf.block[i] = -1
+			}
+		}
+	}
+	prof, _, err := prog.Sample(ctx, Options{}, calc.Config(t, &bytes.Buffer{}))
+	if err == nil || prof != nil || !strings.Contains(err.Error(), "sampling failed") || !strings.Contains(err.Error(), "regenerated") {
+		t.Fatalf("error %v, profile %v", err, prof != nil)
+	}
+}
+
 // TestInterrupted checks that runs stopped at arbitrary points, inside
 // the recorder among them, still count their block entries: with samples
 // of two blocks after skips of one, a loop of one block calls $tick at

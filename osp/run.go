@@ -461,7 +461,8 @@ func countdown(mods map[string]api.Module) (uint32, error) {
 
 // Sample runs the program once, sampling with opt, and returns the
 // profile. A run that traps or is interrupted still gives a profile,
-// marked incomplete, together with the error.
+// marked incomplete, together with the error; one in which the sampling
+// itself failed gives none.
 func (p *Program) Sample(ctx context.Context, opt Options, rc runner.Config) (*Profile, runner.Result, error) {
 	if p.mode != ModeSample {
 		return nil, runner.Result{}, errors.New("osp: Sample needs a program compiled for sampling")
@@ -476,7 +477,17 @@ func (p *Program) Sample(ctx context.Context, opt Options, rc runner.Config) (*P
 	var blocks uint64
 	s.start()
 	defer s.stop() // also on the way out of a panic
-	p.flush = func(mod api.Module) error { return s.flush(mod, false) }
+	// failed is the sampler's own failure, if it had one: the program
+	// traps when a flush fails, but that run's samples are not to be
+	// trusted, so it gives no profile.
+	var failed error
+	p.flush = func(mod api.Module) error {
+		err := s.flush(mod, false)
+		if err != nil && failed == nil {
+			failed = err
+		}
+		return err
+	}
 	defer func() { p.flush = nil }()
 	after := rc.AfterRun
 	rc.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
@@ -485,6 +496,9 @@ func (p *Program) Sample(ctx context.Context, opt Options, rc runner.Config) (*P
 		// AfterRun ends.
 		defer s.stop()
 		if err := s.flush(mods[runner.ProgramKey], true); err != nil {
+			if failed == nil {
+				failed = err
+			}
 			return err
 		}
 		c, err := countdown(mods)
@@ -521,8 +535,11 @@ func (p *Program) Sample(ctx context.Context, opt Options, rc runner.Config) (*P
 	}
 	res, runErr := p.prog.Run(ctx, rc)
 	// AfterRun stopped the worker already, unless instantiation failed.
-	if err := s.stop(); err != nil && runErr == nil {
-		runErr = err
+	if err := s.stop(); err != nil && failed == nil {
+		failed = err
+	}
+	if failed != nil {
+		return nil, res, fmt.Errorf("osp: sampling failed: %w", failed)
 	}
 	if runErr != nil && res.Trap == nil && !res.Exited && ctx.Err() == nil {
 		return nil, res, runErr
