@@ -60,7 +60,7 @@ func (r *OSPReport) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "\n%d of %d programs failed; the means and totals leave them out.\n\n%s\n", len(failed), len(r.Programs), strings.Join(failed, "\n"))
 	}
 
-	fmt.Fprintf(&b, "\nOverhead: geometric mean %.2f (CPU %s, ratio of minima %.2f).\n", g.Wall, ratioCell(g.CPU), g.Minima)
+	fmt.Fprintf(&b, "\nOverhead: geometric mean %.2f (CPU %s, ratio of minima %.2f; target at most %.2f).\n", g.Wall, ratioCell(g.CPU), g.Minima, TargetOverhead)
 	acc := slices.Clone(r.Accuracy)
 	slices.SortStableFunc(acc, func(a, b OSPAccuracy) int { return a.Memory - b.Memory })
 	for _, a := range acc {
