@@ -81,6 +81,12 @@ type Segments struct {
 	// Where the function returns right after the code, with its
 	// results on the stack, branch is Return: an arm of End's own can
 	// return itself, given f.ReturnBlock. Elsewhere branch is -1.
+	//
+	// End is not called where every path that ends there has no blocks
+	// (a call's continuation that reaches the next call, a return or a
+	// back edge without entering a block): such a path has nothing to
+	// count, and in the Lua interpreter of the benchmark suite one path
+	// end in eight is one.
 	End func(a *wasm.Asm, f *Func, p uint32, branch int64)
 	// Blockwise, when set, picks functions (by original index) to run End
 	// block by block although they could be numbered, so that the
@@ -198,6 +204,9 @@ type Func struct {
 	scan              *scan
 	ops               [][]numbering.Op
 	reg, cond, idx, p uint32
+	// emptyEnd marks, for a Segments function, the Graph edges where
+	// every path that ends there has no blocks.
+	emptyEnd []bool
 }
 
 // BlockOffset returns the original file offset of block b's first instruction.
@@ -765,7 +774,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 				return
 			}
 			if seg != nil {
-				emitSegment(a, f, seg, ops[e], back)
+				emitSegment(a, f, seg, ops[e], back, f.emptyEnd[e])
 				return
 			}
 			hit(a)

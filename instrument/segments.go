@@ -89,15 +89,47 @@ func placeSegments(f *Func) error {
 	}
 	f.Mode = Mode{Kind: BallLarus}
 	f.setPlan(plan)
+	f.emptyEnd = emptyEnds(f.Graph, d)
 	return nil
+}
+
+// emptyEnds marks the Graph edges where every path that ends there has
+// no blocks: those out of a node that no path from the entry reaches
+// through a block.
+func emptyEnds(g *cfg.Graph, d *cfg.DAG) []bool {
+	// most[n] is the most blocks of a path from the entry to n.
+	most := make([]int, d.NumNodes)
+	for _, n := range d.Topo {
+		for _, ei := range d.In[n] {
+			e := d.Edges[ei]
+			b := most[e.From]
+			if n != cfg.Exit && !g.Blocks[n].Cont {
+				b++
+			}
+			most[n] = max(most[n], b)
+		}
+	}
+	reached := make([]bool, d.NumNodes)
+	for _, n := range d.Topo {
+		reached[n] = true
+	}
+	empty := make([]bool, len(g.Edges))
+	for i, e := range g.Edges {
+		ends := e.To == cfg.Exit || e.Cuts()
+		empty[i] = ends && reached[e.From] && most[e.From] == 0
+	}
+	return empty
 }
 
 // emitSegment appends the probes of one edge of a Segments function: the
 // ending path's packed value goes to p before the next path's register is
-// set, and End runs last.
-func emitSegment(a *wasm.Asm, f *Func, seg *Segments, ops []numbering.Op, branch int64) {
+// set, and End runs last; where the ending paths are empty, neither.
+func emitSegment(a *wasm.Asm, f *Func, seg *Segments, ops []numbering.Op, branch int64, empty bool) {
 	end := false
 	for _, o := range ops {
+		if empty {
+			break
+		}
 		switch o.Kind {
 		case numbering.Count:
 			a.Idx(wasm.OpLocalGet, f.reg)

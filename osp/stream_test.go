@@ -215,3 +215,76 @@ func TestPathsRebuildBlockEntries(t *testing.T) {
 		})
 	}
 }
+
+// emptyEndsModule is a program whose _start has paths without blocks: a
+// call's continuation that reaches the next call, one that takes the
+// loop's back edge, and one that returns.
+//
+//	loop
+//	  (call $leaf (local.get 0)) drop   ;; the loop's block ends a path
+//	  (call $leaf (local.get 0)) drop   ;; empty: continuation to call
+//	  local.get 0  i32.const 1  i32.add  local.tee 0
+//	  i32.const 1000  i32.lt_u  br_if 0 ;; empty: continuation to back edge
+//	end
+//	(call $leaf (local.get 0)) drop     ;; the block after the loop
+//	                                    ;; empty: continuation to return
+func emptyEndsModule() []byte {
+	var leaf, start wasm.Asm
+	leaf.Idx(wasm.OpLocalGet, 0).I32(1).Op(wasm.OpI32Add).Op(wasm.OpEnd)
+	call := func() { start.Idx(wasm.OpLocalGet, 0).Idx(wasm.OpCall, 0).Op(wasm.OpDrop) }
+	start.Block(wasm.OpLoop)
+	call()
+	call()
+	start.Idx(wasm.OpLocalGet, 0).I32(1).Op(wasm.OpI32Add).Idx(0x22, 0) // local.tee
+	start.I32(1000).Op(wasm.OpI32LtU).Idx(wasm.OpBrIf, 0)
+	start.Op(wasm.OpEnd)
+	call()
+	start.Op(wasm.OpEnd)
+	i32 := []wasm.ValType{wasm.ValI32}
+	m := &wasm.Module{
+		Version: 1,
+		Types:   []wasm.FuncType{{Params: i32, Results: i32}, {}},
+		Funcs:   []uint32{0, 1},
+		Exports: []wasm.Export{{Name: "_start", Kind: wasm.KindFunc, Index: 1}},
+		Code: []wasm.Code{
+			{Body: append([]byte{0}, leaf.B...), ExprOff: 1},
+			{Body: append([]byte{1, 1, wasm.I32}, start.B...), ExprOff: 3},
+		},
+	}
+	return encodeModule(m)
+}
+
+// TestEmptyPathsHaveNoEnd checks that paths without blocks get no code
+// where they end (End runs for $leaf's return and for the two calls that
+// end a block's path, not for the three empty paths) and that the paths
+// that remain still rebuild the run's block entries exactly.
+func TestEmptyPathsHaveNoEnd(t *testing.T) {
+	ctx := context.Background()
+	orig := emptyEndsModule()
+	ends := 0
+	_, err := instrument.Instrument(orig, instrument.Options{Segments: &instrument.Segments{
+		End: func(a *wasm.Asm, _ *instrument.Func, p uint32, _ int64) {
+			ends++
+			a.Idx(wasm.OpLocalGet, p).Op(wasm.OpDrop)
+		},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ends != 3 {
+		t.Errorf("End ran at %d path ends, want 3", ends)
+	}
+	ins, err := Instrument(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := perBlockStream(t, ctx, orig, runner.Config{})
+	// _start's first block, before the loop; per iteration the loop's
+	// block and $leaf's, twice; the block after the loop and $leaf's.
+	if want.n != 1+1000*3+2 {
+		t.Errorf("%d block entries", want.n)
+	}
+	if got := tracedStream(t, ctx, ins, runner.Config{}); got != want {
+		t.Errorf("paths rebuild %d block entries (hash %x), the program made %d (hash %x)", got.n, got.hash, want.n, want.hash)
+	}
+}
