@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -265,13 +264,9 @@ func geoMeanOr0(xs []float64) float64 {
 
 // ReadOSPReport reads a results.json that RunOSP's report wrote.
 func ReadOSPReport(path string) (*OSPReport, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
 	var r OSPReport
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if err := readJSON(path, &r); err != nil {
+		return nil, err
 	}
 	if r.Kind != KindOSP {
 		return nil, fmt.Errorf("%s: not the results of pathprof bench --osp", path)
@@ -282,17 +277,11 @@ func ReadOSPReport(path string) (*OSPReport, error) {
 // ReportKind returns the kind of the results.json at path: KindOSP, or
 // "" for a Report's.
 func ReportKind(path string) (string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
 	var k struct {
 		Kind string `json:"kind"`
 	}
-	if err := json.Unmarshal(data, &k); err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
-	}
-	return k.Kind, nil
+	err := readJSON(path, &k)
+	return k.Kind, err
 }
 
 // WriteFiles writes the report into dir as results.md and results.json.

@@ -46,15 +46,23 @@ func (r *Report) WriteFiles(dir string) error {
 
 // ReadReport reads a results.json file.
 func ReadReport(path string) (*Report, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	var r Report
+	if err := readJSON(path, &r); err != nil {
 		return nil, err
 	}
-	var r Report
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	return &r, nil
+}
+
+// readJSON decodes the JSON file at path into v.
+func readJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }
 
 // WriteMarkdown writes the report as a markdown table, one row per
