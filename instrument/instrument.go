@@ -86,7 +86,7 @@ type Segments struct {
 	// (a call's continuation that reaches the next call, a return or a
 	// back edge without entering a block): such a path has nothing to
 	// count, and in the Lua interpreter of the benchmark suite one path
-	// end in eight is one.
+	// end in seven to eleven is one.
 	End func(a *wasm.Asm, f *Func, p uint32, branch int64)
 	// Blockwise, when set, picks functions (by original index) to run End
 	// block by block although they could be numbered, so that the
