@@ -1,13 +1,10 @@
 package bench
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"time"
 
@@ -286,18 +283,7 @@ func ReportKind(path string) (string, error) {
 
 // WriteFiles writes the report into dir as results.md and results.json.
 func (r *OSPReport) WriteFiles(dir string) error {
-	var md bytes.Buffer
-	if err := r.WriteMarkdown(&md); err != nil {
-		return err
-	}
-	js, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := writeFileAtomic(filepath.Join(dir, MarkdownName), md.Bytes()); err != nil {
-		return err
-	}
-	return writeFileAtomic(filepath.Join(dir, JSONName), append(js, '\n'))
+	return writeResults(dir, r.WriteMarkdown, r)
 }
 
 // ospBenchmark is one program's measurement.
@@ -367,27 +353,18 @@ func (b *ospBenchmark) run(ctx context.Context) (r OSPProgram) {
 		if err := ctx.Err(); err != nil {
 			return fail("%v", err)
 		}
-		// CPU time up to the end of the run, as RunTime: without building
-		// the profile afterwards, with the sampling worker's work.
-		var end time.Duration
-		mark := func(context.Context, map[string]api.Module) error {
-			end = cputime.Process()
-			return nil
-		}
-		runtime.GC()
-		c0 := cputime.Process()
-		o, err := b.runOnce(ctx, origProg, mark)
-		oc := end - c0
+		var oc, sc cpuSpan
+		o, err := b.runWith(ctx, func(cfg runner.Config) (runner.Result, error) {
+			oc.start(&cfg)
+			return origProg.Run(ctx, cfg)
+		})
 		if err == nil {
 			err = sameOutput(want, o)
 		}
 		if err != nil {
 			return fail("original run %d: %v (the program is not deterministic)", i, err)
 		}
-		runtime.GC()
-		c0 = cputime.Process()
-		g, pr, err := b.sampleOnce(ctx, sample, b.o.Sampling, mark)
-		sc := end - c0
+		g, pr, err := b.sampleOnce(ctx, sample, b.o.Sampling, &sc)
 		if err == nil {
 			err = sameOutput(want, g)
 		}
@@ -400,7 +377,7 @@ func (b *ospBenchmark) run(ctx context.Context) (r OSPProgram) {
 		}
 		prof = pr
 		ow, sw = append(ow, o.runTime.Seconds()), append(sw, g.runTime.Seconds())
-		r.OriginalCPU, r.SampledCPU = append(r.OriginalCPU, oc.Seconds()), append(r.SampledCPU, sc.Seconds())
+		r.OriginalCPU, r.SampledCPU = append(r.OriginalCPU, oc.seconds()), append(r.SampledCPU, sc.seconds())
 		b.progress("run %d/%d: original %s, osp %s", i, b.o.Runs, ms(o.runTime), ms(g.runTime))
 	}
 	r.Original.Seconds, r.Sampled.Seconds = ow, sw
@@ -481,12 +458,31 @@ func (b *ospBenchmark) score(r *OSPProgram, ex *osp.Exact, prof *osp.Profile, m 
 	return nil
 }
 
+// cpuSpan is the process's CPU time of one run, from its start (after
+// runWith's collection) to its AfterRun: like RunTime, it leaves out
+// building the profile afterwards, and it includes the sampling worker's
+// work.
+type cpuSpan struct{ from, to time.Duration }
+
+// start starts the span now and ends it at cfg's AfterRun.
+func (s *cpuSpan) start(cfg *runner.Config) {
+	cfg.AfterRun = func(context.Context, map[string]api.Module) error {
+		s.to = cputime.Process()
+		return nil
+	}
+	s.from = cputime.Process()
+}
+
+func (s *cpuSpan) seconds() float64 { return (s.to - s.from).Seconds() }
+
 // sampleOnce runs the sampling build once with a fresh configuration,
-// after as its AfterRun.
-func (b *ospBenchmark) sampleOnce(ctx context.Context, prog *osp.Program, so osp.Options, after func(context.Context, map[string]api.Module) error) (output, *osp.Profile, error) {
+// measuring its CPU time in cpu if that is not nil.
+func (b *ospBenchmark) sampleOnce(ctx context.Context, prog *osp.Program, so osp.Options, cpu *cpuSpan) (output, *osp.Profile, error) {
 	var prof *osp.Profile
 	out, err := b.runWith(ctx, func(cfg runner.Config) (runner.Result, error) {
-		cfg.AfterRun = after
+		if cpu != nil {
+			cpu.start(&cfg)
+		}
 		p, res, err := prog.Sample(ctx, so, cfg)
 		prof = p
 		return res, err

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,14 +22,6 @@ const (
 // and, when it has partitioned strategies, the chart of their hits as
 // hits.svg.
 func (r *Report) WriteFiles(dir string) error {
-	var md strings.Builder
-	if err := r.WriteMarkdown(&md); err != nil {
-		return err
-	}
-	js, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
 	if r.hasShares() {
 		var svg strings.Builder
 		if err := r.WriteChart(&svg); err != nil {
@@ -38,7 +31,21 @@ func (r *Report) WriteFiles(dir string) error {
 			return err
 		}
 	}
-	if err := writeFileAtomic(filepath.Join(dir, MarkdownName), []byte(md.String())); err != nil {
+	return writeResults(dir, r.WriteMarkdown, r)
+}
+
+// writeResults writes results.md, by markdown, and results.json, v as
+// indented JSON, into dir.
+func writeResults(dir string, markdown func(io.Writer) error, v any) error {
+	var md bytes.Buffer
+	if err := markdown(&md); err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(dir, MarkdownName), md.Bytes()); err != nil {
 		return err
 	}
 	return writeFileAtomic(filepath.Join(dir, JSONName), append(js, '\n'))

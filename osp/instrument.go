@@ -2,10 +2,8 @@ package osp
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"math"
 	"strings"
 
 	"pathprof/cfg"
@@ -353,15 +351,18 @@ func instrumentWith(orig []byte, end endFunc, blockwise func(uint32) bool) (*Ins
 		ins.funcs[f.Index] = pf
 		funcs[f.Index] = modelFunc{f: f, block: pf.block}
 	}
+	calls := wasm.NewReader(orig, 0, "code")
+	var in wasm.Instr
 	ins.model = newBlockModel(len(ins.Blocks), funcs, func(f *instrument.Func, e *cfg.Edge) int64 {
 		at := f.InstrOffset(e.Instr)
-		if at < 0 || at+1 >= len(orig) || wasm.Op(orig[at]) != wasm.OpCall {
+		if at < 0 || at >= len(orig) {
 			return -1
 		}
-		if v, n := binary.Uvarint(orig[at+1:]); n > 0 && v <= math.MaxUint32 {
-			return int64(v)
+		calls.Seek(at)
+		if calls.Next(&in) != nil || in.Op != wasm.OpCall {
+			return -1
 		}
-		return -1
+		return int64(in.A)
 	})
 	return ins, nil
 }
