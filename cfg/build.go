@@ -17,6 +17,16 @@ type Options struct {
 	// there, so that a path never spans a call: the blocks the callee
 	// runs then come between the caller's paths (package osp).
 	SplitCalls bool
+	// Thread gives a forward jump through a dispatch loop a path of its
+	// own through the loop's header. Go's compiler ends every jump
+	// between its blocks with "i32.const K; local.set x; br L", L a loop
+	// whose header is only "local.get x; br_table" (inside blocks): a
+	// jump whose target comes later in the code then becomes an edge into
+	// a node of its own that stands for the header (Block.Same), with one
+	// edge (EdgeThread) to the br_table's target for K. Paths no longer
+	// end at such jumps, and the header's br_table arms are taken by
+	// jumps of both kinds, so they must carry no probes.
+	Thread bool
 }
 
 // NoReturnImports returns a NoReturn that matches the module's imports of
@@ -58,6 +68,7 @@ type thrower struct {
 type frame struct {
 	kind    frameKind
 	header  int32 // loop header
+	plain   bool  // loop: its block type takes no values
 	end     int32 // join node after the end, created when first targeted; -1 until then
 	cond    int32 // if: node holding the condition; -1 when unreachable
 	ifOff   uint32
@@ -79,6 +90,21 @@ type builder struct {
 	split    bool
 	handlers int // frames that can catch: try_table, legacy try in its body
 	excEdges map[[2]int32]bool
+	// Options.Thread: the dispatch loops by header node, and the two
+	// instructions before the current one.
+	thread     bool
+	dispatches map[int32]*dispatch
+	prev       [2]wasm.Instr
+}
+
+// dispatch is a loop header that only branches on a local (Options.Thread).
+type dispatch struct {
+	local uint32
+	site  uint32  // the br_table
+	arms  []int32 // the target of each arm, the default last
+	// copies holds, per arm, the node standing for the header entered
+	// by a jump to it.
+	copies map[int]int32
 }
 
 func (b *builder) node() int32 {
@@ -174,7 +200,7 @@ func BuildBody(c *wasm.Code, opt Options) (*Graph, error) {
 	// front avoids regrowing them on large functions.
 	est := len(c.Body)/12 + 8
 	g := &Graph{Blocks: make([]Block, 2, est), Edges: make([]Edge, 0, est*3/2)}
-	b := &builder{g: g, noReturn: opt.NoReturn, split: opt.SplitCalls}
+	b := &builder{g: g, noReturn: opt.NoReturn, split: opt.SplitCalls, thread: opt.Thread}
 	first := b.node()
 	b.edge(Entry, first, EdgeEntry, c.ExprOff)
 	b.cur = first
@@ -204,6 +230,9 @@ func BuildBody(c *wasm.Code, opt Options) (*Graph, error) {
 		if done {
 			break
 		}
+		if b.thread {
+			b.prev[0], b.prev[1] = b.prev[1], in
+		}
 	}
 	g.findBackEdges()
 	return g, nil
@@ -224,7 +253,7 @@ func (b *builder) step(in *wasm.Instr) (bool, error) {
 	case wasm.OpBlock:
 		b.push(frame{kind: frameBlock, end: -1, cond: -1})
 	case wasm.OpLoop:
-		f := frame{kind: frameLoop, end: -1, header: -1, cond: -1}
+		f := frame{kind: frameLoop, end: -1, header: -1, cond: -1, plain: in.Block.Kind != wasm.BlockTypeIndex}
 		if cur >= 0 {
 			f.header = b.node()
 			b.edge(cur, f.header, EdgeFallthrough, in.Off)
@@ -347,7 +376,9 @@ func (b *builder) step(in *wasm.Instr) (bool, error) {
 			if err != nil {
 				return false, err
 			}
-			b.edge(cur, t, EdgeBr, in.Off)
+			if !b.threadJump(cur, t, in.Off) {
+				b.edge(cur, t, EdgeBr, in.Off)
+			}
 		}
 		b.cur = -1
 	case wasm.OpBrIf, wasm.OpBrOnNull, wasm.OpBrOnNonNull:
@@ -379,6 +410,9 @@ func (b *builder) step(in *wasm.Instr) (bool, error) {
 					seen[t] = e
 				}
 				b.g.Edges[e].Arms = append(b.g.Edges[e].Arms, uint32(arm))
+			}
+			if b.thread {
+				b.noteDispatch(cur, in)
 			}
 		}
 		b.cur = -1
@@ -436,4 +470,67 @@ func (b *builder) finishBlock(f frame, cur int32, off uint32) {
 		b.edge(cur, f.end, EdgeFallthrough, off)
 	}
 	b.cur = f.end
+}
+
+// noteDispatch records node n, which ends with br_table in, as a dispatch
+// loop's header when it is nothing but blocks, "local.get x" and in, at
+// the start of a loop that takes no values.
+func (b *builder) noteDispatch(n int32, in *wasm.Instr) {
+	i := len(b.fs) - 1
+	for i >= 0 && b.fs[i].kind == frameBlock {
+		i--
+	}
+	if i < 0 || b.fs[i].kind != frameLoop || b.fs[i].header != n || !b.fs[i].plain {
+		return
+	}
+	blocks := len(b.fs) - 1 - i
+	if b.g.Blocks[n].Instrs != uint32(blocks)+2 || b.prev[1].Op != wasm.OpLocalGet {
+		return
+	}
+	arms := make([]int32, len(in.Labels))
+	for arm, l := range in.Labels {
+		arms[arm] = b.frameTarget(len(b.fs) - 1 - int(l))
+	}
+	if b.dispatches == nil {
+		b.dispatches = map[int32]*dispatch{}
+	}
+	b.dispatches[n] = &dispatch{local: b.prev[1].A, site: in.Off, arms: arms}
+}
+
+// threadJump adds the edges of "br" from node from to t, a dispatch
+// loop's header, when the two instructions before it set the loop's
+// local to a constant whose target comes later in the code; it reports
+// whether it did.
+func (b *builder) threadJump(from, t int32, off uint32) bool {
+	d := b.dispatches[t]
+	if d == nil {
+		return false
+	}
+	c, set := b.prev[0], b.prev[1]
+	if c.Op != wasm.OpI32Const || set.Op != wasm.OpLocalSet || set.A != d.local {
+		return false
+	}
+	arm := len(d.arms) - 1
+	if k := uint32(c.Const); uint64(k) < uint64(len(d.arms)-1) {
+		arm = int(k)
+	}
+	to := d.arms[arm]
+	// A target's node has instructions once the code reached it.
+	if to == Exit || b.g.Blocks[to].Instrs > 0 {
+		return false
+	}
+	n, ok := d.copies[arm]
+	if !ok {
+		n = b.node()
+		h := b.g.Blocks[t]
+		b.g.Blocks[n] = Block{Start: h.Start, End: h.End, Instrs: h.Instrs, Same: t}
+		e := b.edge(n, to, EdgeThread, d.site)
+		b.g.Edges[e].Arms = []uint32{uint32(arm)}
+		if d.copies == nil {
+			d.copies = map[int]int32{}
+		}
+		d.copies[arm] = n
+	}
+	b.edge(from, n, EdgeBr, off)
+	return true
 }

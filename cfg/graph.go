@@ -39,12 +39,13 @@ const (
 	EdgeDummyEntry                  // DAG only: entry -> target of a back edge
 	EdgeDummyExit                   // DAG only: source of a back edge -> exit
 	EdgeCall                        // Options.SplitCalls: a call's block -> its continuation
+	EdgeThread                      // Options.Thread: a dispatch header's copy -> the jump's target
 )
 
 var edgeKindNames = [...]string{
 	"entry", "fallthrough", "br", "br_if", "br_if_not", "br_table", "if", "else",
 	"br_on_null", "br_on_null_not", "return", "tail_call", "throw", "exception",
-	"no_return", "dummy_entry", "dummy_exit", "call",
+	"no_return", "dummy_entry", "dummy_exit", "call", "thread",
 }
 
 func (k EdgeKind) String() string {
@@ -66,6 +67,9 @@ type Block struct {
 	// (Options.SplitCalls): the same basic block, so entering it is not
 	// a block entry.
 	Cont bool
+	// Same, when not 0, is the node whose block this node is: the
+	// header of a dispatch loop, entered by one jump (Options.Thread).
+	Same int32
 }
 
 // Edge is a directed control-flow edge between two nodes.

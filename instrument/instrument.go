@@ -92,6 +92,11 @@ type Segments struct {
 	// block by block although they could be numbered, so that the
 	// fallback can be checked on programs that wazero runs.
 	Blockwise func(index uint32) bool
+	// Thread builds the graphs with cfg.Options.Thread: a jump forward
+	// through a dispatch loop (every jump of Go's compiler) continues the
+	// path instead of ending it. Functions whose numbering cannot leave
+	// the dispatch's arms without probes are built without it.
+	Thread bool
 	// Finish, if set, runs once after every function has been changed,
 	// before the module is encoded: it may add functions of its own.
 	Finish func(m *wasm.Module) error
@@ -604,36 +609,30 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 	}
 	reg, cond, idx := base, base+1, base+2
 	s.shift(int64(c.ExprOff) - int64(oldExpr))
-	g, err := cfg.BuildBody(c, cfgOpt)
-	if err != nil {
-		return err
-	}
-	f.Graph, f.bodyMap = g, c.Map
-	d := g.DAG()
 	limit := int64(numbering.MaxPaths)
 	if segments {
 		limit = 1 << IDBits
 	}
-	n, err := numbering.Number(d)
-	var over *numbering.OverflowError
-	if errors.As(err, &over) || err == nil && n.Paths() > limit {
-		cr, cerr := numbering.CutTo(d, limit)
-		if cerr != nil {
-			return cerr
-		}
-		d, f.Cuts = cr.DAG, cr.Vertices
-		n, err = numbering.Number(d)
-	}
-	if err != nil {
-		return err
-	}
-	f.DAG, f.Num = d, n
 	f.scan, f.reg, f.cond, f.idx, f.p = s, reg, cond, idx, idx+1
 	// Counting, idx+1 is a counter's address (an i32); segments, the
 	// packed value of an ending path (an i64).
-	if segments {
-		return placeSegments(f)
+	if err := f.number(c, cfgOpt, limit); err != nil {
+		return err
 	}
+	if segments {
+		err := placeSegments(f)
+		if cfgOpt.Thread && (err != nil || !f.threadsKept()) {
+			// Threaded jumps need the dispatch's arms free of probes; where the
+			// numbering could not leave them so, the jumps end paths again.
+			cfgOpt.Thread = false
+			if err := f.number(c, cfgOpt, limit); err != nil {
+				return err
+			}
+			err = placeSegments(f)
+		}
+		return err
+	}
+	d := f.DAG
 	if choose != nil {
 		f.Mode = choose(f)
 	}
@@ -656,7 +655,7 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 		if err != nil {
 			return err
 		}
-		if f.Rev, err = numbering.NumberReverse(d, n); err != nil {
+		if f.Rev, err = numbering.NumberReverse(d, f.Num); err != nil {
 			return err
 		}
 		inc, err := numbering.Chords(d, f.Rev.Forward(), w)
@@ -679,6 +678,54 @@ func (f *Func) setPlan(plan *numbering.Plan) {
 	for _, p := range plan.Probes {
 		f.ops[p.Edge] = append(f.ops[p.Edge], p.Op)
 	}
+}
+
+// number builds f's graph and DAG, cut to at most limit paths, and
+// numbers its paths.
+func (f *Func) number(c *wasm.Code, cfgOpt cfg.Options, limit int64) error {
+	g, err := cfg.BuildBody(c, cfgOpt)
+	if err != nil {
+		return err
+	}
+	f.Graph, f.bodyMap, f.Cuts = g, c.Map, nil
+	d := g.DAG()
+	n, err := numbering.Number(d)
+	var over *numbering.OverflowError
+	if errors.As(err, &over) || err == nil && n.Paths() > limit {
+		cr, cerr := numbering.CutTo(d, limit)
+		if cerr != nil {
+			return cerr
+		}
+		d, f.Cuts = cr.DAG, cr.Vertices
+		n, err = numbering.Number(d)
+	}
+	if err != nil {
+		return err
+	}
+	f.DAG, f.Num = d, n
+	return nil
+}
+
+// threadsKept reports whether the probes of a function built with
+// cfg.Options.Thread leave its threaded jumps alone: no code on an
+// EdgeThread edge, nor on the header's arm to the same target, which
+// jumps of both kinds take, and no threaded edge cut.
+func (f *Func) threadsKept() bool {
+	g := f.Graph
+	for i, e := range g.Edges {
+		if e.Kind != cfg.EdgeThread {
+			continue
+		}
+		if e.Back || len(f.ops[i]) > 0 {
+			return false
+		}
+		for _, a := range g.Blocks[g.Blocks[e.From].Same].Out {
+			if h := g.Edges[a]; h.To == e.To && (h.Back || len(f.ops[a]) > 0) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // variant is one placement of probes in a body: the function's own, or,

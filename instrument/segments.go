@@ -3,6 +3,7 @@ package instrument
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"pathprof/cfg"
 	"pathprof/numbering"
@@ -23,7 +24,7 @@ func instrumentSegments(m *wasm.Module, orig []byte, opt Options, res *Result) (
 	}
 	shift := m.NumImportedFuncs - numImported
 	noRet := cfg.NoReturnImports(m, opt.NoReturn...)
-	cfgOpt := cfg.Options{NoReturn: noRet, SplitCalls: true}
+	cfgOpt := cfg.Options{NoReturn: noRet, SplitCalls: true, Thread: seg.Thread}
 	for i := range m.Code {
 		orig := numImported + uint32(i)
 		f := &Func{Index: orig, Name: m.FuncName(orig + shift), origOff: m.Code[i].OrigOff, ReturnBlock: -1}
@@ -77,13 +78,19 @@ func placeSegments(f *Func) error {
 	if err != nil {
 		return err
 	}
+	fixed := threadFixed(f.Graph, d)
+	for i, x := range fixed {
+		if x {
+			w[i] = math.Inf(1)
+		}
+	}
 	inc, err := numbering.Chords(d, packed, w)
 	if err != nil {
 		return err
 	}
 	// Paths end where they end, so a path cut short by a trap is not
 	// reported.
-	plan, err := numbering.Place(d, packed, inc, numbering.PlaceOptions{NoCountFolding: true})
+	plan, err := numbering.Place(d, packed, inc, numbering.PlaceOptions{NoCountFolding: true, Fixed: fixed})
 	if err != nil {
 		return err
 	}
@@ -91,6 +98,30 @@ func placeSegments(f *Func) error {
 	f.setPlan(plan)
 	f.emptyEnd = emptyEnds(f.Graph, d)
 	return nil
+}
+
+// threadFixed marks the DAG edges that threaded jumps take through a
+// dispatch header (cfg.Options.Thread), the EdgeThread edges and the
+// header's own arms to the same targets, or returns nil when there are
+// none. They must get no probes: they weigh the most, so that the
+// spanning tree holds them, and Place keeps operations off them.
+func threadFixed(g *cfg.Graph, d *cfg.DAG) []bool {
+	type arm struct{ from, to int32 }
+	free := map[arm]bool{}
+	for _, e := range g.Edges {
+		if e.Kind == cfg.EdgeThread {
+			free[arm{e.From, e.To}] = true
+			free[arm{g.Blocks[e.From].Same, e.To}] = true
+		}
+	}
+	if len(free) == 0 {
+		return nil
+	}
+	fixed := make([]bool, len(d.Edges))
+	for i, e := range d.Edges {
+		fixed[i] = e.Orig >= 0 && free[arm{e.From, e.To}]
+	}
+	return fixed
 }
 
 // emptyEnds marks the Graph edges where every path that ends there has

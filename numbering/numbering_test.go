@@ -747,3 +747,94 @@ func TestProfileWeights(t *testing.T) {
 		t.Fatal("a negative frequency accepted")
 	}
 }
+
+// TestPlaceFixed checks PlaceOptions.Fixed on random DAGs: edges that
+// weigh the most and lie in the spanning tree, not into the exit nor out
+// of the entry, nor into a node that leaves another such edge, get no
+// operation, and every path is still counted with its id.
+func TestPlaceFixed(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	iters := 3000
+	if testing.Short() {
+		iters = 300
+	}
+	var fixedEdges, checked int
+	for range iters {
+		d := randDAG(r, 12)
+		n, err := Number(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths, ok := allPaths(d, cfg.Entry, 20000)
+		if !ok || len(paths) == 0 {
+			continue
+		}
+		fixed := make([]bool, len(d.Edges))
+		leaves := make([]bool, d.NumNodes)
+		for i, e := range d.Edges {
+			if e.From != cfg.Entry && e.To != cfg.Exit && e.Orig >= 0 && !leaves[e.To] && r.IntN(3) == 0 {
+				fixed[i] = true
+				leaves[e.From] = true
+			}
+		}
+		// A node that leaves a fixed edge may not be the target of one.
+		for i, e := range d.Edges {
+			if fixed[i] && leaves[e.To] {
+				fixed[i] = false
+			}
+		}
+		w := make([]float64, len(d.Edges))
+		for i := range w {
+			w[i] = float64(r.IntN(4))
+			if fixed[i] {
+				w[i] = math.Inf(1)
+			}
+		}
+		inc, err := Chords(d, n, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range fixed {
+			// Parallel fixed edges: the tree holds one of them.
+			fixed[i] = fixed[i] && inc.Class[i] == Tree
+			if fixed[i] {
+				fixedEdges++
+			}
+		}
+		opt := PlaceOptions{NoCountFolding: true, Fixed: fixed}
+		plan, err := Place(d, n, inc, opt)
+		if err != nil {
+			t.Fatalf("Place: %v\nDAG %v\nfixed %v", err, d.Edges, fixed)
+		}
+		for i, op := range plan.Ops {
+			if fixed[i] && op.Kind != None {
+				t.Fatalf("fixed edge %d has %v", i, op)
+			}
+		}
+		checkPlan(t, d, n, inc, plan, opt, paths, r)
+		checked++
+	}
+	if checked < iters/2 || fixedEdges < iters/2 {
+		t.Fatalf("%d DAGs checked, %d fixed edges", checked, fixedEdges)
+	}
+	// A fixed edge that must carry an operation is refused.
+	d := diamonds(1, false)
+	n, err := Number(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inc, err := Chords(d, n, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := make([]bool, len(d.Edges))
+	for i, e := range d.Edges {
+		fixed[i] = e.To == cfg.Exit
+	}
+	if _, err := Place(d, n, inc, PlaceOptions{NoCountFolding: true, Fixed: fixed}); err == nil {
+		t.Fatal("Place put no count on the fixed edges into the exit")
+	}
+	if _, err := Place(d, n, inc, PlaceOptions{Fixed: fixed[1:]}); err == nil {
+		t.Fatal("Place took fixed marks for the wrong number of edges")
+	}
+}

@@ -75,6 +75,13 @@ type PlaceOptions struct {
 	// are counted. Without it a count moves back over edges whose source
 	// has no other out edge, as in the seed.
 	NoCountFolding bool
+	// Fixed, when set, marks DAG edges (indexed like d.Edges) that must
+	// get no operation: their code is shared with other edges, as a
+	// dispatch loop's br_table arms are with jumps threaded through it
+	// (cfg.Options.Thread). The initialisation of a path then stops
+	// short of the node they leave, and Place fails if one still needs
+	// an operation (a chord whose increment is not 0, a count).
+	Fixed []bool
 }
 
 // Place turns chord increments into probes: r = 0 at the start of every
@@ -111,7 +118,17 @@ func placeOps(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*Pla
 	if inc == nil || len(inc.Class) != ne || len(inc.Inc) != ne {
 		return nil, errors.New("numbering: increments do not match the DAG")
 	}
+	if opt.Fixed != nil && len(opt.Fixed) != ne {
+		return nil, fmt.Errorf("numbering: %d fixed marks for %d edges", len(opt.Fixed), ne)
+	}
 	plan := &Plan{NumPaths: n.Paths(), Ops: make([]Op, ne)}
+	// leavesFixed[v]: r must be set before v, which a fixed edge leaves.
+	leavesFixed := make([]bool, d.NumNodes)
+	for i, f := range opt.Fixed {
+		if f {
+			leavesFixed[d.Edges[i].From] = true
+		}
+	}
 
 	liveIn := make([]int32, d.NumNodes)
 	for i, c := range inc.Class {
@@ -137,7 +154,7 @@ func placeOps(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*Pla
 				case inc.Class[e] == Dead:
 				case inc.Class[e] == Chord:
 					initOp[e], initVal[e] = true, inc.Inc[e]
-				case liveIn[w] == 1:
+				case liveIn[w] == 1 && !leavesFixed[w]:
 					zero[w] = true
 					ws = append(ws, w)
 				default:
@@ -192,6 +209,9 @@ func placeOps(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*Pla
 			op = Op{Init, initVal[i]}
 		case c == Chord && inc.Inc[i] != 0:
 			op = Op{Add, inc.Inc[i]}
+		}
+		if op.Kind != None && opt.Fixed != nil && opt.Fixed[i] {
+			return nil, fmt.Errorf("numbering: fixed edge %d needs %v", i, op)
 		}
 		plan.Ops[i] = op
 	}

@@ -142,7 +142,9 @@ func newBlockModel(nBlocks int, funcs map[uint32]modelFunc, callee func(f *instr
 	}
 	for _, mf := range funcs {
 		for n, b := range mf.block {
-			if b < 0 {
+			if b < 0 || mf.f.Graph.Blocks[n].Same != 0 {
+				// A copy of a dispatch header has one of the header's
+				// successors: the header's own record holds them all.
 				continue
 			}
 			r := &recs[b]

@@ -142,7 +142,7 @@ const idMask = 1<<instrument.IDBits - 1
 //
 // The module must define its one memory (memarea.CanEmbed).
 func Instrument(orig []byte) (*Instrumented, error) {
-	return instrumentWith(orig, countdownEnd, nil)
+	return instrumentWith(orig, countdownEnd, nil, true)
 }
 
 // countdownEnd appends the code that Instrument runs where a path ends.
@@ -247,7 +247,7 @@ type endFunc func(a *wasm.Asm, r rec, e endSite)
 // instrumentWith is Instrument with the code at each path end written by
 // end, and the functions blockwise picks instrumented block by block (see
 // instrument.Segments.Blockwise).
-func instrumentWith(orig []byte, end endFunc, blockwise func(uint32) bool) (*Instrumented, error) {
+func instrumentWith(orig []byte, end endFunc, blockwise func(uint32) bool, thread bool) (*Instrumented, error) {
 	sum := sha256.Sum256(orig)
 	ins := &Instrumented{Size: len(orig), SHA256: hex.EncodeToString(sum[:]), FuncNames: map[uint32]string{}}
 	var r rec
@@ -318,6 +318,7 @@ func instrumentWith(orig []byte, end endFunc, blockwise func(uint32) bool) (*Ins
 				end(a, r, endSite{fn: f.Index, p: p, branch: branch, retType: f.ReturnBlock})
 			},
 			Blockwise: blockwise,
+			Thread:    thread,
 			Finish:    finish,
 		},
 	})
@@ -337,6 +338,12 @@ func instrumentWith(orig []byte, end endFunc, blockwise func(uint32) bool) (*Ins
 		for n := range pf.block {
 			pf.block[n] = -1
 			if n < 2 || f.Graph.Blocks[n].Cont {
+				continue
+			}
+			if h := f.Graph.Blocks[n].Same; h != 0 {
+				// A dispatch header entered by a threaded jump: the
+				// header's block, whose node comes first.
+				pf.block[n] = pf.block[h]
 				continue
 			}
 			if len(ins.Blocks) >= 1<<31 {

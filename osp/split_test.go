@@ -184,7 +184,7 @@ func splitProgram(t *testing.T, ctx context.Context, p program, opt Options) (or
 	}
 	var runs []func() (runner.Result, time.Duration)
 	for _, pp := range partProbes {
-		pins, err := instrumentWith(src, pp.probe, nil)
+		pins, err := instrumentWith(src, pp.probe, nil, true)
 		if err != nil {
 			t.Fatal(err)
 		}

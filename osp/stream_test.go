@@ -198,18 +198,33 @@ func TestPathsRebuildBlockEntries(t *testing.T) {
 			if want.n < 10000 {
 				t.Fatalf("only %d block entries", want.n)
 			}
-			for _, mixed := range []bool{false, true} {
+			for _, v := range []struct{ mixed, thread bool }{{false, true}, {true, true}, {false, false}} {
 				var blockwise func(uint32) bool
-				if mixed {
+				if v.mixed {
 					blockwise = func(f uint32) bool { return f%2 == 0 }
 				}
-				ins, err := instrumentWith(orig, countdownEnd, blockwise)
+				ins, err := instrumentWith(orig, countdownEnd, blockwise, v.thread)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if got := tracedStream(t, ctx, ins, p.Config(t, &bytes.Buffer{})); got != want {
-					t.Errorf("block by block for every other function %v: paths rebuild %d block entries (hash %x), the program made %d (hash %x)",
-						mixed, got.n, got.hash, want.n, want.hash)
+					t.Errorf("block by block for every other function %v, jumps threaded %v: paths rebuild %d block entries (hash %x), the program made %d (hash %x)",
+						v.mixed, v.thread, got.n, got.hash, want.n, want.hash)
+				}
+				// Go's jumps go through dispatch loops; C has none.
+				threads := 0
+				for _, pf := range ins.funcs {
+					if pf == nil || pf.dag == nil {
+						continue
+					}
+					for _, e := range pf.dag.Edges {
+						if e.Kind == cfg.EdgeThread {
+							threads++
+						}
+					}
+				}
+				if goProgram := p.Name == "hello"; (threads > 0) != (goProgram && v.thread) {
+					t.Errorf("jumps threaded %v: %d thread edges", v.thread, threads)
 				}
 			}
 		})
