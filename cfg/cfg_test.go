@@ -93,15 +93,7 @@ func checkSplitCalls(m *wasm.Module, def int, g *Graph) string {
 		return fmt.Sprintf("%d split nodes but continuations, %d blocks", len(s.Blocks)-conts, len(g.Blocks))
 	}
 	calls := 0
-	type key struct {
-		from, to int32
-		kind     EdgeKind
-		instr    uint32
-	}
-	want := map[key]int{}
-	for _, e := range g.Edges {
-		want[key{e.From, e.To, e.Kind, e.Instr}]++
-	}
+	want := edgeCounts(g)
 	for _, e := range s.Edges {
 		if e.Kind == EdgeCall {
 			calls++
@@ -110,7 +102,7 @@ func checkSplitCalls(m *wasm.Module, def int, g *Graph) string {
 			}
 			continue
 		}
-		k := key{of[e.From], of[e.To], e.Kind, e.Instr}
+		k := edgeKey{of[e.From], of[e.To], e.Kind, e.Instr}
 		if want[k] == 0 {
 			return fmt.Sprintf("split edge %+v has no counterpart", e)
 		}
@@ -158,6 +150,22 @@ func checkSplitCalls(m *wasm.Module, def int, g *Graph) string {
 		}
 	}
 	return ""
+}
+
+// edgeKey is an edge as two builds of a graph can share it.
+type edgeKey struct {
+	from, to int32
+	kind     EdgeKind
+	instr    uint32
+}
+
+// edgeCounts counts g's edges by key.
+func edgeCounts(g *Graph) map[edgeKey]int {
+	n := map[edgeKey]int{}
+	for _, e := range g.Edges {
+		n[edgeKey{e.From, e.To, e.Kind, e.Instr}]++
+	}
+	return n
 }
 
 // checkThread builds the graph with SplitCalls, and again with Thread
@@ -213,15 +221,7 @@ func checkThread(m *wasm.Module, def int) string {
 			return fmt.Sprintf("thread: copy %d of %d is not the header with one thread edge", n, b.Same)
 		}
 	}
-	type key struct {
-		from, to int32
-		kind     EdgeKind
-		instr    uint32
-	}
-	want := map[key]int{}
-	for _, e := range s.Edges {
-		want[key{e.From, e.To, e.Kind, e.Instr}]++
-	}
+	want := edgeCounts(s)
 	c := &m.Code[def]
 	instrs := func(from, to uint32) []wasm.Instr {
 		var out []wasm.Instr
@@ -238,7 +238,7 @@ func checkThread(m *wasm.Module, def int) string {
 	}
 	threads := 0
 	for _, e := range g.Edges {
-		k := key{of[e.From], of[e.To], e.Kind, e.Instr}
+		k := edgeKey{of[e.From], of[e.To], e.Kind, e.Instr}
 		switch {
 		case e.Kind == EdgeThread:
 			threads++
