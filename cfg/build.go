@@ -17,15 +17,16 @@ type Options struct {
 	// there, so that a path never spans a call: the blocks the callee
 	// runs then come between the caller's paths (package osp).
 	SplitCalls bool
-	// Thread gives a forward jump through a dispatch loop a path of its
-	// own through the loop's header. Go's compiler ends every jump
-	// between its blocks with "i32.const K; local.set x; br L", L a loop
-	// whose header is only "local.get x; br_table" (inside blocks): a
-	// jump whose target comes later in the code then becomes an edge into
-	// a node of its own that stands for the header (Block.Same), with one
-	// edge (EdgeThread) to the br_table's target for K. Paths no longer
-	// end at such jumps, and the header's br_table arms are taken by
-	// jumps of both kinds, so they must carry no probes.
+	// Thread lets a forward jump through a dispatch loop run on through
+	// the loop's header instead of taking a back edge. Go's compiler
+	// ends every jump between its blocks with "i32.const K; local.set x;
+	// br L", L a loop whose header is only "local.get x; br_table"
+	// (inside blocks): a jump whose target comes later in the code then
+	// becomes an edge into a node of its own that stands for the header
+	// (Block.Same), with one edge (EdgeThread) to the br_table's target
+	// for K. Paths no longer end at such jumps, and the header's br_table
+	// arms are taken by jumps of both kinds, so they must carry no
+	// probes.
 	Thread bool
 }
 
@@ -68,7 +69,7 @@ type thrower struct {
 type frame struct {
 	kind    frameKind
 	header  int32 // loop header
-	plain   bool  // loop: its block type takes no values
+	plain   bool  // loop: its block type is not a type index, so it takes no values
 	end     int32 // join node after the end, created when first targeted; -1 until then
 	cond    int32 // if: node holding the condition; -1 when unreachable
 	ifOff   uint32

@@ -123,10 +123,13 @@ func placeOps(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*Pla
 	}
 	plan := &Plan{NumPaths: n.Paths(), Ops: make([]Op, ne)}
 	// leavesFixed[v]: r must be set before v, which a fixed edge leaves.
-	leavesFixed := make([]bool, d.NumNodes)
-	for i, f := range opt.Fixed {
-		if f {
-			leavesFixed[d.Edges[i].From] = true
+	var leavesFixed []bool
+	if opt.Fixed != nil {
+		leavesFixed = make([]bool, d.NumNodes)
+		for i, f := range opt.Fixed {
+			if f {
+				leavesFixed[d.Edges[i].From] = true
+			}
 		}
 	}
 
@@ -154,7 +157,7 @@ func placeOps(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*Pla
 				case inc.Class[e] == Dead:
 				case inc.Class[e] == Chord:
 					initOp[e], initVal[e] = true, inc.Inc[e]
-				case liveIn[w] == 1 && !leavesFixed[w]:
+				case liveIn[w] == 1 && (leavesFixed == nil || !leavesFixed[w]):
 					zero[w] = true
 					ws = append(ws, w)
 				default:
