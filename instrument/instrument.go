@@ -711,18 +711,9 @@ func (f *Func) number(c *wasm.Code, cfgOpt cfg.Options, limit int64) error {
 // EdgeThread edge, nor on the header's arm to the same target, which
 // jumps of both kinds take, and no threaded edge cut.
 func (f *Func) threadsKept() bool {
-	g := f.Graph
-	for i, e := range g.Edges {
-		if e.Kind != cfg.EdgeThread {
-			continue
-		}
-		if e.Back || len(f.ops[i]) > 0 {
+	for i, shared := range sharedArms(f.Graph) {
+		if shared && (f.Graph.Edges[i].Back || len(f.ops[i]) > 0) {
 			return false
-		}
-		for _, a := range g.Blocks[g.Blocks[e.From].Same].Out {
-			if h := g.Edges[a]; h.To == e.To && (h.Back || len(f.ops[a]) > 0) {
-				return false
-			}
 		}
 	}
 	return true

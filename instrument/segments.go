@@ -100,26 +100,40 @@ func placeSegments(f *Func) error {
 	return nil
 }
 
-// threadFixed marks the DAG edges that threaded jumps take through a
-// dispatch header (cfg.Options.Thread), the EdgeThread edges and the
-// header's own arms to the same targets, or returns nil when there are
-// none. They must get no probes: they weigh the most, so that the
-// spanning tree holds them, and Place keeps operations off them.
-func threadFixed(g *cfg.Graph, d *cfg.DAG) []bool {
-	type arm struct{ from, to int32 }
-	free := map[arm]bool{}
-	for _, e := range g.Edges {
-		if e.Kind == cfg.EdgeThread {
-			free[arm{e.From, e.To}] = true
-			free[arm{g.Blocks[e.From].Same, e.To}] = true
+// sharedArms marks the Graph edges that threaded jumps take through a
+// dispatch header (cfg.Options.Thread): the EdgeThread edges and the
+// header's own arms to the same targets, which jumps that end there take
+// too. It returns nil when there are none.
+func sharedArms(g *cfg.Graph) []bool {
+	var shared []bool
+	for i, e := range g.Edges {
+		if e.Kind != cfg.EdgeThread {
+			continue
+		}
+		if shared == nil {
+			shared = make([]bool, len(g.Edges))
+		}
+		shared[i] = true
+		for _, a := range g.Blocks[g.Blocks[e.From].Same].Out {
+			if g.Edges[a].To == e.To {
+				shared[a] = true
+			}
 		}
 	}
-	if len(free) == 0 {
+	return shared
+}
+
+// threadFixed marks the DAG edges that are shared arms, or returns nil
+// when there are none. They must get no probes: they weigh the most, so
+// that the spanning tree holds them, and Place keeps operations off them.
+func threadFixed(g *cfg.Graph, d *cfg.DAG) []bool {
+	shared := sharedArms(g)
+	if shared == nil {
 		return nil
 	}
 	fixed := make([]bool, len(d.Edges))
 	for i, e := range d.Edges {
-		fixed[i] = e.Orig >= 0 && free[arm{e.From, e.To}]
+		fixed[i] = e.Orig >= 0 && shared[e.Orig]
 	}
 	return fixed
 }
