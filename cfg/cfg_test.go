@@ -37,6 +37,9 @@ func checkModule(t *testing.T, name string, m *wasm.Module) (checked, enumerated
 		if err := checkThread(m, i); err != "" {
 			t.Errorf("%s: function %d: %s", name, i, err)
 		}
+		if err := checkLocals(m, i, g); err != "" {
+			t.Errorf("%s: function %d: %s", name, i, err)
+		}
 		o, err := newOracle(&m.Code[i])
 		if err != nil {
 			continue // exception handling: outside the oracle's scope

@@ -82,12 +82,21 @@ type Segments struct {
 	// results on the stack, branch is Return: an arm of End's own can
 	// return itself, given f.ReturnBlock. Elsewhere branch is -1.
 	//
+	// At a back edge of a loop without calls, keep lists the locals
+	// that the loop writes and that are live at its header, the path
+	// register among them (those of number types). An arm that calls a
+	// function before it takes the branch should hold them elsewhere (in
+	// globals, say) across the call: wazero stores a value that lives
+	// across a call after each of its definitions, in the loop's hot
+	// path too, while values reloaded after the call are new ones.
+	// Elsewhere keep is nil.
+	//
 	// End is not called where every path that ends there has no blocks
 	// (a call's continuation that reaches the next call, a return or a
 	// back edge without entering a block): such a path has nothing to
 	// count, and in the Lua interpreter of the benchmark suite one path
 	// end in seven to eleven is one.
-	End func(a *wasm.Asm, f *Func, p uint32, branch int64)
+	End func(a *wasm.Asm, f *Func, p uint32, branch int64, keep []Local)
 	// Blockwise, when set, picks functions (by original index) to run End
 	// block by block although they could be numbered, so that the
 	// fallback can be checked on programs that wazero runs.
@@ -212,6 +221,12 @@ type Func struct {
 	// emptyEnd marks, for a Segments function, the Graph edges where
 	// every path that ends there has no blocks.
 	emptyEnd []bool
+	// params and decls are a Segments function's parameters and local
+	// declarations (scratch locals included), and carried, per loop
+	// header, the locals its loop carries round (see Segments.End).
+	params  []wasm.ValType
+	decls   []wasm.LocalDecl
+	carried map[int32][]Local
 }
 
 // BlockOffset returns the original file offset of block b's first instruction.
@@ -620,6 +635,7 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 		return err
 	}
 	if segments {
+		f.params, f.decls = ft.Params, locals
 		err := placeSegments(f)
 		if cfgOpt.Thread && (err != nil || !f.threadsKept()) {
 			// Threaded jumps need the dispatch's arms free of probes; where the
@@ -739,6 +755,11 @@ type variant struct {
 func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fns countFns, hitsGlobal int64, useLoopCounts bool, seg *Segments) error {
 	g, s := f.Graph, f.scan
 	reg, cond, idx := f.reg, f.cond, f.idx
+	if seg != nil {
+		if err := f.findCarried(c.Body); err != nil {
+			return err
+		}
+	}
 	loopSliced := seg == nil && f.Mode.Loop != 0
 	dense, slot := false, int64(0)
 	if seg == nil {
@@ -812,7 +833,11 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 				return
 			}
 			if seg != nil {
-				emitSegment(a, f, seg, ops[e], back, f.emptyEnd[e])
+				var keep []Local
+				if back >= 0 && g.Edges[e].Back {
+					keep = f.carried[g.Edges[e].To]
+				}
+				emitSegment(a, f, seg, ops[e], back, f.emptyEnd[e], keep)
 				return
 			}
 			hit(a)

@@ -169,7 +169,7 @@ func emptyEnds(g *cfg.Graph, d *cfg.DAG) []bool {
 // emitSegment appends the probes of one edge of a Segments function: the
 // ending path's packed value goes to p before the next path's register is
 // set, and End runs last; where the ending paths are empty, neither.
-func emitSegment(a *wasm.Asm, f *Func, seg *Segments, ops []numbering.Op, branch int64, empty bool) {
+func emitSegment(a *wasm.Asm, f *Func, seg *Segments, ops []numbering.Op, branch int64, empty bool, keep []Local) {
 	end := false
 	for _, o := range ops {
 		if empty {
@@ -197,8 +197,93 @@ func emitSegment(a *wasm.Asm, f *Func, seg *Segments, ops []numbering.Op, branch
 		}
 	}
 	if end {
-		seg.End(a, f, f.p, branch)
+		seg.End(a, f, f.p, branch, keep)
 	}
+}
+
+// Local is one of a function's locals: its index and type.
+type Local struct {
+	Index uint32
+	Type  wasm.ValType
+}
+
+// findCarried fills f.carried: for each loop without calls, by header,
+// the locals of number types that the loop writes and that are live at
+// the header, and the path register. body is the body f.Graph was built
+// from. Loops with calls get none: their values live across those calls
+// anyway.
+func (f *Func) findCarried(body []byte) error {
+	g := f.Graph
+	heads := g.Loops()
+	if len(heads) == 0 {
+		return nil
+	}
+	locals, err := cfg.ScanLocals(g, body)
+	if err != nil {
+		return err
+	}
+	writes := make([][]uint32, len(heads))
+	var track []uint32
+	seen := map[uint32]bool{}
+	callFree := make([]bool, len(heads))
+	for i, h := range heads {
+		nodes := g.LoopNodes(h)
+		callFree[i] = true
+		for _, n := range nodes {
+			for _, ei := range g.Blocks[n].Out {
+				if g.Edges[ei].Kind == cfg.EdgeCall {
+					callFree[i] = false
+				}
+			}
+		}
+		if !callFree[i] {
+			continue
+		}
+		for _, n := range nodes {
+			for _, x := range locals.Writes(n) {
+				if !seen[x] && isNumber(f.localType(x)) {
+					seen[x] = true
+					writes[i] = append(writes[i], x)
+				}
+			}
+		}
+		clear(seen)
+		track = append(track, writes[i]...)
+	}
+	locals.Track(g, track)
+	f.carried = make(map[int32][]Local, len(heads))
+	for i, h := range heads {
+		if !callFree[i] {
+			continue
+		}
+		keep := []Local{{f.reg, wasm.ValI64}}
+		for _, x := range writes[i] {
+			if locals.Live(h, x) {
+				keep = append(keep, Local{x, f.localType(x)})
+			}
+		}
+		f.carried[h] = keep
+	}
+	return nil
+}
+
+// localType returns the type of local x of a Segments function.
+func (f *Func) localType(x uint32) wasm.ValType {
+	if x < uint32(len(f.params)) {
+		return f.params[x]
+	}
+	x -= uint32(len(f.params))
+	for _, d := range f.decls {
+		if x < d.Count {
+			return d.Type
+		}
+		x -= d.Count
+	}
+	return wasm.ValType{}
+}
+
+func isNumber(t wasm.ValType) bool {
+	return t == wasm.ValI32 || t == wasm.ValI64 || t == wasm.ValF32 || t == wasm.ValF64
 }
 
 // emitBlockwise gives a function that cannot be numbered End at the start
@@ -222,7 +307,7 @@ func emitBlockwise(m *wasm.Module, def int, f *Func, seg *Segments, cfgOpt cfg.O
 	for n := 2; n < len(g.Blocks); n++ {
 		var a wasm.Asm
 		a.I64(1<<IDBits|int64(n)).Idx(wasm.OpLocalSet, p)
-		seg.End(&a, f, p, -1)
+		seg.End(&a, f, p, -1, nil)
 		edits = append(edits, wasm.Edit{Off: g.Blocks[n].Start, Ins: a.B})
 	}
 	return c.Splice(edits)

@@ -1,6 +1,7 @@
 package instrument
 
 import (
+	"slices"
 	"testing"
 
 	"pathprof/cfg"
@@ -24,11 +25,18 @@ func dispatchModule(t *testing.T) *wasm.Module {
 	a.Op(wasm.OpEnd)
 	a.I32(1).Idx(wasm.OpLocalSet, 0).Idx(wasm.OpBr, 0)
 	a.Op(wasm.OpEnd).Op(wasm.OpEnd).Op(wasm.OpEnd)
+	return funcModule(t, wasm.FuncType{Params: []wasm.ValType{wasm.ValI32}}, nil, a.B)
+}
+
+// funcModule returns a module of one function of type ft, with locals
+// and expression expr, encoded and decoded again.
+func funcModule(t *testing.T, ft wasm.FuncType, locals []wasm.LocalDecl, expr []byte) *wasm.Module {
+	t.Helper()
 	m := &wasm.Module{
 		Version: 1,
-		Types:   []wasm.FuncType{{Params: []wasm.ValType{wasm.ValI32}}},
+		Types:   []wasm.FuncType{ft},
 		Funcs:   []uint32{0},
-		Code:    []wasm.Code{{Body: append([]byte{0}, a.B...), ExprOff: 1}},
+		Code:    []wasm.Code{wasm.NewCode(locals, expr)},
 	}
 	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecCode} {
 		m.Touch(id)
@@ -41,6 +49,62 @@ func dispatchModule(t *testing.T) *wasm.Module {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestCarried checks the locals that End is asked to keep at a loop's
+// back edge: of the loop's four locals, the two it carries round (the
+// counter and the sum) and the path register; not the one it writes
+// before reading in every iteration, nor the parameter and the local it
+// only reads; nothing elsewhere, and nothing when the loop calls.
+func TestCarried(t *testing.T) {
+	for _, calls := range []bool{false, true} {
+		const n, i, sum, tmp, inv = 0, 1, 2, 3, 4
+		var a wasm.Asm
+		a.Idx(wasm.OpLocalGet, n).Idx(wasm.OpLocalSet, inv)
+		a.Block(wasm.OpLoop)
+		a.Idx(wasm.OpLocalGet, i).Idx(wasm.OpLocalGet, inv).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, tmp)
+		if calls {
+			// A call, and a block after it, so that the path that ends at
+			// the back edge enters a block.
+			a.Idx(wasm.OpLocalGet, tmp).Idx(wasm.OpCall, 0).Idx(wasm.OpLocalSet, tmp)
+			a.Block(wasm.OpBlock).Idx(wasm.OpLocalGet, tmp).Idx(wasm.OpBrIf, 0).Op(wasm.OpEnd)
+		}
+		a.Idx(wasm.OpLocalGet, sum).Idx(wasm.OpLocalGet, tmp).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, sum)
+		a.Idx(wasm.OpLocalGet, i).I32(1).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, i)
+		a.Idx(wasm.OpLocalGet, n).Op(wasm.OpI32LtS).Idx(wasm.OpBrIf, 0)
+		a.Op(wasm.OpEnd)
+		a.Idx(wasm.OpLocalGet, sum).Op(wasm.OpEnd)
+		m := funcModule(t, wasm.FuncType{Params: []wasm.ValType{wasm.ValI32}, Results: []wasm.ValType{wasm.ValI32}},
+			[]wasm.LocalDecl{{Count: 4, Type: wasm.ValI32}}, a.B)
+		orig, err := m.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [][]Local
+		var reg uint32
+		res, err := Instrument(orig, Options{Segments: &Segments{End: func(_ *wasm.Asm, f *Func, p uint32, branch int64, keep []Local) {
+			reg = f.reg
+			if branch < 0 && keep != nil {
+				t.Errorf("keep %v at a path end without a branch", keep)
+			}
+			if branch >= 0 {
+				got = append(got, keep)
+			}
+		}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Funcs[0].Status != "profiled" {
+			t.Fatalf("status %q", res.Funcs[0].Status)
+		}
+		want := []Local{{reg, wasm.ValI64}, {sum, wasm.ValI32}, {i, wasm.ValI32}}
+		if calls {
+			want = nil
+		}
+		if len(got) != 1 || !slices.Equal(got[0], want) {
+			t.Errorf("calls %v: kept %v at the back edges, want [%v]", calls, got, want)
+		}
+	}
 }
 
 // TestThreadsKept checks that a Segments function built with Thread keeps

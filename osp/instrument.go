@@ -137,8 +137,13 @@ const idMask = 1<<instrument.IDBits - 1
 // back edge, say), the if's arm ends with that branch of its own, and
 // before a return with a return of its own: wazero then keeps the loop's
 // values in registers, where a call in an arm that joins the loop body
-// again makes it spill them on every iteration. $c starts at 1: the first
-// path ends the first skip, and the recorder hands back the next.
+// again makes it spill them on every iteration. At a back edge the arm
+// also stores the locals that the loop carries round into globals of its
+// own before it calls $tick, and loads them back after: a value that
+// lives across a call, wazero stores after each of its definitions, so
+// the loop would pay for the call it almost never makes. $c starts at 1:
+// the first path ends the first skip, and the recorder hands back the
+// next.
 //
 // The module must define its one memory (memarea.CanEmbed).
 func Instrument(orig []byte) (*Instrumented, error) {
@@ -156,8 +161,74 @@ func countdownEnd(a *wasm.Asm, r rec, e endSite) {
 		word := int64(uint64(noStart)<<32 | uint64(e.fn))
 		recordFast(a, r.g, func() { a.I64(word) }, e.p+1, e.p+1, e.p, func() { e.leave(a, 1) })
 	}
+	held := r.held.hold(a, e.keep)
 	a.I32(int32(e.fn)).Idx(wasm.OpLocalGet, e.p).Idx(wasm.OpGlobalGet, r.g.c).Idx(wasm.OpCall, r.tick).Idx(wasm.OpGlobalSet, r.g.c)
+	for i, l := range e.keep {
+		a.Idx(wasm.OpGlobalGet, held[i]).Idx(wasm.OpLocalSet, l.Index)
+	}
 	e.closeArm(a)
+}
+
+// held hands out the globals that hold a loop's locals across the call
+// to $tick (see instrument.Segments.End's keep): the k-th kept local of a
+// type goes to the k-th global of that type, for every arm alike, since
+// only $tick runs between the store and the load.
+type held struct {
+	first uint32         // the index of the first
+	types []wasm.ValType // of the globals first, first+1, ...
+}
+
+// hold appends the stores of the locals keep into their globals and
+// returns the globals.
+func (h *held) hold(a *wasm.Asm, keep []instrument.Local) []uint32 {
+	gs := make([]uint32, len(keep))
+	var nth map[wasm.ValType]int
+	for i, l := range keep {
+		if nth == nil {
+			nth = map[wasm.ValType]int{}
+		}
+		k := nth[l.Type]
+		nth[l.Type]++
+		g, found := h.first, false
+		for _, t := range h.types {
+			if t == l.Type {
+				if k == 0 {
+					found = true
+					break
+				}
+				k--
+			}
+			g++
+		}
+		if !found {
+			g = h.first + uint32(len(h.types))
+			h.types = append(h.types, l.Type)
+		}
+		gs[i] = g
+		a.Idx(wasm.OpLocalGet, l.Index).Idx(wasm.OpGlobalSet, g)
+	}
+	return gs
+}
+
+// globals returns the globals handed out, each initialised to zero.
+func (h *held) globals() []wasm.Global {
+	gs := make([]wasm.Global, len(h.types))
+	for i, t := range h.types {
+		var init wasm.Asm
+		switch t {
+		case wasm.ValI32:
+			init.I32(0)
+		case wasm.ValI64:
+			init.I64(0)
+		case wasm.ValF32:
+			init.B = append(init.B, byte(wasm.OpF32Const), 0, 0, 0, 0)
+		case wasm.ValF64:
+			init.B = append(init.B, byte(wasm.OpF64Const), 0, 0, 0, 0, 0, 0, 0, 0)
+		}
+		init.Op(wasm.OpEnd)
+		gs[i] = wasm.Global{GlobalType: wasm.GlobalType{Type: t, Mutable: true}, Init: init.B}
+	}
+	return gs
 }
 
 // rec is what the code at path ends uses: the recorder's globals and
@@ -165,6 +236,7 @@ func countdownEnd(a *wasm.Asm, r rec, e endSite) {
 type rec struct {
 	g    globals
 	tick uint32
+	held *held
 }
 
 // countDown appends $c -= the block entries of the path in local p,
@@ -180,6 +252,7 @@ type endSite struct {
 	p       uint32 // the local holding the packed path value; p+1 is a scratch i32
 	branch  int64  // the label of the branch that follows, instrument.Return, or -1
 	retType int64  // instrument.Func.ReturnBlock
+	keep    []instrument.Local
 }
 
 // armType is the block type of the arm that runs when the countdown is
@@ -268,6 +341,7 @@ func instrumentWith(orig []byte, end endFunc, blockwise func(uint32) bool, threa
 		}
 		g := m.NumImportedGlobals + uint32(len(m.Globals))
 		r.g = globals{base: area.Base, c: g, pos: g + 1, next: g + 2, tlimit: g + 3}
+		r.held = &held{first: g + 4}
 		for i, v := range []int32{1, 0, tableStart, tableStart + tableBytes} {
 			var init wasm.Asm
 			init.I32(v).Op(wasm.OpEnd)
@@ -301,6 +375,13 @@ func instrumentWith(orig []byte, end endFunc, blockwise func(uint32) bool, threa
 		if err := area.Rewrite(m, grow); err != nil {
 			return err
 		}
+		if g := m.NumImportedGlobals + uint32(len(m.Globals)); g != r.held.first {
+			return fmt.Errorf("osp: %d globals, %d reserved", g, r.held.first)
+		}
+		if len(r.held.types) > 0 {
+			m.Globals = append(m.Globals, r.held.globals()...)
+			m.Touch(wasm.SecGlobal)
+		}
 		m.Funcs = append(m.Funcs, tickType, area.GrowType)
 		m.Code = append(m.Code,
 			wasm.NewCode(tickLocals, tickCode(r.g, flush)),
@@ -314,8 +395,8 @@ func instrumentWith(orig []byte, end endFunc, blockwise func(uint32) bool, threa
 		NoReturn: [][2]string{procExit},
 		Segments: &instrument.Segments{
 			Setup: setup,
-			End: func(a *wasm.Asm, f *instrument.Func, p uint32, branch int64) {
-				end(a, r, endSite{fn: f.Index, p: p, branch: branch, retType: f.ReturnBlock})
+			End: func(a *wasm.Asm, f *instrument.Func, p uint32, branch int64, keep []instrument.Local) {
+				end(a, r, endSite{fn: f.Index, p: p, branch: branch, retType: f.ReturnBlock, keep: keep})
 			},
 			Blockwise: blockwise,
 			Thread:    thread,

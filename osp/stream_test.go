@@ -161,7 +161,9 @@ func TestWideFunctionIsCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := instrument.Instrument(orig, instrument.Options{Segments: &instrument.Segments{
-		End: func(a *wasm.Asm, _ *instrument.Func, p uint32, _ int64) { a.Idx(wasm.OpLocalGet, p).Op(wasm.OpDrop) },
+		End: func(a *wasm.Asm, _ *instrument.Func, p uint32, _ int64, _ []instrument.Local) {
+			a.Idx(wasm.OpLocalGet, p).Op(wasm.OpDrop)
+		},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -278,7 +280,7 @@ func TestEmptyPathsHaveNoEnd(t *testing.T) {
 	orig := emptyEndsModule()
 	ends := 0
 	_, err := instrument.Instrument(orig, instrument.Options{Segments: &instrument.Segments{
-		End: func(a *wasm.Asm, _ *instrument.Func, p uint32, _ int64) {
+		End: func(a *wasm.Asm, _ *instrument.Func, p uint32, _ int64, _ []instrument.Local) {
 			ends++
 			a.Idx(wasm.OpLocalGet, p).Op(wasm.OpDrop)
 		},
