@@ -137,11 +137,12 @@ const idMask = 1<<instrument.IDBits - 1
 // back edge, say), the if's arm ends with that branch of its own, and
 // before a return with a return of its own: wazero then keeps the loop's
 // values in registers, where a call in an arm that joins the loop body
-// again makes it spill them on every iteration. At a back edge the arm
-// also stores the locals that the loop carries round into globals of its
-// own before it calls $tick, and loads them back after: a value that
-// lives across a call, wazero stores after each of its definitions, so
-// the loop would pay for the call it almost never makes. $c starts at 1:
+// again makes it spill them on every iteration. At the back edge of a
+// loop without calls the arm also stores the locals that the loop
+// carries round into globals of its own before it calls $tick, and loads
+// them back after: a value that lives across a call, wazero stores after
+// each of its definitions, so the loop would pay for the call it almost
+// never makes. $c starts at 1:
 // the first path ends the first skip, and the recorder hands back the
 // next.
 //
@@ -181,12 +182,12 @@ type held struct {
 // hold appends the stores of the locals keep into their globals and
 // returns the globals.
 func (h *held) hold(a *wasm.Asm, keep []instrument.Local) []uint32 {
+	if len(keep) == 0 {
+		return nil
+	}
 	gs := make([]uint32, len(keep))
-	var nth map[wasm.ValType]int
+	nth := map[wasm.ValType]int{}
 	for i, l := range keep {
-		if nth == nil {
-			nth = map[wasm.ValType]int{}
-		}
 		k := nth[l.Type]
 		nth[l.Type]++
 		g, found := h.first, false

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
+	"pathprof/instrument"
 	"pathprof/internal/testprogs"
 	"pathprof/internal/wasmtest"
 	"pathprof/runner"
@@ -498,5 +499,63 @@ func TestRecorderNeedsItsOwnMemory(t *testing.T) {
 	}
 	if _, err := Instrument(b); err == nil || !strings.Contains(err.Error(), "imports its memory") {
 		t.Errorf("got %v, want an error saying the module imports its memory", err)
+	}
+}
+
+// TestHeld checks how arms share the globals that hold kept locals: the
+// k-th kept local of a type goes to the k-th global of that type, new
+// globals are added only for what no arm needed before, and each
+// starts at zero of its type.
+func TestHeld(t *testing.T) {
+	h := &held{first: 10}
+	var a wasm.Asm
+	i32, i64, f64 := wasm.ValI32, wasm.ValI64, wasm.ValF64
+	if gs := h.hold(&a, nil); gs != nil || len(a.B) != 0 {
+		t.Fatalf("nothing kept: globals %v, code %x", gs, a.B)
+	}
+	for _, c := range []struct {
+		keep []instrument.Local
+		want []uint32
+	}{
+		{[]instrument.Local{{Index: 7, Type: i64}, {Index: 1, Type: i32}, {Index: 2, Type: i32}}, []uint32{10, 11, 12}},
+		{[]instrument.Local{{Index: 9, Type: i64}, {Index: 3, Type: f64}, {Index: 0, Type: i32}}, []uint32{10, 13, 11}},
+		{[]instrument.Local{{Index: 4, Type: i32}, {Index: 5, Type: i32}, {Index: 6, Type: i32}}, []uint32{11, 12, 14}},
+	} {
+		a.B = a.B[:0]
+		gs := h.hold(&a, c.keep)
+		if !slices.Equal(gs, c.want) {
+			t.Errorf("keep %v: globals %v, want %v", c.keep, gs, c.want)
+		}
+		var want wasm.Asm
+		for i, l := range c.keep {
+			want.Idx(wasm.OpLocalGet, l.Index).Idx(wasm.OpGlobalSet, c.want[i])
+		}
+		if !bytes.Equal(a.B, want.B) {
+			t.Errorf("keep %v: code %x, want %x", c.keep, a.B, want.B)
+		}
+	}
+	if want := []wasm.ValType{i64, i32, i32, f64, i32}; !slices.Equal(h.types, want) {
+		t.Fatalf("types %v, want %v", h.types, want)
+	}
+	gs := h.globals()
+	m := &wasm.Module{Version: 1, Globals: gs}
+	m.Touch(wasm.SecGlobal)
+	b, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := wasm.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range back.Globals {
+		if g.Type != h.types[i] || !g.Mutable || len(g.Init) < 2 || g.Init[len(g.Init)-1] != byte(wasm.OpEnd) {
+			t.Errorf("global %d: %+v", i, g)
+		}
+		for _, x := range g.Init[1 : len(g.Init)-1] {
+			if x != 0 {
+				t.Errorf("global %d starts at %x, not zero", i, g.Init)
+			}
+		}
 	}
 }
