@@ -39,6 +39,7 @@ func (g *Graph) LoopNodes(h int32) []int32 {
 // read, on some path from there, before they are written. The code at a
 // path end uses it to know which locals a loop carries round.
 type Locals struct {
+	g      *Graph
 	reads  [][]uint32 // per node, the locals it reads before writing them
 	writes [][]uint32 // per node, the locals it writes, each once
 	track  map[uint32]int
@@ -50,7 +51,7 @@ type Locals struct {
 // function body g was built from.
 func ScanLocals(g *Graph, body []byte) (*Locals, error) {
 	n := len(g.Blocks)
-	l := &Locals{reads: make([][]uint32, n), writes: make([][]uint32, n)}
+	l := &Locals{g: g, reads: make([][]uint32, n), writes: make([][]uint32, n)}
 	r := wasm.NewReader(body, 0, "code")
 	var in wasm.Instr
 	seen := map[uint32]uint8{}
@@ -90,7 +91,8 @@ func (l *Locals) Writes(n int32) []uint32 { return l.writes[n] }
 // for them. It answers as if an exception edge left its node at the end:
 // this liveness is for choosing what to keep, not for anything that must
 // hold.
-func (l *Locals) Track(g *Graph, xs []uint32) {
+func (l *Locals) Track(xs []uint32) {
+	g := l.g
 	l.track = make(map[uint32]int, len(xs))
 	for _, x := range xs {
 		if _, ok := l.track[x]; !ok {

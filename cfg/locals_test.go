@@ -32,7 +32,7 @@ func checkLocals(m *wasm.Module, def int, g *Graph) string {
 	for x := range all {
 		all[x] = uint32(x)
 	}
-	l.Track(g, all)
+	l.Track(all)
 	at := map[uint32]int{}
 	for i, off := range o.offs {
 		at[off] = i
@@ -148,7 +148,7 @@ func TestLiveRandom(t *testing.T) {
 		g := randomGraph(r, 1+r.IntN(12))
 		nl := 1 + r.IntN(70) // past one word of bits
 		n := len(g.Blocks)
-		l := &Locals{reads: make([][]uint32, n), writes: make([][]uint32, n)}
+		l := &Locals{g: g, reads: make([][]uint32, n), writes: make([][]uint32, n)}
 		for b := 2; b < n; b++ {
 			for x := range uint32(nl) {
 				switch r.IntN(8) {
@@ -168,7 +168,7 @@ func TestLiveRandom(t *testing.T) {
 				track = append(track, x)
 			}
 		}
-		l.Track(g, track)
+		l.Track(track)
 		for x := range uint32(nl) {
 			tracked := slices.Contains(track, x)
 			for v := int32(2); v < int32(n); v++ {

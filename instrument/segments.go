@@ -250,7 +250,7 @@ func (f *Func) findCarried(body []byte) error {
 		clear(seen)
 		track = append(track, writes[i]...)
 	}
-	locals.Track(g, track)
+	locals.Track(track)
 	f.carried = make(map[int32][]Local, len(heads))
 	for i, h := range heads {
 		if !callFree[i] {
