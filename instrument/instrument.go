@@ -13,6 +13,7 @@ package instrument
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -69,34 +70,17 @@ type Segments struct {
 	// Setup adds what End uses (imports, globals) to the module. It runs
 	// once, before any function is changed.
 	Setup func(m *wasm.Module) error
-	// End appends the code run where a path of function f ends, with the
-	// packed register value in the i64 local p; local p+1 is an i32
-	// that End may use as it likes. Where a branch that
-	// carries no values takes the edge (a back edge among them), branch
-	// is its label, counted from where the code is placed: the register
-	// already holds the next path's start, and code that takes the branch
-	// itself from a branch of its own, instead of falling through to it,
-	// keeps a cold call out of the hot path (wazero spills a loop's
-	// values around a call whose branch joins the loop body again).
-	// Where the function returns right after the code, with its
-	// results on the stack, branch is Return: an arm of End's own can
-	// return itself, given f.ReturnBlock. Elsewhere branch is -1.
-	//
-	// At a back edge of a loop without calls, keep lists the locals
-	// that the loop writes and that are live at its header, the path
-	// register among them (those of number types). An arm that calls a
-	// function before it takes the branch should hold them elsewhere (in
-	// globals, say) across the call: wazero stores a value that lives
-	// across a call after each of its definitions, in the loop's hot
-	// path too, while values reloaded after the call are new ones.
-	// Elsewhere keep is nil.
+	// End appends the code run where a path of function f ends (see
+	// EndSite).
 	//
 	// End is not called where every path that ends there has no blocks
 	// (a call's continuation that reaches the next call, a return or a
 	// back edge without entering a block): such a path has nothing to
 	// count, and in the Lua interpreter of the benchmark suite one path
 	// end in seven to eleven is one.
-	End func(a *wasm.Asm, f *Func, p uint32, branch int64, keep []Local)
+	// It returns the code, if any, to put right after the call that
+	// follows (see EndSite.Call).
+	End func(a *wasm.Asm, f *Func, s EndSite) (after []byte)
 	// Blockwise, when set, picks functions (by original index) to run End
 	// block by block although they could be numbered, so that the
 	// fallback can be checked on programs that wazero runs.
@@ -109,6 +93,55 @@ type Segments struct {
 	// Finish, if set, runs once after every function has been changed,
 	// before the module is encoded: it may add functions of its own.
 	Finish func(m *wasm.Module) error
+}
+
+// EndSite is where a path ends, for Segments.End.
+type EndSite struct {
+	// P is the i64 local that holds the ending path's packed value;
+	// local P+1 is an i32 that End may use as it likes.
+	P uint32
+	// Branch: where a branch that carries no values takes the edge (a
+	// back edge among them), its label, counted from where the code is
+	// placed: the register already holds the next path's start, and code
+	// that takes the branch itself from a branch of its own, instead of
+	// falling through to it, keeps a cold call out of the hot path
+	// (wazero spills a loop's values around a call whose branch joins
+	// the loop body again). Where the function returns right after the
+	// code, with its results on the stack, Return: an arm of End's own
+	// can return itself. Elsewhere -1.
+	Branch int64
+	// Keep, at a back edge of a loop without calls, lists the locals
+	// that the loop writes and that are live at its header, the path
+	// register among them (those of number types). An arm that calls a
+	// function before it takes the branch should hold them elsewhere (in
+	// globals, say) across the call: wazero stores a value that lives
+	// across a call after each of its definitions, in the loop's hot
+	// path too, while values reloaded after the call are new ones.
+	// Elsewhere nil.
+	Keep []Local
+	// Operands are the types of the values on the stack that the
+	// instruction after the code takes, where that is a return (the
+	// function's results) or a call (its arguments, call_indirect's
+	// table index last), and all are of number types; else nil. An arm
+	// that calls a function should take them along (see Block) and hold
+	// them elsewhere across its call, as Keep: otherwise they live
+	// across the arm's call, and wazero stores each after its
+	// definition, and loads a call's arguments again before the call,
+	// taken or not.
+	Operands []wasm.ValType
+	// Call, where Operands are a call's, is that call instruction. An
+	// arm should then make the call itself, so that the arguments held
+	// across its own call do not meet the hot path's again at a join:
+	// End opens an if of type Block, makes the call at the end of its
+	// arm, and returns the code that closes it after the original call
+	// (after an else, for a call that returns: End's after); a tail call
+	// leaves the arm by itself, and the if falls into the original.
+	Call []byte
+	// Block is the type index of an if that takes Operands and gives
+	// back what a call gives, or Operands again before a return or a
+	// tail call; also before a return whose results are not all of
+	// number types (Operands nil). Else -1.
+	Block int64
 }
 
 // IDBits is how many low bits of a Segments register hold the path id.
@@ -195,10 +228,11 @@ type Func struct {
 	// Blockwise marks a Segments function that could not be numbered:
 	// every block is a path of its own (see Segments).
 	Blockwise bool
-	// ReturnBlock is, for Segments.End, the block type of an if that
-	// takes the function's results and gives them back: a type index,
-	// or -1 when the function has no results (a plain if).
-	ReturnBlock int64
+	// results are the function's results, and returnBlock the type of
+	// an if that takes them and gives them back, or -1 where there are
+	// none (Segments only).
+	results     []wasm.ValType
+	returnBlock int64
 	// Cuts are the blocks at which the DAG was cut to fit 63 bits (for
 	// Segments, IDBits).
 	Cuts []int32
@@ -529,7 +563,19 @@ func scanBody(m *wasm.Module, c *wasm.Code, results []wasm.ValType) (*scan, erro
 			if int(l) >= len(stack) {
 				return nil, fmt.Errorf("br_table label %d out of range", l)
 			}
-			s.brTypes[in.Off] = stack[len(stack)-1-int(l)].label
+			types := stack[len(stack)-1-int(l)].label
+			for _, l := range in.Labels[1:] {
+				// With typed references a value may go to labels of
+				// different types (each a supertype of its own), and
+				// the trampolines would need the value's own type.
+				if int(l) >= len(stack) {
+					return nil, fmt.Errorf("br_table label %d out of range", l)
+				}
+				if !slices.Equal(stack[len(stack)-1-int(l)].label, types) {
+					return nil, skipError("br_table to labels of different types")
+				}
+			}
+			s.brTypes[in.Off] = types
 			s.brTable[in.Off] = append([]uint32(nil), in.Labels...)
 			s.instrLen[in.Off] = in.Len
 		}
@@ -581,9 +627,9 @@ func (s *scan) shift(d int64) {
 	}
 }
 
-// edit is a splice with an order among edits at the same offset: code
-// entering an arm (0) runs before code placed before the instruction there
-// (1), which runs before an added else arm (2).
+// edit is a splice with an order among edits at the same offset: the end
+// of an if around the call before it (-1), code entering an arm (0), code
+// placed before the instruction there (1), an added else arm (2).
 type edit struct {
 	wasm.Edit
 	prio int
@@ -600,9 +646,9 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 	if err != nil {
 		return err
 	}
-	f.ReturnBlock = -1
+	f.results, f.returnBlock = ft.Results, -1
 	if segments && len(ft.Results) > 0 {
-		f.ReturnBlock = int64(m.AddType(wasm.FuncType{Params: ft.Results, Results: ft.Results}))
+		f.returnBlock = int64(m.AddType(wasm.FuncType{Params: ft.Results, Results: ft.Results}))
 	}
 	// Scratch locals: the path register, a saved branch condition, a
 	// saved br_table index and, for counting, a counter's address.
@@ -825,6 +871,10 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			return len(ops[e]) > 0 || lc.flushes(e) || v.extra != nil && len(v.extra[e]) > 0
 		}
 		plain := func(e int32) bool { return v.extra == nil || len(v.extra[e]) == 0 }
+		var edits []edit
+		put := func(off uint32, del uint32, prio int, code []byte) {
+			edits = append(edits, edit{wasm.Edit{Off: off, Del: del, Ins: code}, prio})
+		}
 		// emit appends edge e's probes; back is the label, from where the
 		// code goes, of the branch that takes e when it carries no values,
 		// else -1.
@@ -833,11 +883,31 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 				return
 			}
 			if seg != nil {
-				var keep []Local
-				if back >= 0 && g.Edges[e].Back {
-					keep = f.carried[g.Edges[e].To]
+				site := EndSite{P: f.p, Branch: back, Block: -1}
+				switch ed := g.Edges[e]; {
+				case back >= 0 && ed.Back:
+					site.Keep = f.carried[ed.To]
+				case back == Return:
+					site.Block = f.returnBlock
+					if all(f.results, isNumber) {
+						site.Operands = f.results
+					}
+				case ed.Kind == cfg.EdgeCall || ed.Kind == cfg.EdgeTailCall:
+					var res []wasm.ValType
+					site.Call, site.Operands, res = callOperands(m, c.Body, ed.Instr)
+					if site.Call != nil {
+						if ed.Kind == cfg.EdgeTailCall {
+							res = site.Operands
+						}
+						site.Block = int64(m.AddType(wasm.FuncType{Params: site.Operands, Results: res}))
+					}
 				}
-				emitSegment(a, f, seg, ops[e], back, f.emptyEnd[e], keep)
+				if after := emitSegment(a, f, seg, ops[e], site, f.emptyEnd[e]); len(after) > 0 {
+					if site.Call == nil {
+						panic("instrument: code after a path end that is not a call's")
+					}
+					put(g.Edges[e].Instr+uint32(len(site.Call)), 0, -1, after)
+				}
 				return
 			}
 			hit(a)
@@ -865,10 +935,6 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			if v.extra != nil {
 				a.B = append(a.B, v.extra[e]...)
 			}
-		}
-		var edits []edit
-		put := func(off uint32, del uint32, prio int, code []byte) {
-			edits = append(edits, edit{wasm.Edit{Off: off, Del: del, Ins: code}, prio})
 		}
 		// Group the edges by the instruction that makes them.
 		bySite := map[uint32][]int32{}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"pathprof/cfg"
 	"pathprof/numbering"
@@ -27,7 +28,7 @@ func instrumentSegments(m *wasm.Module, orig []byte, opt Options, res *Result) (
 	cfgOpt := cfg.Options{NoReturn: noRet, SplitCalls: true, Thread: seg.Thread}
 	for i := range m.Code {
 		orig := numImported + uint32(i)
-		f := &Func{Index: orig, Name: m.FuncName(orig + shift), origOff: m.Code[i].OrigOff, ReturnBlock: -1}
+		f := &Func{Index: orig, Name: m.FuncName(orig + shift), origOff: m.Code[i].OrigOff, returnBlock: -1}
 		res.Funcs = append(res.Funcs, f)
 		var err error
 		if seg.Blockwise != nil && seg.Blockwise(orig) {
@@ -169,7 +170,7 @@ func emptyEnds(g *cfg.Graph, d *cfg.DAG) []bool {
 // emitSegment appends the probes of one edge of a Segments function: the
 // ending path's packed value goes to p before the next path's register is
 // set, and End runs last; where the ending paths are empty, neither.
-func emitSegment(a *wasm.Asm, f *Func, seg *Segments, ops []numbering.Op, branch int64, empty bool, keep []Local) {
+func emitSegment(a *wasm.Asm, f *Func, seg *Segments, ops []numbering.Op, site EndSite, empty bool) (after []byte) {
 	end := false
 	for _, o := range ops {
 		if empty {
@@ -197,8 +198,68 @@ func emitSegment(a *wasm.Asm, f *Func, seg *Segments, ops []numbering.Op, branch
 		}
 	}
 	if end {
-		seg.End(a, f, f.p, branch, keep)
+		return seg.End(a, f, site)
 	}
+	return nil
+}
+
+// callOperands returns the call at off in body, the types of the values
+// that it takes from the stack (call_indirect's table index last) and of
+// those it gives back; or nils where it takes none, one is not of a
+// number type, or the instruction is not a call or call_indirect.
+func callOperands(m *wasm.Module, body []byte, off uint32) (call []byte, params, results []wasm.ValType) {
+	var in wasm.Instr
+	r := wasm.NewReader(body, 0, "code")
+	r.Seek(int(off))
+	if r.Next(&in) != nil {
+		return nil, nil, nil
+	}
+	var ft wasm.FuncType
+	switch in.Op {
+	case wasm.OpCall, wasm.OpReturnCall:
+		var ok bool
+		if ft, ok = m.FuncType(in.A); !ok {
+			return nil, nil, nil
+		}
+		params = ft.Params
+	case wasm.OpCallIndirect, wasm.OpReturnCallIndirect:
+		if int(in.A) >= len(m.Types) || table64(m, in.B) {
+			return nil, nil, nil
+		}
+		ft = m.Types[in.A]
+		params = append(slices.Clip(ft.Params), wasm.ValI32)
+	default:
+		return nil, nil, nil
+	}
+	if len(params) == 0 || !all(params, isNumber) {
+		return nil, nil, nil
+	}
+	return body[off : off+in.Len], params, ft.Results
+}
+
+// table64 reports whether table t is indexed by i64 values, or is not
+// there.
+func table64(m *wasm.Module, t uint32) bool {
+	for _, im := range m.Imports {
+		if im.Kind != wasm.KindTable {
+			continue
+		}
+		if t == 0 {
+			return im.Table.Limits.Flags&4 != 0
+		}
+		t--
+	}
+	return int(t) >= len(m.Tables) || m.Tables[t].Limits.Flags&4 != 0
+}
+
+// all reports whether every element of xs satisfies ok.
+func all[T any](xs []T, ok func(T) bool) bool {
+	for _, x := range xs {
+		if !ok(x) {
+			return false
+		}
+	}
+	return true
 }
 
 // Local is one of a function's locals: its index and type.
@@ -211,7 +272,10 @@ type Local struct {
 // the locals of number types that the loop writes and that are live at
 // the header, and the path register. body is the body f.Graph was built
 // from. Loops with calls get none: their values live across those calls
-// anyway.
+// anyway. Nor are the locals the loop only reads kept: held in globals
+// they would come back as new values at the header, where wazero, short
+// of registers, stores them on every iteration instead of once before
+// the loop.
 func (f *Func) findCarried(body []byte) error {
 	g := f.Graph
 	heads := g.Loops()
@@ -267,7 +331,6 @@ func (f *Func) findCarried(body []byte) error {
 	return nil
 }
 
-// localType returns the type of local x of a Segments function.
 func (f *Func) localType(x uint32) wasm.ValType {
 	if x < uint32(len(f.params)) {
 		return f.params[x]
@@ -307,7 +370,7 @@ func emitBlockwise(m *wasm.Module, def int, f *Func, seg *Segments, cfgOpt cfg.O
 	for n := 2; n < len(g.Blocks); n++ {
 		var a wasm.Asm
 		a.I64(1<<IDBits|int64(n)).Idx(wasm.OpLocalSet, p)
-		seg.End(&a, f, p, -1, nil)
+		seg.End(&a, f, EndSite{P: p, Branch: -1, Block: -1})
 		edits = append(edits, wasm.Edit{Off: g.Blocks[n].Start, Ins: a.B})
 	}
 	return c.Splice(edits)

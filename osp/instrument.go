@@ -152,7 +152,7 @@ func Instrument(orig []byte) (*Instrumented, error) {
 }
 
 // countdownEnd appends the code that Instrument runs where a path ends.
-func countdownEnd(a *wasm.Asm, r rec, e endSite) {
+func countdownEnd(a *wasm.Asm, r rec, e endSite) (after []byte) {
 	countDown(a, r.g.c, e.p)
 	e.openArm(a)
 	if e.branch >= 0 {
@@ -162,53 +162,63 @@ func countdownEnd(a *wasm.Asm, r rec, e endSite) {
 		word := int64(uint64(noStart)<<32 | uint64(e.fn))
 		recordFast(a, r.g, func() { a.I64(word) }, e.p+1, e.p+1, e.p, func() { e.leave(a, 1) })
 	}
-	held := r.held.hold(a, e.keep)
+	kept, ops := r.held.hold(a, e.keep, e.operands)
 	a.I32(int32(e.fn)).Idx(wasm.OpLocalGet, e.p).Idx(wasm.OpGlobalGet, r.g.c).Idx(wasm.OpCall, r.tick).Idx(wasm.OpGlobalSet, r.g.c)
 	for i, l := range e.keep {
-		a.Idx(wasm.OpGlobalGet, held[i]).Idx(wasm.OpLocalSet, l.Index)
+		a.Idx(wasm.OpGlobalGet, kept[i]).Idx(wasm.OpLocalSet, l.Index)
 	}
-	e.closeArm(a)
+	for _, g := range ops {
+		a.Idx(wasm.OpGlobalGet, g)
+	}
+	return e.closeArm(a)
 }
 
-// held hands out the globals that hold a loop's locals across the call
-// to $tick (see instrument.Segments.End's keep): the k-th kept local of a
-// type goes to the k-th global of that type, for every arm alike, since
-// only $tick runs between the store and the load.
+// held hands out the globals that hold values across the call to $tick
+// (see instrument.EndSite's Keep and Operands): the k-th value of a type
+// at an arm goes to the k-th global of that type, for every arm alike,
+// since only $tick runs between the store and the load.
 type held struct {
 	first uint32         // the index of the first
 	types []wasm.ValType // of the globals first, first+1, ...
 }
 
-// hold appends the stores of the locals keep into their globals and
-// returns the globals.
-func (h *held) hold(a *wasm.Asm, keep []instrument.Local) []uint32 {
-	if len(keep) == 0 {
-		return nil
+// hold appends the stores of the operands on the stack (the top first)
+// and of the locals keep into their globals, and returns the globals of
+// each.
+func (h *held) hold(a *wasm.Asm, keep []instrument.Local, operands []wasm.ValType) (kept, ops []uint32) {
+	if len(keep) == 0 && len(operands) == 0 {
+		return nil, nil
 	}
-	gs := make([]uint32, len(keep))
 	nth := map[wasm.ValType]int{}
-	for i, l := range keep {
-		k := nth[l.Type]
-		nth[l.Type]++
-		g, found := h.first, false
-		for _, t := range h.types {
-			if t == l.Type {
+	slot := func(t wasm.ValType) uint32 {
+		k := nth[t]
+		nth[t]++
+		g := h.first
+		for _, u := range h.types {
+			if u == t {
 				if k == 0 {
-					found = true
-					break
+					return g
 				}
 				k--
 			}
 			g++
 		}
-		if !found {
-			g = h.first + uint32(len(h.types))
-			h.types = append(h.types, l.Type)
-		}
-		gs[i] = g
-		a.Idx(wasm.OpLocalGet, l.Index).Idx(wasm.OpGlobalSet, g)
+		h.types = append(h.types, t)
+		return g
 	}
-	return gs
+	ops = make([]uint32, len(operands))
+	for i, t := range operands {
+		ops[i] = slot(t)
+	}
+	for i := len(ops) - 1; i >= 0; i-- {
+		a.Idx(wasm.OpGlobalSet, ops[i])
+	}
+	kept = make([]uint32, len(keep))
+	for i, l := range keep {
+		kept[i] = slot(l.Type)
+		a.Idx(wasm.OpLocalGet, l.Index).Idx(wasm.OpGlobalSet, kept[i])
+	}
+	return kept, ops
 }
 
 // globals returns the globals handed out, each initialised to zero.
@@ -249,21 +259,16 @@ func countDown(a *wasm.Asm, c, p uint32) {
 
 // endSite is a place where a path ends (see instrument.Segments.End).
 type endSite struct {
-	fn      uint32 // the function's original index
-	p       uint32 // the local holding the packed path value; p+1 is a scratch i32
-	branch  int64  // the label of the branch that follows, instrument.Return, or -1
-	retType int64  // instrument.Func.ReturnBlock
-	keep    []instrument.Local
-}
-
-// armType is the block type of the arm that runs when the countdown is
-// out: before a return it takes the function's results along; -1 for
-// none.
-func (e endSite) armType() int64 {
-	if e.branch == instrument.Return && e.retType >= 0 {
-		return e.retType
-	}
-	return -1
+	fn     uint32 // the function's original index
+	p      uint32 // the local holding the packed path value; p+1 is a scratch i32
+	branch int64  // the label of the branch that follows, instrument.Return, or -1
+	block  int64  // instrument.EndSite.Block
+	keep   []instrument.Local
+	// operands are the values on the stack that the code after the arm
+	// takes (a call's arguments, a return's results), held in globals
+	// across $tick as keep is.
+	operands []wasm.ValType
+	call     []byte // instrument.EndSite.Call: the arm makes the call itself
 }
 
 // openArm appends the test of the countdown left in local p+1 and the
@@ -279,8 +284,8 @@ func (e endSite) openArm(a *wasm.Asm) {
 		return
 	}
 	a.I32(1).Op(wasm.OpI32LtS)
-	if bt := e.armType(); bt >= 0 {
-		a.BlockT(wasm.OpIf, uint32(bt))
+	if e.block >= 0 {
+		a.BlockT(wasm.OpIf, uint32(e.block))
 	} else {
 		a.Block(wasm.OpIf)
 	}
@@ -305,18 +310,33 @@ func (e endSite) leave(a *wasm.Asm, depth uint32) {
 
 // closeArm ends the arm: with the return that follows it, when there is
 // one, so that it does not join the code after it; where a branch
-// follows, the arm falls into it.
-func (e endSite) closeArm(a *wasm.Asm) {
+// follows, with that branch (which may come only after a test of the
+// condition it was taken on, saved in a local that would then live
+// across the arm's call). Where a call follows, the arm makes it and the
+// original call goes into an else, whose end closeArm returns; a tail
+// call leaves the arm by itself.
+func (e endSite) closeArm(a *wasm.Asm) (after []byte) {
 	if e.branch >= 0 {
-		return
+		a.Idx(wasm.OpBr, uint32(e.branch))
+		return nil
+	}
+	if e.call != nil {
+		a.B = append(a.B, e.call...)
+		if op := wasm.Op(e.call[0]); op == wasm.OpReturnCall || op == wasm.OpReturnCallIndirect {
+			a.Op(wasm.OpEnd)
+			return nil
+		}
+		a.Op(wasm.OpElse)
+		return []byte{byte(wasm.OpEnd)}
 	}
 	e.leave(a, 0)
 	a.Op(wasm.OpEnd)
+	return nil
 }
 
 // endFunc writes the code at a path end. The evaluation measures parts
 // of the countdown's cost with others.
-type endFunc func(a *wasm.Asm, r rec, e endSite)
+type endFunc func(a *wasm.Asm, r rec, e endSite) (after []byte)
 
 // instrumentWith is Instrument with the code at each path end written by
 // end, and the functions blockwise picks instrumented block by block (see
@@ -396,8 +416,8 @@ func instrumentWith(orig []byte, end endFunc, blockwise func(uint32) bool, threa
 		NoReturn: [][2]string{procExit},
 		Segments: &instrument.Segments{
 			Setup: setup,
-			End: func(a *wasm.Asm, f *instrument.Func, p uint32, branch int64, keep []instrument.Local) {
-				end(a, r, endSite{fn: f.Index, p: p, branch: branch, retType: f.ReturnBlock, keep: keep})
+			End: func(a *wasm.Asm, f *instrument.Func, s instrument.EndSite) []byte {
+				return end(a, r, endSite{fn: f.Index, p: s.P, branch: s.Branch, block: s.Block, keep: s.Keep, operands: s.Operands, call: s.Call})
 			},
 			Blockwise: blockwise,
 			Thread:    thread,

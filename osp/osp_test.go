@@ -502,36 +502,44 @@ func TestRecorderNeedsItsOwnMemory(t *testing.T) {
 	}
 }
 
-// TestHeld checks how arms share the globals that hold kept locals: the
-// k-th kept local of a type goes to the k-th global of that type, new
-// globals are added only for what no arm needed before, and each
-// starts at zero of its type.
+// TestHeld checks how arms share the globals that hold values across
+// $tick: the k-th value of a type at an arm (operands on the stack first,
+// then kept locals) goes to the k-th global of that type, new globals
+// are added only for what no arm needed before, operands are stored from
+// the top of the stack down, and each global starts at zero of its type.
 func TestHeld(t *testing.T) {
 	h := &held{first: 10}
 	var a wasm.Asm
 	i32, i64, f64 := wasm.ValI32, wasm.ValI64, wasm.ValF64
-	if gs := h.hold(&a, nil); gs != nil || len(a.B) != 0 {
-		t.Fatalf("nothing kept: globals %v, code %x", gs, a.B)
+	if kept, ops := h.hold(&a, nil, nil); kept != nil || ops != nil || len(a.B) != 0 {
+		t.Fatalf("nothing held: globals %v %v, code %x", kept, ops, a.B)
 	}
 	for _, c := range []struct {
-		keep []instrument.Local
-		want []uint32
+		keep     []instrument.Local
+		operands []wasm.ValType
+		want     []uint32 // the kept locals' globals
+		wantOps  []uint32
 	}{
-		{[]instrument.Local{{Index: 7, Type: i64}, {Index: 1, Type: i32}, {Index: 2, Type: i32}}, []uint32{10, 11, 12}},
-		{[]instrument.Local{{Index: 9, Type: i64}, {Index: 3, Type: f64}, {Index: 0, Type: i32}}, []uint32{10, 13, 11}},
-		{[]instrument.Local{{Index: 4, Type: i32}, {Index: 5, Type: i32}, {Index: 6, Type: i32}}, []uint32{11, 12, 14}},
+		{[]instrument.Local{{Index: 7, Type: i64}, {Index: 1, Type: i32}, {Index: 2, Type: i32}}, nil, []uint32{10, 11, 12}, []uint32{}},
+		{[]instrument.Local{{Index: 9, Type: i64}, {Index: 3, Type: f64}, {Index: 0, Type: i32}}, nil, []uint32{10, 13, 11}, []uint32{}},
+		{[]instrument.Local{{Index: 4, Type: i32}, {Index: 5, Type: i32}, {Index: 6, Type: i32}}, nil, []uint32{11, 12, 14}, []uint32{}},
+		{nil, []wasm.ValType{i32, f64, i32, i64}, []uint32{}, []uint32{11, 13, 12, 10}},
+		{[]instrument.Local{{Index: 8, Type: i32}}, []wasm.ValType{i32}, []uint32{12}, []uint32{11}},
 	} {
 		a.B = a.B[:0]
-		gs := h.hold(&a, c.keep)
-		if !slices.Equal(gs, c.want) {
-			t.Errorf("keep %v: globals %v, want %v", c.keep, gs, c.want)
+		kept, ops := h.hold(&a, c.keep, c.operands)
+		if !slices.Equal(kept, c.want) || !slices.Equal(ops, c.wantOps) {
+			t.Errorf("keep %v, operands %v: globals %v and %v, want %v and %v", c.keep, c.operands, kept, ops, c.want, c.wantOps)
 		}
 		var want wasm.Asm
+		for i := len(c.wantOps) - 1; i >= 0; i-- {
+			want.Idx(wasm.OpGlobalSet, c.wantOps[i])
+		}
 		for i, l := range c.keep {
 			want.Idx(wasm.OpLocalGet, l.Index).Idx(wasm.OpGlobalSet, c.want[i])
 		}
 		if !bytes.Equal(a.B, want.B) {
-			t.Errorf("keep %v: code %x, want %x", c.keep, a.B, want.B)
+			t.Errorf("keep %v, operands %v: code %x, want %x", c.keep, c.operands, a.B, want.B)
 		}
 	}
 	if want := []wasm.ValType{i64, i32, i32, f64, i32}; !slices.Equal(h.types, want) {

@@ -40,18 +40,20 @@ var partProbes = []struct {
 	// 0 runs it without the recorder being called.
 	sample float64
 }{
-	{"path registers", func(*wasm.Asm, rec, endSite) {}, 0},
-	{"registers stored", func(a *wasm.Asm, r rec, e endSite) {
+	{"path registers", func(*wasm.Asm, rec, endSite) []byte { return nil }, 0},
+	{"registers stored", func(a *wasm.Asm, r rec, e endSite) []byte {
 		a.Idx(wasm.OpLocalGet, e.p).Op(wasm.OpI32Wrap).Idx(wasm.OpGlobalSet, r.g.c)
+		return nil
 	}, 0},
-	{"countdown", func(a *wasm.Asm, r rec, e endSite) {
+	{"countdown", func(a *wasm.Asm, r rec, e endSite) []byte {
 		countDown(a, r.g.c, e.p)
+		return nil
 	}, 0},
-	{"countdown and test", func(a *wasm.Asm, r rec, e endSite) {
+	{"countdown and test", func(a *wasm.Asm, r rec, e endSite) []byte {
 		countDown(a, r.g.c, e.p)
 		e.openArm(a)
 		a.I32(1<<30).Idx(wasm.OpGlobalSet, r.g.c)
-		e.closeArm(a)
+		return e.closeArm(a)
 	}, 0},
 	{"countdown, no samples", countdownEnd, 1 << 30},
 }

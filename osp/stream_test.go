@@ -161,8 +161,9 @@ func TestWideFunctionIsCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := instrument.Instrument(orig, instrument.Options{Segments: &instrument.Segments{
-		End: func(a *wasm.Asm, _ *instrument.Func, p uint32, _ int64, _ []instrument.Local) {
-			a.Idx(wasm.OpLocalGet, p).Op(wasm.OpDrop)
+		End: func(a *wasm.Asm, _ *instrument.Func, s instrument.EndSite) []byte {
+			a.Idx(wasm.OpLocalGet, s.P).Op(wasm.OpDrop)
+			return nil
 		},
 	}})
 	if err != nil {
@@ -280,9 +281,10 @@ func TestEmptyPathsHaveNoEnd(t *testing.T) {
 	orig := emptyEndsModule()
 	ends := 0
 	_, err := instrument.Instrument(orig, instrument.Options{Segments: &instrument.Segments{
-		End: func(a *wasm.Asm, _ *instrument.Func, p uint32, _ int64, _ []instrument.Local) {
+		End: func(a *wasm.Asm, _ *instrument.Func, s instrument.EndSite) []byte {
 			ends++
-			a.Idx(wasm.OpLocalGet, p).Op(wasm.OpDrop)
+			a.Idx(wasm.OpLocalGet, s.P).Op(wasm.OpDrop)
+			return nil
 		},
 	}})
 	if err != nil {
