@@ -57,11 +57,11 @@ type Options struct {
 // Paths also end before every call that may return (cfg.Options
 // SplitCalls), so the blocks a callee runs come between two paths of its
 // caller, and a run's block entries are the concatenation of its paths'
-// blocks. The path register carries the path's Ball-Larus id in its low
-// IDBits bits and the number of block entries the path makes above them:
-// chord increments sum both at once, so counting blocks costs nothing
-// more than numbering the path. Functions whose paths are too many are
-// cut to fit IDBits.
+// blocks. The path register carries the number of block entries the
+// path makes in its low CountBits bits and the path's Ball-Larus id
+// above them: chord increments sum both at once, so counting blocks costs
+// nothing more than numbering the path. Functions whose paths are too
+// many are cut to fit IDBits.
 //
 // Functions that cannot be numbered (Func.Blockwise: exception handling,
 // br_on_null) run End at the start of each of their blocks instead, with
@@ -144,8 +144,16 @@ type EndSite struct {
 	Block int64
 }
 
-// IDBits is how many low bits of a Segments register hold the path id.
+// IDBits bounds a Segments path id: functions with more than 2^IDBits
+// paths are cut.
 const IDBits = 40
+
+// CountBits is how many low bits of a Segments register count the path's
+// block entries; the path id lies above them. Low, so that most chord
+// increments fit a 32-bit immediate and the count is one and away. A
+// function where a path could make 2^CountBits block entries or more is
+// instrumented block by block.
+const CountBits = 16
 
 // Return is Segments.End's branch where the function returns after the
 // code.

@@ -62,16 +62,22 @@ func instrumentSegments(m *wasm.Module, orig []byte, opt Options, res *Result) (
 }
 
 // placeSegments chooses the probes of a Segments function: Ball-Larus ids
-// in the low IDBits bits of each DAG edge's value and, above them, one
+// above the low CountBits bits of each DAG edge's value and, in them, one
 // for each edge that enters a block (not a call's continuation, not the
 // exit), so that a path's sum also counts its block entries.
 func placeSegments(f *Func) error {
 	d, n := f.DAG, f.Num
+	most := mostBlocks(f.Graph, d)
+	for _, b := range most {
+		if b >= 1<<CountBits {
+			return skipError(fmt.Sprintf("a path of %d blocks or more", 1<<CountBits))
+		}
+	}
 	packed := &numbering.Numbering{NumPaths: n.NumPaths, Val: make([]int64, len(d.Edges))}
 	for i, e := range d.Edges {
-		v := n.Val[i]
+		v := n.Val[i] << CountBits
 		if e.To != cfg.Exit && !f.Graph.Blocks[e.To].Cont {
-			v += 1 << IDBits
+			v++
 		}
 		packed.Val[i] = v
 	}
@@ -97,7 +103,7 @@ func placeSegments(f *Func) error {
 	}
 	f.Mode = Mode{Kind: BallLarus}
 	f.setPlan(plan)
-	f.emptyEnd = emptyEnds(f.Graph, d)
+	f.emptyEnd = emptyEnds(f.Graph, d, most)
 	return nil
 }
 
@@ -139,11 +145,9 @@ func threadFixed(g *cfg.Graph, d *cfg.DAG) []bool {
 	return fixed
 }
 
-// emptyEnds marks the Graph edges where every path that ends there has
-// no blocks: those out of a node that no path from the entry reaches
-// through a block.
-func emptyEnds(g *cfg.Graph, d *cfg.DAG) []bool {
-	// most[n] is the most blocks of a path from the entry to n.
+// mostBlocks returns, by DAG node, the most blocks of a path from the
+// entry to the node.
+func mostBlocks(g *cfg.Graph, d *cfg.DAG) []int {
 	most := make([]int, d.NumNodes)
 	for _, n := range d.Topo {
 		for _, ei := range d.In[n] {
@@ -155,6 +159,13 @@ func emptyEnds(g *cfg.Graph, d *cfg.DAG) []bool {
 			most[n] = max(most[n], b)
 		}
 	}
+	return most
+}
+
+// emptyEnds marks the Graph edges where every path that ends there has
+// no blocks: those out of a node that no path from the entry reaches
+// through a block (most from mostBlocks).
+func emptyEnds(g *cfg.Graph, d *cfg.DAG, most []int) []bool {
 	reached := make([]bool, d.NumNodes)
 	for _, n := range d.Topo {
 		reached[n] = true
@@ -369,7 +380,7 @@ func emitBlockwise(m *wasm.Module, def int, f *Func, seg *Segments, cfgOpt cfg.O
 	edits := make([]wasm.Edit, 0, len(g.Blocks)-2)
 	for n := 2; n < len(g.Blocks); n++ {
 		var a wasm.Asm
-		a.I64(1<<IDBits|int64(n)).Idx(wasm.OpLocalSet, p)
+		a.I64(int64(n)<<CountBits|1).Idx(wasm.OpLocalSet, p)
 		seg.End(&a, f, EndSite{P: p, Branch: -1, Block: -1})
 		edits = append(edits, wasm.Edit{Off: g.Blocks[n].Start, Ins: a.B})
 	}

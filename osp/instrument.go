@@ -111,8 +111,8 @@ func (pf *pathFunc) regenerate(id uint64) ([]uint32, error) {
 	return bs, nil
 }
 
-// idMask keeps the path id of a packed register value.
-const idMask = 1<<instrument.IDBits - 1
+// countMask keeps the block entries of a packed register value.
+const countMask = 1<<instrument.CountBits - 1
 
 // Instrument decodes orig and numbers the paths of every defined function
 // as Ball-Larus does, except that paths also end before every call (see
@@ -120,7 +120,7 @@ const idMask = 1<<instrument.IDBits - 1
 // one path after another. The path register also sums the path's block
 // entries, and where a path ends the program counts them down:
 //
-//	global.get $c  (n = p >> 40)  i32.sub  local.tee $t  global.set $c
+//	global.get $c  (n = p & 0xFFFF)  i32.sub  local.tee $t  global.set $c
 //	local.get $t  i32.const 1  i32.lt_s
 //	if
 //	  (at a back edge: the path continues a sample: record it, branch out)
@@ -253,7 +253,7 @@ type rec struct {
 // countDown appends $c -= the block entries of the path in local p,
 // leaving the new $c in local p+1 too.
 func countDown(a *wasm.Asm, c, p uint32) {
-	a.Idx(wasm.OpGlobalGet, c).Idx(wasm.OpLocalGet, p).I64(instrument.IDBits).Op(wasm.OpI64ShrU).Op(wasm.OpI32Wrap).Op(wasm.OpI32Sub)
+	a.Idx(wasm.OpGlobalGet, c).Idx(wasm.OpLocalGet, p).Op(wasm.OpI32Wrap).I32(countMask).Op(wasm.OpI32And).Op(wasm.OpI32Sub)
 	a.Idx(wasm.OpLocalTee, p+1).Idx(wasm.OpGlobalSet, c)
 }
 
@@ -489,7 +489,7 @@ func (ins *Instrumented) pathBlocks(fn uint32, p uint64) ([]uint32, error) {
 	if int(fn) >= len(ins.funcs) || ins.funcs[fn] == nil {
 		return nil, fmt.Errorf("osp: a path of function %d, which has no blocks", fn)
 	}
-	bs, err := ins.funcs[fn].blocks(p&idMask, uint32(p>>instrument.IDBits))
+	bs, err := ins.funcs[fn].blocks(p>>instrument.CountBits, uint32(p&countMask))
 	if err == nil {
 		*r = recentPath{fn: fn, ok: true, p: p, blocks: bs}
 	}

@@ -104,7 +104,7 @@ var tickLocals = []wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}
 //	(func $tick (param $fn i32) (param $p i64) (param $c i32) (result i32) ...)
 //
 // $c is the program's countdown after the path's blocks were counted
-// down. The path makes n = $p >> 40 block entries. Between samples, $c ≤
+// down. The path makes n = $p & 0xFFFF block entries. Between samples, $c ≤
 // 0 means the skip ended on the path's block n + $c - 1: a sample starts
 // there. In a sample, $c + inSample is what the sample still wants after
 // this path: if it is not positive, the path completes the sample (else
@@ -133,7 +133,7 @@ func tickCode(g globals, flush uint32) []byte {
 	}
 	// startAt pushes n + c - 1, the block where the sample starts.
 	startAt := func() {
-		a.Idx(wasm.OpLocalGet, lP).I64(40).Op(wasm.OpI64ShrU).Op(wasm.OpI32Wrap)
+		a.Idx(wasm.OpLocalGet, lP).Op(wasm.OpI32Wrap).I32(countMask).Op(wasm.OpI32And)
 		a.Idx(wasm.OpLocalGet, lC).Op(wasm.OpI32Add).I32(1).Op(wasm.OpI32Sub)
 	}
 	// beginSample sets left to the sample's length minus the 1 - c blocks

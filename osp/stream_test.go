@@ -181,6 +181,77 @@ func TestWideFunctionIsCut(t *testing.T) {
 	}
 }
 
+// longModule is a program whose function $long has one path of n + 3
+// blocks (its entry, the arm of an if, the join after it, and n blocks
+// that their br leaves at once), and another without the arm; _start
+// calls it with 1 and 0.
+func longModule(n int) []byte {
+	var long, start wasm.Asm
+	long.Idx(wasm.OpLocalGet, 0).Block(wasm.OpIf).Op(wasm.OpNop).Op(wasm.OpEnd)
+	for range n {
+		long.Block(wasm.OpBlock).Idx(wasm.OpBr, 0).Op(wasm.OpEnd)
+	}
+	long.Op(wasm.OpEnd)
+	start.I32(1).Idx(wasm.OpCall, 0).I32(0).Idx(wasm.OpCall, 0).Op(wasm.OpEnd)
+	m := &wasm.Module{
+		Version: 1,
+		Types:   []wasm.FuncType{{Params: []wasm.ValType{wasm.ValI32}}, {}},
+		Funcs:   []uint32{0, 1},
+		Exports: []wasm.Export{{Name: "_start", Kind: wasm.KindFunc, Index: 1}},
+		Code: []wasm.Code{
+			{Body: append([]byte{0}, long.B...), ExprOff: 1},
+			{Body: append([]byte{0}, start.B...), ExprOff: 1},
+		},
+	}
+	return encodeModule(m)
+}
+
+// TestLongPathsGoBlockwise checks the limit of a path's block entries in
+// a packed register (2^CountBits - 1): a function whose longest path makes
+// that many is numbered, one whose path makes one more is instrumented
+// block by block. The numbered one's paths give the run's block entries
+// exactly; their order is checked on a shorter one (wazero takes some
+// seconds to compile a function of 2^16 blocks, and the check three
+// times as many).
+func TestLongPathsGoBlockwise(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		blocks         int
+		blockwise, run bool
+	}{{1<<instrument.CountBits - 1, false, true}, {1 << instrument.CountBits, true, false}, {1000, false, true}} {
+		orig := longModule(c.blocks - 3)
+		res, err := instrument.Instrument(orig, instrument.Options{Segments: &instrument.Segments{
+			End: func(a *wasm.Asm, _ *instrument.Func, s instrument.EndSite) []byte {
+				a.Idx(wasm.OpLocalGet, s.P).Op(wasm.OpDrop)
+				return nil
+			},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := res.Funcs[0]; f.Blockwise != c.blockwise {
+			t.Errorf("a path of %d blocks: blockwise %v (%s), want %v", c.blocks, f.Blockwise, f.Status, c.blockwise)
+		}
+		if !c.run {
+			continue
+		}
+		ins, err := Instrument(orig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := tracedStream(t, ctx, ins, runner.Config{})
+		// $long's two paths, and _start's block.
+		if got.n != uint64(2*c.blocks) {
+			t.Errorf("a path of %d blocks: paths rebuild %d block entries, want %d", c.blocks, got.n, 2*c.blocks)
+		}
+		if c.blocks < 1<<12 {
+			if want := perBlockStream(t, ctx, orig, runner.Config{}); got != want {
+				t.Errorf("a path of %d blocks: paths rebuild %d block entries (hash %x), the program made %d (hash %x)", c.blocks, got.n, got.hash, want.n, want.hash)
+			}
+		}
+	}
+}
+
 // TestPathsRebuildBlockEntries checks the heart of the instrumentation:
 // the blocks of the paths the program reports, one path after another,
 // are exactly its block entries in order, as a call at every block start
