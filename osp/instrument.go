@@ -142,9 +142,11 @@ const countMask = 1<<instrument.CountBits - 1
 // carries round into globals of its own before it calls $tick, and loads
 // them back after: a value that lives across a call, wazero stores after
 // each of its definitions, so the loop would pay for the call it almost
-// never makes. $c starts at 1:
-// the first path ends the first skip, and the recorder hands back the
-// next.
+// never makes. For the same reason the arm before a call takes the
+// call's arguments along, holds them in globals across $tick and makes
+// the call itself (the original call going into an else), and the arm
+// before a return holds the results. $c starts at 1: the first path ends
+// the first skip, and the recorder hands back the next.
 //
 // The module must define its one memory (memarea.CanEmbed).
 func Instrument(orig []byte) (*Instrumented, error) {
