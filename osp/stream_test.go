@@ -150,6 +150,22 @@ func wideModule() []byte {
 	return encodeModule(m)
 }
 
+// plainSegments instruments orig as Segments with End code that only
+// reads the ending path's value, to see how its functions were built.
+func plainSegments(t *testing.T, orig []byte) *instrument.Result {
+	t.Helper()
+	res, err := instrument.Instrument(orig, instrument.Options{Segments: &instrument.Segments{
+		End: func(a *wasm.Asm, _ *instrument.Func, s instrument.EndSite) []byte {
+			a.Idx(wasm.OpLocalGet, s.P).Op(wasm.OpDrop)
+			return nil
+		},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // TestWideFunctionIsCut checks a function with more paths than a packed
 // register holds: it is cut, and its paths still rebuild the run's block
 // entries exactly.
@@ -160,15 +176,7 @@ func TestWideFunctionIsCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := instrument.Instrument(orig, instrument.Options{Segments: &instrument.Segments{
-		End: func(a *wasm.Asm, _ *instrument.Func, s instrument.EndSite) []byte {
-			a.Idx(wasm.OpLocalGet, s.P).Op(wasm.OpDrop)
-			return nil
-		},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := plainSegments(t, orig)
 	if f := res.Funcs[1]; len(f.Cuts) == 0 || f.Num.Paths() > 1<<instrument.IDBits || f.Graph.DAG().NumPaths().Small <= 1<<46 {
 		t.Fatalf("the wide function (%s paths) was not cut to 2^40: cut at %v, %d paths", f.Graph.DAG().NumPaths(), f.Cuts, f.Num.Paths())
 	}
@@ -220,16 +228,7 @@ func TestLongPathsGoBlockwise(t *testing.T) {
 		blockwise, run bool
 	}{{1<<instrument.CountBits - 1, false, true}, {1 << instrument.CountBits, true, false}, {1000, false, true}} {
 		orig := longModule(c.blocks - 3)
-		res, err := instrument.Instrument(orig, instrument.Options{Segments: &instrument.Segments{
-			End: func(a *wasm.Asm, _ *instrument.Func, s instrument.EndSite) []byte {
-				a.Idx(wasm.OpLocalGet, s.P).Op(wasm.OpDrop)
-				return nil
-			},
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f := res.Funcs[0]; f.Blockwise != c.blockwise {
+		if f := plainSegments(t, orig).Funcs[0]; f.Blockwise != c.blockwise {
 			t.Errorf("a path of %d blocks: blockwise %v (%s), want %v", c.blocks, f.Blockwise, f.Status, c.blockwise)
 		}
 		if !c.run {
