@@ -256,11 +256,11 @@ func table64(m *wasm.Module, t uint32) bool {
 			continue
 		}
 		if t == 0 {
-			return im.Table.Limits.Flags&4 != 0
+			return im.Table.Limits.Is64()
 		}
 		t--
 	}
-	return int(t) >= len(m.Tables) || m.Tables[t].Limits.Flags&4 != 0
+	return int(t) >= len(m.Tables) || m.Tables[t].Limits.Is64()
 }
 
 // all reports whether every element of xs satisfies ok.

@@ -176,3 +176,6 @@ type Limits struct {
 
 // HasMax reports whether a maximum is declared.
 func (l Limits) HasMax() bool { return l.Flags&1 != 0 }
+
+// Is64 reports whether the memory or table is indexed by i64 values.
+func (l Limits) Is64() bool { return l.Flags&4 != 0 }
