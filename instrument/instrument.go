@@ -565,6 +565,7 @@ func scanBody(m *wasm.Module, c *wasm.Code, results []wasm.ValType) (*scan, erro
 			}
 			if len(stack[len(stack)-1-int(in.A)].label) == 0 {
 				s.voidBr[in.Off] = in.A
+				s.instrLen[in.Off] = in.Len
 			}
 		case wasm.OpBrTable:
 			l := in.Labels[0]
@@ -844,7 +845,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			}
 			a.Idx(wasm.OpLocalGet, reg)
 			if o.Value != 0 {
-				a.I64(o.Value).Op(wasm.OpI64Add)
+				a.AddI64(o.Value)
 			}
 		}
 		switch {
@@ -928,7 +929,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 				case numbering.Init:
 					a.I64(o.Value).Idx(wasm.OpLocalSet, reg)
 				case numbering.Add:
-					a.Idx(wasm.OpLocalGet, reg).I64(o.Value).Op(wasm.OpI64Add).Idx(wasm.OpLocalSet, reg)
+					a.Idx(wasm.OpLocalGet, reg).AddI64(o.Value).Idx(wasm.OpLocalSet, reg)
 				case numbering.Count, numbering.CountConst:
 					if v.guard >= 0 {
 						a.Idx(wasm.OpLocalGet, uint32(v.guard)).Block(wasm.OpIf)
@@ -1014,6 +1015,25 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 				continue
 			}
 			var a wasm.Asm
+			if l, ok := s.voidBr[site]; ok {
+				// The br_if becomes an if that takes the branch: its
+				// condition is tested once, and a compare that makes it
+				// is fused into the jump (wazero tests a condition used
+				// twice, or on a critical edge, as a flag set, widened
+				// and tested again).
+				a.Block(wasm.OpIf)
+				if hasT {
+					emit(&a, ti, int64(l)+1)
+					v.seqs[ti] = 1
+				}
+				a.Idx(wasm.OpBr, l+1).Op(wasm.OpEnd)
+				if hasN {
+					emit(&a, ni, -1)
+					v.seqs[ni] = 1
+				}
+				put(site, s.instrLen[site], 1, a.B)
+				continue
+			}
 			if isAdds(taken) && isAdds(not) && !lc.flushes(ti) && !lc.flushes(ni) && (ti < 0 || plain(ti)) && (ni < 0 || plain(ni)) {
 				// Branch-free: r += select(k_taken, k_not, cond).
 				hit(&a)
@@ -1105,13 +1125,13 @@ func (fns countFns) countID(a *wasm.Asm, slot, v int64, addr uint32) {
 			slot, v = slot+v, 0
 		}
 		if v != 0 {
-			a.I64(v).Op(wasm.OpI64Add)
+			a.AddI64(v)
 		}
 		fns.emb.AddOne(a, slot, addr)
 		return
 	}
 	if v += slot; v != 0 {
-		a.I64(v).Op(wasm.OpI64Add)
+		a.AddI64(v)
 	}
 	a.Idx(wasm.OpCall, fns.count)
 }

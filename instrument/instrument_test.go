@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
 	"pathprof/counters"
@@ -293,6 +294,122 @@ func TestCountersFallBackNear4GiB(t *testing.T) {
 		wasmtest.Validate(t, "the instrumented module", res.Module)
 		if inMemory := res.Counters == nil; inMemory != (min == 1) {
 			t.Errorf("min %d pages: counters in the program's memory %v", min, inMemory)
+		}
+	}
+}
+
+// TestBrIfBecomesIf checks the code at a br_if whose label takes no
+// values and whose edges carry probes: an if that takes the branch,
+// with the original br_if gone, so that the condition is tested once (a
+// loop's back edge always carries a probe, so no br_if may be left that
+// goes to a loop). The function, a loop with a forward exit, an if/else
+// and a br_if that carries a value, must compute what the original does,
+// and count one path per iteration.
+func TestBrIfBecomesIf(t *testing.T) {
+	const n, i, sum = 0, 1, 2
+	var a wasm.Asm
+	a.Block(wasm.OpBlock).Block(wasm.OpLoop)
+	a.Idx(wasm.OpLocalGet, i).Idx(wasm.OpLocalGet, n).Op(wasm.OpI32GeU).Idx(wasm.OpBrIf, 1)
+	a.Idx(wasm.OpLocalGet, i).I32(1).Op(wasm.OpI32And).Block(wasm.OpIf)
+	a.Idx(wasm.OpLocalGet, sum).Idx(wasm.OpLocalGet, i).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, sum)
+	a.Op(wasm.OpElse)
+	a.Idx(wasm.OpLocalGet, sum).I32(2).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, sum)
+	a.Op(wasm.OpEnd)
+	a.Idx(wasm.OpLocalGet, i).I32(1).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, i)
+	a.Idx(wasm.OpLocalGet, n).Op(wasm.OpI32LtS).Idx(wasm.OpBrIf, 0)
+	a.Op(wasm.OpEnd).Op(wasm.OpEnd)
+	a.BlockT(wasm.OpBlock, 0)
+	a.Idx(wasm.OpLocalGet, sum).Idx(wasm.OpLocalGet, sum).I32(20).Op(wasm.OpI32GtS).Idx(wasm.OpBrIf, 0)
+	a.Op(wasm.OpDrop).I32(-1)
+	a.Op(wasm.OpEnd)
+	a.Op(wasm.OpEnd)
+	m := &wasm.Module{
+		Version:  1,
+		Types:    []wasm.FuncType{{Results: []wasm.ValType{wasm.ValI32}}, {Params: []wasm.ValType{wasm.ValI32}, Results: []wasm.ValType{wasm.ValI32}}},
+		Funcs:    []uint32{1},
+		Memories: []wasm.Limits{{Min: 1}},
+		Exports:  []wasm.Export{{Name: "f", Kind: wasm.KindFunc, Index: 0}},
+		Code:     []wasm.Code{wasm.NewCode([]wasm.LocalDecl{{Count: 2, Type: wasm.ValI32}}, a.B)},
+	}
+	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecMemory, wasm.SecExport, wasm.SecCode} {
+		m.Touch(id)
+	}
+	orig, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Instrument(orig, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasmtest.Validate(t, "the instrumented module", res.Module)
+	im, err := wasm.Decode(res.Module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := im.Code[0]
+	r := wasm.NewReader(c.Body, c.OrigOff, "code")
+	r.Seek(int(c.ExprOff))
+	var stack []wasm.Op
+	brIfs := 0
+	for !r.Done() {
+		var in wasm.Instr
+		if err := r.Next(&in); err != nil {
+			t.Fatal(err)
+		}
+		switch in.Op {
+		case wasm.OpBlock, wasm.OpLoop, wasm.OpIf:
+			stack = append(stack, in.Op)
+		case wasm.OpEnd:
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		case wasm.OpBrIf:
+			brIfs++
+			if int(in.A) < len(stack) && stack[len(stack)-1-int(in.A)] == wasm.OpLoop {
+				t.Errorf("a br_if to a loop is left at %d", in.Off)
+			}
+		}
+	}
+	if brIfs > 2 {
+		t.Errorf("%d br_ifs left, want at most 2 (the forward exit's, if it carries no probe, and the one with a value)", brIfs)
+	}
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	for x := range uint64(12) {
+		var got [2]uint64
+		var paths uint64
+		for k, b := range [][]byte{orig, res.Module} {
+			mod, err := rt.InstantiateWithConfig(ctx, b, wazero.NewModuleConfig().WithName(""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := mod.ExportedFunction("f").Call(ctx, x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[k] = out[0]
+			if k == 1 {
+				counts, err := counters.ReadInstance(map[string]api.Module{"": mod})
+				if err != nil {
+					t.Fatal(err)
+				}
+				fs, _, err := res.Functions(counts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range fs[0].Paths {
+					paths += p.Count
+				}
+			}
+			mod.Close(ctx)
+		}
+		if got[0] != got[1] {
+			t.Errorf("f(%d) = %d instrumented, %d originally", x, got[1], got[0])
+		}
+		if want := max(x, 1); paths != want {
+			t.Errorf("f(%d) counted %d paths, want %d", x, paths, want)
 		}
 	}
 }

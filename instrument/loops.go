@@ -230,7 +230,7 @@ func (lc *loopCounts) emitCount(a *wasm.Asm, e int32, op numbering.Op, reg uint3
 	if op.Kind == numbering.Count {
 		a.Idx(wasm.OpLocalGet, reg)
 		if v := op.Value - st.lo; v != 0 {
-			a.I64(v).Op(wasm.OpI64Add)
+			a.AddI64(v)
 		}
 		a.Op(wasm.OpI32Wrap)
 	} else {

@@ -191,7 +191,7 @@ func emitSegment(a *wasm.Asm, f *Func, seg *Segments, ops []numbering.Op, site E
 		case numbering.Count:
 			a.Idx(wasm.OpLocalGet, f.reg)
 			if o.Value != 0 {
-				a.I64(o.Value).Op(wasm.OpI64Add)
+				a.AddI64(o.Value)
 			}
 			a.Idx(wasm.OpLocalSet, f.p)
 			end = true
@@ -205,7 +205,7 @@ func emitSegment(a *wasm.Asm, f *Func, seg *Segments, ops []numbering.Op, site E
 		case numbering.Init:
 			a.I64(o.Value).Idx(wasm.OpLocalSet, f.reg)
 		case numbering.Add:
-			a.Idx(wasm.OpLocalGet, f.reg).I64(o.Value).Op(wasm.OpI64Add).Idx(wasm.OpLocalSet, f.reg)
+			a.Idx(wasm.OpLocalGet, f.reg).AddI64(o.Value).Idx(wasm.OpLocalSet, f.reg)
 		}
 	}
 	if end {

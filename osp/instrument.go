@@ -275,14 +275,20 @@ type endSite struct {
 
 // openArm appends the test of the countdown left in local p+1 and the
 // start of the arm that runs when it is out. Where a branch without
-// values follows (a loop's back edge, say), the test is a br_if that
-// takes that branch while the countdown is not out, and the arm is the
-// code after it, which falls into the branch: the usual way round the
-// loop is one conditional jump. Elsewhere the arm is an if.
+// values follows (a loop's back edge, say), the test is an if whose
+// only code is that branch, taken while the countdown is not out, and the
+// arm is the code after it, which ends with the branch too. Not a br_if:
+// the edge from a br_if to a loop's header is critical, and wazero (v1.12)
+// splits such an edge with a branch that loses the comparison it tests,
+// so that the comparison becomes a flag set, widened and tested again
+// (cmp, setg, movzx, test, jnz, then the split edge's jmp); the if's
+// branch is a compare and jump that falls through to the jmp.
+// Elsewhere the arm is an if.
 func (e endSite) openArm(a *wasm.Asm) {
 	a.Idx(wasm.OpLocalGet, e.p+1)
 	if e.branch >= 0 {
-		a.I32(0).Op(wasm.OpI32GtS).Idx(wasm.OpBrIf, uint32(e.branch))
+		a.I32(0).Op(wasm.OpI32GtS).Block(wasm.OpIf)
+		a.Idx(wasm.OpBr, uint32(e.branch)+1).Op(wasm.OpEnd)
 		return
 	}
 	a.I32(1).Op(wasm.OpI32LtS)

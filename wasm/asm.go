@@ -30,6 +30,18 @@ func (a *Asm) I64(v int64) *Asm {
 	return a
 }
 
+// AddI64 appends what adds v to the i64 on the stack: i64.add of v, or
+// i64.sub of -v where v is negative. Engines take a small positive
+// constant as an immediate, where a negative 64-bit one is often first
+// loaded into a register (wazero on x86-64 loads any 64-bit constant
+// outside 0..2^31-1 with a movabs).
+func (a *Asm) AddI64(v int64) *Asm {
+	if v < 0 && v != -v {
+		return a.I64(-v).Op(OpI64Sub)
+	}
+	return a.I64(v).Op(OpI64Add)
+}
+
 // Mem appends a load or store with the given alignment exponent and offset.
 func (a *Asm) Mem(op Op, align uint32, offset uint64) *Asm {
 	a.B = AppendInstr(a.B, &Instr{Op: op, A: align, Offset: offset})
