@@ -365,3 +365,50 @@ func TestEndSitesSpec(t *testing.T) {
 		}
 	}
 }
+
+// TestCopiesSpec instruments every valid module of the spec tests that
+// wazero compiles as a counting copy, with loop counters and without:
+// each must still compile (br_ifs that carry values, to loops with
+// parameters, in every nesting the spec tests make).
+func TestCopiesSpec(t *testing.T) {
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter().WithCoreFeatures(specFeatures))
+	defer rt.Close(ctx)
+	compiled, profiled := 0, 0
+	for _, sm := range testprogs.SpecModules(t) {
+		if sm.Kind != testprogs.SpecKindModule {
+			continue
+		}
+		orig, err := os.ReadFile(sm.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c, err := rt.CompileModule(ctx, orig); err != nil {
+			continue
+		} else {
+			c.Close(ctx)
+		}
+		for _, opt := range []Options{{}, {NoLoopCounts: true}} {
+			res, err := Instrument(orig, opt)
+			if err != nil {
+				continue
+			}
+			c, err := rt.CompileModule(ctx, res.Module)
+			if err != nil {
+				t.Errorf("%s (%s line %d): instrumented (loop counters %v): %v", sm.Path, sm.Source, sm.Line, !opt.NoLoopCounts, err)
+				continue
+			}
+			c.Close(ctx)
+			compiled++
+			for _, f := range res.Funcs {
+				if f.Status == "profiled" {
+					profiled++
+				}
+			}
+		}
+	}
+	t.Logf("%d copies compiled, %d functions profiled", compiled, profiled)
+	if compiled < 2000 {
+		t.Errorf("only %d copies compiled", compiled)
+	}
+}
