@@ -2,6 +2,7 @@ package instrument
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"testing"
@@ -323,16 +324,20 @@ func TestEndSites(t *testing.T) {
 const specFeatures = api.CoreFeaturesV2 | experimental.CoreFeaturesTailCall | experimental.CoreFeaturesExtendedConst |
 	experimental.CoreFeaturesThreads | experimental.CoreFeaturesExceptionHandling | experimental.CoreFeaturesTypedFunctionReferences
 
-// TestEndSitesSpec instruments every valid module of the spec tests with
-// the arms of wrapEnd: each that wazero compiles must still compile, and
-// the calls, indirect calls, tail calls and returns wrapped must all be
-// there.
-func TestEndSitesSpec(t *testing.T) {
+// forSpecModules calls each with every valid module of the spec tests
+// that wazero compiles (where it comes from, for messages, and its bytes)
+// and a function that compiles a module in the same way.
+func forSpecModules(t *testing.T, each func(where string, orig []byte, compile func([]byte) error)) {
 	ctx := context.Background()
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter().WithCoreFeatures(specFeatures))
 	defer rt.Close(ctx)
-	wrapped := map[wasm.Op]int{}
-	modules := 0
+	compile := func(b []byte) error {
+		c, err := rt.CompileModule(ctx, b)
+		if err == nil {
+			c.Close(ctx)
+		}
+		return err
+	}
 	for _, sm := range testprogs.SpecModules(t) {
 		if sm.Kind != testprogs.SpecKindModule {
 			continue
@@ -341,23 +346,31 @@ func TestEndSitesSpec(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c, err := rt.CompileModule(ctx, orig); err != nil {
+		if compile(orig) != nil {
 			continue
-		} else {
-			c.Close(ctx)
 		}
+		each(fmt.Sprintf("%s (%s line %d)", sm.Path, sm.Source, sm.Line), orig, compile)
+	}
+}
+
+// TestEndSitesSpec instruments every valid module of the spec tests with
+// the arms of wrapEnd: each that wazero compiles must still compile, and
+// the calls, indirect calls, tail calls and returns wrapped must all be
+// there.
+func TestEndSitesSpec(t *testing.T) {
+	wrapped := map[wasm.Op]int{}
+	modules := 0
+	forSpecModules(t, func(where string, orig []byte, compile func([]byte) error) {
 		res, err := Instrument(orig, Options{Segments: &Segments{End: wrapEnd(wrapped)}})
 		if err != nil {
-			continue
+			return
 		}
-		c, err := rt.CompileModule(ctx, res.Module)
-		if err != nil {
-			t.Errorf("%s (%s line %d): instrumented: %v", sm.Path, sm.Source, sm.Line, err)
-			continue
+		if err := compile(res.Module); err != nil {
+			t.Errorf("%s: instrumented: %v", where, err)
+			return
 		}
-		c.Close(ctx)
 		modules++
-	}
+	})
 	t.Logf("%d modules compiled; wrapped: %v", modules, wrapped)
 	for _, op := range []wasm.Op{wasm.OpCall, wasm.OpCallIndirect, wasm.OpReturnCall, wasm.OpReturnCallIndirect, wasm.OpReturn} {
 		if wrapped[op] < 10 {
@@ -371,34 +384,17 @@ func TestEndSitesSpec(t *testing.T) {
 // each must still compile (br_ifs that carry values, to loops with
 // parameters, in every nesting the spec tests make).
 func TestCopiesSpec(t *testing.T) {
-	ctx := context.Background()
-	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter().WithCoreFeatures(specFeatures))
-	defer rt.Close(ctx)
 	compiled, profiled := 0, 0
-	for _, sm := range testprogs.SpecModules(t) {
-		if sm.Kind != testprogs.SpecKindModule {
-			continue
-		}
-		orig, err := os.ReadFile(sm.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c, err := rt.CompileModule(ctx, orig); err != nil {
-			continue
-		} else {
-			c.Close(ctx)
-		}
+	forSpecModules(t, func(where string, orig []byte, compile func([]byte) error) {
 		for _, opt := range []Options{{}, {NoLoopCounts: true}} {
 			res, err := Instrument(orig, opt)
 			if err != nil {
 				continue
 			}
-			c, err := rt.CompileModule(ctx, res.Module)
-			if err != nil {
-				t.Errorf("%s (%s line %d): instrumented (loop counters %v): %v", sm.Path, sm.Source, sm.Line, !opt.NoLoopCounts, err)
+			if err := compile(res.Module); err != nil {
+				t.Errorf("%s: instrumented (loop counters %v): %v", where, !opt.NoLoopCounts, err)
 				continue
 			}
-			c.Close(ctx)
 			compiled++
 			for _, f := range res.Funcs {
 				if f.Status == "profiled" {
@@ -406,7 +402,7 @@ func TestCopiesSpec(t *testing.T) {
 				}
 			}
 		}
-	}
+	})
 	t.Logf("%d copies compiled, %d functions profiled", compiled, profiled)
 	if compiled < 2000 {
 		t.Errorf("only %d copies compiled", compiled)
