@@ -1016,19 +1016,42 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			}
 			var a wasm.Asm
 			if l, ok := s.voidBr[site]; ok {
-				// The br_if becomes an if that takes the branch: its
-				// condition is tested once, and a compare that makes it
-				// is fused into the jump (wazero tests a condition used
+				// The condition is tested once, by a branch whose edge
+				// is not critical, so that a compare that makes it is
+				// fused into the jump (wazero tests a condition used
 				// twice, or on a critical edge, as a flag set, widened
-				// and tested again).
-				a.Block(wasm.OpIf)
+				// and tested again). At a back edge, an if that takes
+				// the branch: going round the loop falls into the jump
+				// back. Elsewhere the taken edge's probes go after the
+				// other's, where wazero lays them out of line, as the
+				// original's branch target is:
+				//
+				//	local.set c  block  block  local.get c  br_if 0
+				//	<not taken>  br 1  end  <taken>  br L+1  end
+				if ti >= 0 && g.Edges[ti].Back {
+					a.Block(wasm.OpIf)
+					if hasT {
+						emit(&a, ti, int64(l)+1)
+					}
+					a.Idx(wasm.OpBr, l+1).Op(wasm.OpEnd)
+					if hasN {
+						emit(&a, ni, -1)
+					}
+				} else {
+					a.Idx(wasm.OpLocalSet, cond).Block(wasm.OpBlock).Block(wasm.OpBlock).Idx(wasm.OpLocalGet, cond).Idx(wasm.OpBrIf, 0)
+					if hasN {
+						emit(&a, ni, -1)
+					}
+					a.Idx(wasm.OpBr, 1).Op(wasm.OpEnd)
+					if hasT {
+						emit(&a, ti, int64(l)+1)
+					}
+					a.Idx(wasm.OpBr, l+1).Op(wasm.OpEnd)
+				}
 				if hasT {
-					emit(&a, ti, int64(l)+1)
 					v.seqs[ti] = 1
 				}
-				a.Idx(wasm.OpBr, l+1).Op(wasm.OpEnd)
 				if hasN {
-					emit(&a, ni, -1)
 					v.seqs[ni] = 1
 				}
 				put(site, s.instrLen[site], 1, a.B)

@@ -299,12 +299,14 @@ func TestCountersFallBackNear4GiB(t *testing.T) {
 }
 
 // TestBrIfBecomesIf checks the code at a br_if whose label takes no
-// values and whose edges carry probes: an if that takes the branch,
-// with the original br_if gone, so that the condition is tested once (a
-// loop's back edge always carries a probe, so no br_if may be left that
-// goes to a loop). The function, a loop with a forward exit, an if/else
-// and a br_if that carries a value, must compute what the original does,
-// and count one path per iteration.
+// values and whose edges carry probes: at a back edge an if that takes
+// the branch, with the original br_if gone (a loop's back edge always
+// carries a probe, so no br_if may be left that goes to a loop); at a
+// forward edge a br_if to a block of its own, with the taken edge's
+// probes after it (so at most the forward exit's and the br_if that
+// carries a value are left). The function, a loop with a forward exit,
+// an if/else and a br_if that carries a value, must compute what the
+// original does, and count one path per iteration.
 func TestBrIfBecomesIf(t *testing.T) {
 	const n, i, sum = 0, 1, 2
 	var a wasm.Asm
@@ -372,7 +374,7 @@ func TestBrIfBecomesIf(t *testing.T) {
 		}
 	}
 	if brIfs > 2 {
-		t.Errorf("%d br_ifs left, want at most 2 (the forward exit's, if it carries no probe, and the one with a value)", brIfs)
+		t.Errorf("%d br_ifs left, want at most 2 (the forward exit's and the one with a value)", brIfs)
 	}
 	ctx := context.Background()
 	rt := wazero.NewRuntime(ctx)
