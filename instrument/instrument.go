@@ -1048,42 +1048,33 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 					}
 					a.Idx(wasm.OpBr, l+1).Op(wasm.OpEnd)
 				}
-				if hasT {
-					v.seqs[ti] = 1
-				}
-				if hasN {
-					v.seqs[ni] = 1
-				}
 				put(site, s.instrLen[site], 1, a.B)
-				continue
-			}
-			if isAdds(taken) && isAdds(not) && !lc.flushes(ti) && !lc.flushes(ni) && (ti < 0 || plain(ti)) && (ni < 0 || plain(ni)) {
+			} else if isAdds(taken) && isAdds(not) && !lc.flushes(ti) && !lc.flushes(ni) && (ti < 0 || plain(ti)) && (ni < 0 || plain(ni)) {
 				// Branch-free: r += select(k_taken, k_not, cond).
 				hit(&a)
 				a.Idx(wasm.OpLocalSet, cond).Idx(wasm.OpLocalGet, reg).I64(addValue(taken)).I64(addValue(not)).Idx(wasm.OpLocalGet, cond).Op(wasm.OpSelect).Op(wasm.OpI64Add).Idx(wasm.OpLocalSet, reg).Idx(wasm.OpLocalGet, cond)
 				v.seqs[ti], v.seqs[ni] = 1, 1
+				put(site, 0, 1, a.B)
 			} else {
+				// A br_if that carries values: the if's arms cannot
+				// take the branch themselves.
 				a.Idx(wasm.OpLocalTee, cond).Block(wasm.OpIf)
 				if hasT {
-					back := int64(-1)
-					if l, ok := s.voidBr[site]; ok {
-						back = int64(l) + 1 // inside the if
-					}
-					emit(&a, ti, back)
+					emit(&a, ti, -1)
 				}
 				if hasN {
 					a.Op(wasm.OpElse)
 					emit(&a, ni, -1)
 				}
 				a.Op(wasm.OpEnd).Idx(wasm.OpLocalGet, cond)
-				if hasT {
-					v.seqs[ti] = 1
-				}
-				if hasN {
-					v.seqs[ni] = 1
-				}
+				put(site, 0, 1, a.B)
 			}
-			put(site, 0, 1, a.B)
+			if hasT {
+				v.seqs[ti] = 1
+			}
+			if hasN {
+				v.seqs[ni] = 1
+			}
 		}
 		sort.SliceStable(edits, func(i, j int) bool {
 			if edits[i].Off != edits[j].Off {
