@@ -67,6 +67,7 @@ type OSPSettings struct {
 	MeanSkip float64 `json:"mean_skip"`
 	Seed     uint64  `json:"seed"`
 	Compact  bool    `json:"compact,omitempty"`
+	Concise  bool    `json:"concise,omitempty"`
 }
 
 // OSPMeans are geometric means of OSP's time over the original's.
@@ -200,7 +201,7 @@ func RunOSP(ctx context.Context, s *Suite, opt OSPOptions) (*OSPReport, error) {
 	rep := &OSPReport{
 		Kind:     KindOSP,
 		RunInfo:  newRunInfo(s, opt.Runs, opt.Quick, cpu),
-		Sampling: OSPSettings{Memory: so.Memory, Lengths: so.Lengths, MeanSkip: so.MeanSkip, Seed: so.Seed, Compact: so.Compact},
+		Sampling: OSPSettings{Memory: so.Memory, Lengths: so.Lengths, MeanSkip: so.MeanSkip, Seed: so.Seed, Compact: so.Compact, Concise: so.Concise},
 		Sweep:    opt.Sweep,
 	}
 	for i, p := range progs {

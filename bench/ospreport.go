@@ -24,6 +24,9 @@ func (r *OSPReport) WriteMarkdown(w io.Writer) error {
 	if st.Compact {
 		compact = " --compact"
 	}
+	if st.Concise {
+		compact += " --concise"
+	}
 	fmt.Fprintf(&b, "Settings: `--memory %d --lengths %s --skip %g --seed %d%s`. Medians of %d timed runs per build, original and OSP interleaved%s, after one untimed check run; "+
 		"CPU is the process's CPU time, the sampling worker's included; the ratio of minima is the fastest OSP run over the fastest original. "+
 		"Then one run counts every subpath exactly, and the profile is scored against it. The whole run took %s.\n\n",

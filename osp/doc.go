@@ -8,7 +8,7 @@
 // runs out, a recorder added to the program records the next 2^n blocks
 // (n the longest length asked for) into an area of the program's memory
 // that the program cannot see, and Go hands subpaths of every length from
-// each sample to a HotList, concise samples (Gibbons and Matias) of the
+// each sample to a HotList, counting samples (Gibbons and Matias) of the
 // subpaths of each length whose estimates scale back to frequencies. Skips
 // are geometric, so every block entry is equally likely to start a sample.
 // Program.Sample makes a Profile; Program.Trace counts every subpath

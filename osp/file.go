@@ -9,7 +9,7 @@ import (
 // Format and Version identify an OSP profile file (docs/osp.md).
 const (
 	Format  = "pathprof-osp"
-	Version = 2
+	Version = 3
 )
 
 // Profile is what an OSP run found: the sampled hot subpaths with their
@@ -59,6 +59,9 @@ type Sampling struct {
 	// Compact says that the hot list coded subpaths with the module's
 	// block model (Options.Compact).
 	Compact bool `json:"compact,omitempty"`
+	// Concise says that the hot list kept concise samples instead of
+	// counting samples (Options.Concise).
+	Concise bool `json:"concise,omitempty"`
 	// Samples is the number of complete samples taken, SampledBlocks the
 	// block entries recorded (a sample cut short by the end of the run
 	// included).
@@ -77,11 +80,14 @@ type LengthFacts struct {
 	// Scale is BlockEntries / Windows: one subpath of this length was
 	// offered per Scale block entries.
 	Scale float64 `json:"scale"`
-	// Tau is the length's concise-sample threshold τ at the end, Raises
-	// how often it was raised, Bytes what its pairs took of the hot list.
-	Tau    float64 `json:"tau"`
-	Raises int     `json:"raises"`
-	Bytes  int     `json:"bytes"`
+	// Tau is the length's sample threshold τ at the end, Raises how
+	// often it was raised, Bytes what its pairs took of the hot list.
+	Tau float64 `json:"tau"`
+	// Counting is true where the length's sample is a counting sample
+	// (HotList, Kind).
+	Counting bool `json:"counting,omitempty"`
+	Raises   int  `json:"raises"`
+	Bytes    int  `json:"bytes"`
 	// Pairs is the number of distinct subpaths of this length in the hot
 	// list.
 	Pairs int `json:"pairs"`
@@ -95,7 +101,7 @@ type LengthFacts struct {
 type Memory struct {
 	// Bound is the bound on HotListBytes (--memory).
 	Bound int `json:"bound"`
-	// HotListBytes is the concise sample's memory (HotList.Bytes).
+	// HotListBytes is the samples' memory (HotList.Bytes).
 	HotListBytes int `json:"hot_list_bytes"`
 	// BufferBytes is the recorder's memory (its area in the program's
 	// memory and the Go buffers the records are copied into), whatever
@@ -118,11 +124,13 @@ type Subpath struct {
 	// the sum over samples of the square of their number in the sample.
 	Count   uint64 `json:"count"`
 	Squares uint64 `json:"squares"`
-	// Estimate is Count·τ·Scale (of its length): its estimated number of
-	// occurrences.
+	// Estimate is its estimated number of occurrences: (Count + τ − 1)·
+	// Scale (of its length) in a counting sample, Count·τ·Scale in a
+	// concise one (HotList.Estimate).
 	Estimate float64 `json:"estimate"`
-	// Error is the half-width of a 95% interval around Estimate:
-	// 1.96·√Squares·τ·Scale.
+	// Error is the half-width of a 95% interval around Estimate: 1.96
+	// times the square root of the variance Estimate gives, times
+	// Scale.
 	Error  float64    `json:"error"`
 	Blocks []BlockRef `json:"blocks"`
 }
@@ -166,8 +174,10 @@ func ReadFile(path string) (*Profile, error) {
 }
 
 // Decode decodes an OSP profile, refusing other formats and versions. It
-// also reads version 1, whose samples offered one subpath of each length
-// (their prefix), so that a subpath's Squares are its Count.
+// also reads version 2, whose samples were all concise (as its lengths
+// without Counting say), and version 1, whose samples offered one subpath
+// of each length (their prefix), so that a subpath's Squares are its
+// Count.
 func Decode(b []byte) (*Profile, error) {
 	var p Profile
 	if err := json.Unmarshal(b, &p); err != nil {
@@ -176,8 +186,8 @@ func Decode(b []byte) (*Profile, error) {
 	if p.Format != Format {
 		return nil, fmt.Errorf("not an OSP profile (format %q, want %q)", p.Format, Format)
 	}
-	if p.Version != Version && p.Version != 1 {
-		return nil, fmt.Errorf("OSP profile version %d, this pathprof reads versions 1 and %d", p.Version, Version)
+	if p.Version < 1 || p.Version > Version {
+		return nil, fmt.Errorf("OSP profile version %d, this pathprof reads versions 1 to %d", p.Version, Version)
 	}
 	for i, s := range p.Subpaths {
 		if p.Version == 1 {

@@ -9,23 +9,32 @@ import (
 	"unsafe"
 )
 
-// HotList holds concise samples (Gibbons and Matias, SIGMOD 1998) of
-// streams of subpaths, one stream per subpath length, together in a fixed
-// number of bytes.
+// HotList holds counting samples or concise samples (Gibbons and Matias,
+// SIGMOD 1998) of streams of subpaths, one stream per subpath length,
+// together in a fixed number of bytes.
 //
-// Each element of a length's stream enters that length's sample with
-// probability 1/τ, τ being the length's threshold; the sample is kept as
-// ⟨subpath, count⟩ pairs, so a hot subpath costs its bytes once however
-// often it is sampled. Elements arrive in groups (the windows of one
-// recorded sample, which may repeat a subpath), and each pair also keeps
-// the sum over groups of the square of its count in the group, which is
-// what its count's variance is estimated from. Every τ starts at 1 (everything enters). When a
-// new pair finds no room, the length whose pairs take the most bytes has
-// its τ raised to τ' = Growth·τ, and each of its counted occurrences is
-// kept with probability τ/τ' (each count is thinned binomially, and pairs
-// left at zero are dropped): that leaves exactly a sample of its stream at
-// rate 1/τ'. The count of a subpath times its length's τ then estimates
-// how often it was offered.
+// Each length's sample is kept as ⟨subpath, count⟩ pairs under a
+// threshold τ, so a hot subpath costs its bytes once however often it is
+// sampled. In a concise sample each element of the stream enters with
+// probability 1/τ and is counted. In a counting sample (the default) an
+// element whose subpath has no pair enters with probability 1/τ, and once
+// a subpath has its pair every later element of it is counted: a hot
+// subpath's count is then exact but for the elements before it entered,
+// τ − 1 on average, where a concise sample's count keeps only one element
+// in τ. Elements arrive in groups (the windows of one recorded sample,
+// which may repeat a subpath), and each pair also keeps the sum over
+// groups of the square of its count in the group, which is what the
+// variance of the stream's own count is estimated from. Every τ starts at
+// 1 (everything enters and is counted). When a new pair finds no room,
+// the length whose pairs take the most bytes has its τ raised to τ' =
+// Growth·τ and its pairs thinned so that they are what a sample at τ'
+// would hold: in a concise sample each counted element stays with
+// probability τ/τ' (the count is thinned binomially); in a counting
+// sample a pair keeps its count with probability τ/τ', and otherwise
+// loses its first element and then each next one until a coin of
+// probability 1/τ' falls heads, as if it had entered later (Gibbons and
+// Matias). Pairs left at zero are dropped. Estimate turns a pair into
+// the number of elements of its subpath the stream held.
 //
 // Lengths have a τ each because their streams differ: short subpaths are
 // few and repeat, so their samples stay exact (τ = 1) in little memory,
@@ -63,19 +72,23 @@ type HotList struct {
 	wins   []window
 	maxLen int
 	model  *blockModel
+	kind   Kind
 
 	maxSlots, maxArena int
 }
 
-// class is the state of one length's concise sample.
+// class is the state of one length's sample.
 type class struct {
-	length  int
-	tau     float64
-	bytes   int // arena bytes its pairs take
-	pairs   int
-	raises  int
-	offered uint64
-	admit   uint8 // AddSample: a bit for each of the sample's windows admitted (WindowsPerLength ≤ 8)
+	length int
+	tau    float64
+	// counting is true for a counting sample, false for a concise one
+	// (also where a counting sample had to fall back, see add).
+	counting bool
+	bytes    int // arena bytes its pairs take
+	pairs    int
+	raises   int
+	offered  uint64
+	admit    uint8 // AddSample: a bit for each of the sample's windows admitted (WindowsPerLength ≤ 8)
 }
 
 // window is one subpath of a sample, encoded at scratch[from:to], and how
@@ -100,23 +113,43 @@ const (
 	offLength   = 10
 )
 
-// NewHotList returns empty concise samples for subpaths of the given
-// lengths that never hold more than bound bytes. seed fixes the coin flips.
-func NewHotList(bound int, lengths []int, seed uint64) (*HotList, error) {
-	return newHotList(bound, lengths, seed, nil)
+// Kind is the kind of sample a HotList keeps.
+type Kind int
+
+const (
+	// Counting samples count every element of a subpath once it has
+	// entered.
+	Counting Kind = iota
+	// Concise samples count the elements that entered, each with
+	// probability 1/τ.
+	Concise
+)
+
+func (k Kind) String() string {
+	if k == Concise {
+		return "concise"
+	}
+	return "counting"
+}
+
+// NewHotList returns empty samples of the given kind for subpaths of the
+// given lengths that never hold more than bound bytes. seed fixes the
+// coin flips.
+func NewHotList(bound int, lengths []int, seed uint64, kind Kind) (*HotList, error) {
+	return newHotList(bound, lengths, seed, nil, kind)
 }
 
 // newHotList is NewHotList with the subpaths coded by the model m (nil:
 // as differences of block ids).
-func newHotList(bound int, lengths []int, seed uint64, m *blockModel) (*HotList, error) {
+func newHotList(bound int, lengths []int, seed uint64, m *blockModel, kind Kind) (*HotList, error) {
 	if err := checkLengths(lengths); err != nil {
 		return nil, err
 	}
 	maxLen := slices.Max(lengths)
-	h := &HotList{rng: *rand.NewPCG(seed, 0x6f7370686f746c69), maxLen: maxLen, model: m}
+	h := &HotList{rng: *rand.NewPCG(seed, 0x6f7370686f746c69), maxLen: maxLen, model: m, kind: kind}
 	h.classes = make([]class, len(lengths))
 	for i, l := range lengths {
-		h.classes[i] = class{length: l, tau: 1}
+		h.classes[i] = class{length: l, tau: 1, counting: kind == Counting}
 		h.byLen = append(h.byLen, i)
 	}
 	slices.SortFunc(h.byLen, func(a, b int) int { return lengths[a] - lengths[b] })
@@ -170,12 +203,14 @@ func (h *HotList) Len() int { return h.n }
 
 // LengthState is one length's sample state.
 type LengthState struct {
-	Length  int
-	Tau     float64
-	Pairs   int
-	Bytes   int
-	Raises  int
-	Offered uint64
+	Length int
+	Tau    float64
+	// Counting is true for a counting sample (see Kind).
+	Counting bool
+	Pairs    int
+	Bytes    int
+	Raises   int
+	Offered  uint64
 }
 
 // Lengths returns the state of each length's sample, in the order of the
@@ -183,9 +218,34 @@ type LengthState struct {
 func (h *HotList) Lengths() []LengthState {
 	out := make([]LengthState, len(h.classes))
 	for i, c := range h.classes {
-		out[i] = LengthState{Length: c.length, Tau: c.tau, Pairs: c.pairs, Bytes: c.bytes, Raises: c.raises, Offered: c.offered}
+		out[i] = LengthState{Length: c.length, Tau: c.tau, Counting: c.counting, Pairs: c.pairs, Bytes: c.bytes, Raises: c.raises, Offered: c.offered}
 	}
 	return out
+}
+
+// Estimate returns how many elements of a pair's subpath its length's
+// stream held, as the sample estimates it, and the variance of that
+// estimate; st is the state of the pair's length.
+//
+// A concise sample's count times τ is unbiased, and so is a counting
+// sample's count plus τ − 1: the elements before the first that entered
+// are geometric, and summing over where it entered gives exactly the
+// number of elements (and 0 where none entered). The variance adds what
+// the thinning leaves uncertain (for a counting sample the elements
+// before it entered, τ(τ − 1) at most) to that of the stream's own count,
+// estimated from the groups as Σ k², the groups being rare and nearly
+// independent; for a counting sample Σ k² covers only the counted
+// elements, and is scaled up to the estimate.
+func Estimate(p Pair, st LengthState) (estimate, variance float64) {
+	n, sq, tau := float64(p.Count), float64(p.Squares), st.Tau
+	if !st.Counting {
+		return n * tau, sq * tau * tau
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	estimate = n + tau - 1
+	return estimate, sq*estimate/n + tau*(tau-1)
 }
 
 func (h *HotList) float() float64 {
@@ -209,7 +269,7 @@ func (h *HotList) Add(blocks []uint32) {
 		panic(fmt.Sprintf("osp: a subpath of length %d offered to a hot list without that length", len(blocks)))
 	}
 	c.offered++
-	if c.tau > 1 && h.float()*c.tau >= 1 {
+	if !c.counting && c.tau > 1 && h.float()*c.tau >= 1 {
 		return
 	}
 	enc, _ := h.model.encode(h.scratch[:0], blocks, h.stack, nil)
@@ -238,13 +298,14 @@ func Windows(m, l int) int { return min(m/l, WindowsPerLength) }
 // memory bound sooner, and τ rose.)
 func (h *HotList) AddSample(blocks []uint32) {
 	blocks = blocks[:min(len(blocks), h.maxLen)]
-	// Each window is admitted on its own with probability 1/τ, so a
-	// subpath's admitted occurrences in the sample are binomial, as in
-	// add and raise. The coins are flipped first: coding is most of the
-	// work, and a window's code is a prefix of the code of the longest
-	// window from the same start (coding goes block by block from
-	// there), so each start is coded once, as far as its longest
-	// admitted window, where the scratch has room.
+	// In a concise sample each window is admitted on its own with
+	// probability 1/τ, so a subpath's admitted occurrences in the sample
+	// are binomial, as in add and raise. The coins are flipped first:
+	// coding is most of the work, and a window's code is a prefix of the
+	// code of the longest window from the same start (coding goes block
+	// by block from there), so each start is coded once, as far as its
+	// longest admitted window, where the scratch has room. A counting
+	// sample must look every window up, so it codes them all.
 	for _, i := range h.byLen {
 		c := &h.classes[i]
 		c.admit = 0
@@ -253,7 +314,7 @@ func (h *HotList) AddSample(blocks []uint32) {
 		}
 		for w := range Windows(len(blocks), c.length) {
 			c.offered++
-			if c.tau <= 1 || h.float()*c.tau < 1 {
+			if c.counting || c.tau <= 1 || h.float()*c.tau < 1 {
 				c.admit |= 1 << w
 			}
 		}
@@ -416,9 +477,12 @@ func (h *HotList) prefixCode(enc []byte, blocks []uint32, starts []startCode, k,
 	panic("osp: a window from a start not found")
 }
 
-// add counts a admitted occurrences, from one group, of the encoded
-// subpath enc of length c.length.
+// add counts a occurrences, from one group, of the encoded subpath enc
+// of length c.length: in a concise sample those admitted, in a counting
+// sample all of them, of which those before the first that enters are
+// not counted if the subpath has no pair.
 func (h *HotList) add(c *class, enc []byte, hash uint32, a uint32) {
+	entered := !c.counting
 	for {
 		if at := h.find(enc, hash, c.length); at >= 0 {
 			n := uint64(binary.LittleEndian.Uint32(h.arena[at:])) + uint64(a)
@@ -429,14 +493,25 @@ func (h *HotList) add(c *class, enc []byte, hash uint32, a uint32) {
 				return
 			}
 			// Keep the count exact at the price of the sample's
-			// rate: thin this length, as a full arena would, and the
-			// arriving occurrences with it.
+			// rate: thin this length binomially, and the arriving
+			// occurrences with it. Raising τ does not shrink a
+			// counting sample's counts, so that length becomes a
+			// concise sample from here on: its counts then
+			// stand for all the elements since they entered, the
+			// τ − 1 before (against counts of 2^32) not added.
+			c.counting = false
 			old := c.tau
 			h.raise(c)
 			if a = h.binomial(a, old/c.tau); a == 0 {
 				return
 			}
 			continue
+		}
+		if !entered {
+			if a = h.enter(c, a); a == 0 {
+				return
+			}
+			entered = true
 		}
 		need := headerBytes + len(enc)
 		if h.fits(need) {
@@ -448,11 +523,10 @@ func (h *HotList) add(c *class, enc []byte, hash uint32, a uint32) {
 		v := h.victim(need)
 		old := v.tau
 		h.raise(v)
-		// The new occurrences were admitted at rate 1/τ: if their
-		// length was thinned, each stays at rate 1/τ' only with
-		// probability τ/τ', like every other.
+		// The new occurrences entered at rate 1/τ: if their length was
+		// thinned, they are thinned as its pairs were.
 		if v == c {
-			if a = h.binomial(a, old/c.tau); a == 0 {
+			if a = h.thin(c, a, old); a == 0 {
 				return
 			}
 		}
@@ -468,6 +542,50 @@ func (h *HotList) add(c *class, enc []byte, hash uint32, a uint32) {
 	c.pairs++
 	c.bytes += headerBytes + len(enc)
 	h.place(int32(at), hash)
+}
+
+// enter returns how many of a occurrences of a subpath without a pair a
+// counting sample counts: each enters with probability 1/τ, and the
+// first that does is counted with every one after it.
+func (h *HotList) enter(c *class, a uint32) uint32 {
+	if c.tau <= 1 {
+		return a
+	}
+	if skip := h.geometric(1 / c.tau); skip < uint64(a) {
+		return a - uint32(skip)
+	}
+	return 0
+}
+
+// thin returns what is left of a count n of length c when its τ was
+// raised from old to c.tau.
+func (h *HotList) thin(c *class, n uint32, old float64) uint32 {
+	if !c.counting {
+		return h.binomial(n, old/c.tau)
+	}
+	if n == 0 || h.float() < old/c.tau {
+		return n
+	}
+	// The first counted element goes, and each next one until a coin of
+	// probability 1/τ' says it would have entered.
+	if lost := 1 + h.geometric(1/c.tau); lost < uint64(n) {
+		return n - uint32(lost)
+	}
+	return 0
+}
+
+// geometric draws the number of failures before the first success of
+// coins of probability p.
+func (h *HotList) geometric(p float64) uint64 {
+	if p >= 1 {
+		return 0
+	}
+	u := 1 - h.float() // (0, 1]
+	g := math.Log(u) / math.Log1p(-p)
+	if g >= 1<<62 {
+		return 1 << 62
+	}
+	return uint64(g)
 }
 
 // victim is the length to thin: the one whose pairs take the most bytes
@@ -567,14 +685,16 @@ func (h *HotList) rehash() {
 	}
 }
 
-// raise multiplies c's τ by Growth and thins its counts, compacting the
-// arena in place. A thinned pair's sum of squares becomes its expectation
-// after the thinning, q²·S + q(1−q)·n for a count n kept with probability
-// q each, within what the new count n' allows (n' to n'²).
+// raise multiplies c's τ by Growth and thins its counts (thin), compacting
+// the arena in place. A concise sample's pair thinned binomially has its
+// sum of squares replaced by its expectation after the thinning, q²·S +
+// q(1−q)·n for a count n kept with probability q each; a counting
+// sample's pair loses its first elements, from groups unknown, and keeps
+// the ratio S/n. Either within what the new count n' allows (n' to n'²).
 func (h *HotList) raise(c *class) {
-	next := c.tau * Growth
-	keep := c.tau / next
-	c.tau = next
+	old := c.tau
+	c.tau *= Growth
+	keep := old / c.tau
 	c.raises++
 	w := 0
 	h.n = 0
@@ -583,12 +703,17 @@ func (h *HotList) raise(c *class) {
 		n := binary.LittleEndian.Uint32(h.arena[at:])
 		sq := binary.LittleEndian.Uint32(h.arena[at+offSquares:])
 		if int(binary.LittleEndian.Uint16(h.arena[at+offLength:])) == c.length {
-			kept := h.binomial(n, keep)
+			kept := h.thin(c, n, old)
 			if kept == 0 {
 				c.pairs--
 				c.bytes -= size
 			}
-			e := math.Round(keep*keep*float64(sq) + keep*(1-keep)*float64(n))
+			var e float64
+			if c.counting {
+				e = math.Round(float64(sq) * float64(kept) / float64(n))
+			} else {
+				e = math.Round(keep*keep*float64(sq) + keep*(1-keep)*float64(n))
+			}
 			sq = uint32(min(max(e, float64(kept)), float64(kept)*float64(kept)))
 			n = kept
 		}

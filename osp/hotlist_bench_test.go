@@ -27,7 +27,7 @@ func BenchmarkAddSample(b *testing.B) {
 				m, name = ins.model, p.Name+"/compact"
 			}
 			b.Run(name, func(b *testing.B) {
-				h, err := newHotList(DefaultMemory, DefaultLengths, 1, m)
+				h, err := newHotList(DefaultMemory, DefaultLengths, 1, m, Counting)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -36,8 +36,19 @@ func key(p []uint32) string { return fmt.Sprint(p) }
 // TestHotListExactWhileItFits checks that with room for everything the
 // sample is the stream: τ stays 1 and every count is exact.
 func TestHotListExactWhileItFits(t *testing.T) {
+	forKinds(t, testHotListExactWhileItFits)
+}
+
+// forKinds runs f on each kind of sample.
+func forKinds(t *testing.T, f func(*testing.T, Kind)) {
+	for _, kind := range []Kind{Counting, Concise} {
+		t.Run(kind.String(), func(t *testing.T) { f(t, kind) })
+	}
+}
+
+func testHotListExactWhileItFits(t *testing.T, kind Kind) {
 	lengths := []int{2, 8, 32}
-	h, err := NewHotList(4<<20, lengths, 1)
+	h, err := NewHotList(4<<20, lengths, 1, kind)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,13 +77,15 @@ func TestHotListExactWhileItFits(t *testing.T) {
 }
 
 // TestHotListBounded checks the invariants of a sample that must thin:
-// the bytes never pass the bound, τ only grows, each length's counts
+// the bytes never pass the bound, τ only grows, a concise sample's counts
 // represent its stream at rate 1/τ, and the hottest subpaths' estimates
 // are within a few standard deviations of their exact counts.
-func TestHotListBounded(t *testing.T) {
+func TestHotListBounded(t *testing.T) { forKinds(t, testHotListBounded) }
+
+func testHotListBounded(t *testing.T, kind Kind) {
 	lengths := []int{2, 8, 32}
 	const bound = 16 << 10
-	h, err := NewHotList(bound, lengths, 7)
+	h, err := NewHotList(bound, lengths, 7, kind)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,16 +126,20 @@ func TestHotListBounded(t *testing.T) {
 			t.Errorf("length %d: offered %d pairs %d, want %d and %d", st.Length, st.Offered, st.Pairs, offered[st.Length], pairs[st.Length])
 		}
 		raised = raised || st.Tau > 1
-		// Σ count is Binomial-like with mean offered/τ.
+		if st.Counting != (kind == Counting) {
+			t.Errorf("length %d: counting %v in a %v hot list", st.Length, st.Counting, kind)
+		}
+		// Σ count of a concise sample is Binomial-like with mean
+		// offered/τ.
 		mean := float64(offered[st.Length]) / st.Tau
-		if d := math.Abs(float64(sums[st.Length]) - mean); d > 5*math.Sqrt(mean)+1 {
+		if d := math.Abs(float64(sums[st.Length]) - mean); kind == Concise && d > 5*math.Sqrt(mean)+1 {
 			t.Errorf("length %d: the counts add up to %d, expected about %.0f (τ %.3g)", st.Length, sums[st.Length], mean, st.Tau)
 		}
 		// The true hottest five (the sample's own top five would pick
 		// the counts that chance raised, among thousands).
 		counts := map[string]float64{}
 		for _, p := range byLen[st.Length] {
-			counts[key(p.Blocks)] = float64(p.Count)
+			counts[key(p.Blocks)], _ = Estimate(p, st)
 		}
 		var top []string
 		for k := range exact {
@@ -132,7 +149,7 @@ func TestHotListBounded(t *testing.T) {
 		}
 		slices.SortFunc(top, func(a, b string) int { return cmp.Or(cmp.Compare(exact[b], exact[a]), strings.Compare(a, b)) })
 		for _, k := range top[:min(5, len(top))] {
-			est := counts[k] * st.Tau
+			est := counts[k]
 			truth := float64(exact[k])
 			if d := math.Abs(est - truth); d > 5*math.Sqrt(truth*st.Tau)+st.Tau {
 				t.Errorf("length %d: estimate %.0f of a subpath seen %.0f times (τ %.3g)", st.Length, est, truth, st.Tau)
@@ -148,8 +165,10 @@ func TestHotListBounded(t *testing.T) {
 	}
 }
 
-// TestHotListUnbiased checks that count·τ is an unbiased estimate: its mean
-// over many seeds is within a few standard errors of the exact count.
+// TestHotListUnbiased checks that Estimate is unbiased for both kinds of
+// sample (its mean over many seeds is within a few standard errors of the
+// exact count), and that a counting sample's estimates of the hottest
+// subpaths vary much less than a concise sample's.
 func TestHotListUnbiased(t *testing.T) {
 	lengths := []int{4}
 	s := stream(3, 20000, 4000, lengths)
@@ -170,42 +189,85 @@ func TestHotListUnbiased(t *testing.T) {
 	})
 	probe := []string{keys[0], keys[9], keys[99]}
 	const runs = 200
-	sum := make([]float64, len(probe))
-	sumSq := make([]float64, len(probe))
-	var tau float64
-	for seed := range uint64(runs) {
-		h, err := NewHotList(4<<10, lengths, seed)
-		if err != nil {
-			t.Fatal(err)
+	sds := map[Kind][]float64{}
+	for _, kind := range []Kind{Counting, Concise} {
+		sum := make([]float64, len(probe))
+		sumSq := make([]float64, len(probe))
+		var tau float64
+		for seed := range uint64(runs) {
+			h, err := NewHotList(4<<10, lengths, seed, kind)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range s {
+				h.Add(p)
+			}
+			st := h.Lengths()[0]
+			tau = st.Tau
+			got := map[string]float64{}
+			for _, p := range h.Pairs() {
+				got[key(p.Blocks)], _ = Estimate(p, st)
+			}
+			for i, k := range probe {
+				sum[i] += got[k]
+				sumSq[i] += got[k] * got[k]
+			}
 		}
-		for _, p := range s {
-			h.Add(p)
-		}
-		tau = h.Lengths()[0].Tau
-		got := map[string]float64{}
-		for _, p := range h.Pairs() {
-			got[key(p.Blocks)] = float64(p.Count) * tau
+		if tau < 2 {
+			t.Fatalf("%v: τ is only %v: the test tests nothing", kind, tau)
 		}
 		for i, k := range probe {
-			sum[i] += got[k]
-			sumSq[i] += got[k] * got[k]
+			mean := sum[i] / runs
+			sd := math.Sqrt(max(0, sumSq[i]/runs-mean*mean))
+			sds[kind] = append(sds[kind], sd)
+			se := sd / math.Sqrt(runs)
+			if d := math.Abs(mean - float64(exact[k])); d > 4*se+0.5 {
+				t.Errorf("%v: subpath seen %d times: mean estimate %.1f over %d seeds (standard error %.1f)", kind, exact[k], mean, runs, se)
+			}
 		}
 	}
-	if tau < 2 {
-		t.Fatalf("τ is only %v: the test tests nothing", tau)
+	// The hottest subpath is counted exactly once it has entered.
+	if sds[Counting][0] > sds[Concise][0]/2 {
+		t.Errorf("standard deviation of the hottest subpath's estimate: %.1f counting, %.1f concise", sds[Counting][0], sds[Concise][0])
 	}
-	for i, k := range probe {
-		mean := sum[i] / runs
-		sd := math.Sqrt(sumSq[i]/runs - mean*mean)
-		se := sd / math.Sqrt(runs)
-		if d := math.Abs(mean - float64(exact[k])); d > 4*se+0.5 {
-			t.Errorf("subpath seen %d times: mean estimate %.1f over %d seeds (standard error %.1f)", exact[k], mean, runs, se)
+}
+
+// TestThinCounting checks that a counting sample thinned from τ to τ'
+// holds a subpath as one taken at τ' from the start would: the count that
+// a stream of n elements leaves, entered at τ and thinned to τ', has the
+// mean and the chance of being zero of one entered at τ'.
+func TestThinCounting(t *testing.T) {
+	h, _ := NewHotList(64<<10, []int{2}, 5, Counting)
+	for _, c := range []struct {
+		n         uint32
+		tau, next float64
+	}{{1, 1, 1.25}, {5, 1, 1.25}, {5, 4, 5}, {30, 2, 2.5}, {30, 10, 12.5}, {200, 20, 25}} {
+		const draws = 40000
+		var thinned, direct, zeroT, zeroD float64
+		for range draws {
+			a := h.enter(&class{tau: c.tau, counting: true}, c.n)
+			k := h.thin(&class{tau: c.next, counting: true}, a, c.tau)
+			d := h.enter(&class{tau: c.next, counting: true}, c.n)
+			thinned += float64(k)
+			direct += float64(d)
+			if k == 0 {
+				zeroT++
+			}
+			if d == 0 {
+				zeroD++
+			}
+		}
+		if m1, m2 := thinned/draws, direct/draws; math.Abs(m1-m2) > 0.02*float64(c.n)+0.05 {
+			t.Errorf("%d elements, τ %v → %v: mean count %.3f thinned, %.3f entered at τ'", c.n, c.tau, c.next, m1, m2)
+		}
+		if z1, z2 := zeroT/draws, zeroD/draws; math.Abs(z1-z2) > 0.015 {
+			t.Errorf("%d elements, τ %v → %v: absent %.3f thinned, %.3f entered at τ'", c.n, c.tau, c.next, z1, z2)
 		}
 	}
 }
 
 func TestBinomial(t *testing.T) {
-	h, _ := NewHotList(64<<10, []int{2}, 5)
+	h, _ := NewHotList(64<<10, []int{2}, 5, Concise)
 	for _, c := range []struct {
 		n uint32
 		p float64
@@ -259,10 +321,10 @@ func TestEncodeBlocks(t *testing.T) {
 }
 
 func TestNewHotListTooSmall(t *testing.T) {
-	if _, err := NewHotList(1000, []int{2, 64}, 0); err == nil {
+	if _, err := NewHotList(1000, []int{2, 64}, 0, Concise); err == nil {
 		t.Error("a 1000-byte bound was accepted")
 	}
-	if _, err := NewHotList(1<<20, []int{2, 2}, 0); err == nil {
+	if _, err := NewHotList(1<<20, []int{2, 2}, 0, Concise); err == nil {
 		t.Error("a length given twice was accepted")
 	}
 }
@@ -295,9 +357,11 @@ func loopySamples(seed uint64, n int) [][]uint32 {
 // TestAddSample checks that AddSample offers each sample's windows of
 // every length (up to four, spread over the sample), and that with room for everything each pair's
 // count and sum of squares are exact.
-func TestAddSample(t *testing.T) {
+func TestAddSample(t *testing.T) { forKinds(t, testAddSample) }
+
+func testAddSample(t *testing.T, kind Kind) {
 	lengths := []int{2, 8, 3, 32}
-	h, _ := NewHotList(4<<20, lengths, 1)
+	h, _ := NewHotList(4<<20, lengths, 1, kind)
 	type cs struct{ n, sq uint64 }
 	want := map[string]cs{}
 	offered := map[int]uint64{}
@@ -344,10 +408,12 @@ func TestAddSample(t *testing.T) {
 // TestAddSampleBounded checks AddSample under thinning: the bound holds,
 // every length's windows are counted as offered, and each pair's sum of
 // squares stays between its count and its count squared.
-func TestAddSampleBounded(t *testing.T) {
+func TestAddSampleBounded(t *testing.T) { forKinds(t, testAddSampleBounded) }
+
+func testAddSampleBounded(t *testing.T, kind Kind) {
 	lengths := []int{2, 4, 8, 16, 32}
 	const bound = 6000
-	h, err := NewHotList(bound, lengths, 7)
+	h, err := NewHotList(bound, lengths, 7, kind)
 	if err != nil {
 		t.Fatal(err)
 	}

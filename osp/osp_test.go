@@ -42,7 +42,7 @@ func TestInstrumentedModulesValidate(t *testing.T) {
 func TestProgramsRunUnchanged(t *testing.T) {
 	ctx := context.Background()
 	progs := append(benchPrograms(t, false), program{Name: "hello", Path: testprogs.GoHello(t), Want: testprogs.GoHelloStableOutput(t)})
-	for _, p := range progs {
+	for i, p := range progs {
 		t.Run(p.Name, func(t *testing.T) {
 			orig, err := os.ReadFile(p.Path)
 			if err != nil {
@@ -57,7 +57,9 @@ func TestProgramsRunUnchanged(t *testing.T) {
 				t.Fatalf("the original printed %q", want.String())
 			}
 			var got bytes.Buffer
-			opt := Options{Memory: 32 << 10, Seed: 3}
+			// Every other program with concise samples: both kinds'
+			// profiles hold their arithmetic.
+			opt := Options{Memory: 32 << 10, Seed: 3, Concise: i%2 == 1}
 			prof, res, err := Run(ctx, orig, opt, p.Config(t, &got))
 			if err != nil {
 				t.Fatal(err)
@@ -130,10 +132,21 @@ func checkProfile(t *testing.T, p *Profile) {
 			t.Fatalf("subpaths not sorted by estimate at %d", i)
 		}
 		lf := p.Sampling.ByLength[slices.IndexFunc(p.Sampling.ByLength, func(l LengthFacts) bool { return l.Length == s.Length })]
-		if want := float64(s.Count) * lf.Tau * lf.Scale; math.Abs(s.Estimate-want) > 1e-9*want || len(s.Blocks) != s.Length {
+		if lf.Counting == p.Sampling.Concise {
+			t.Fatalf("length %d: counting %v in a profile with concise %v", lf.Length, lf.Counting, p.Sampling.Concise)
+		}
+		// A counting sample's count misses the τ − 1 offers before the
+		// subpath entered, on average, and their variance τ(τ − 1);
+		// its squares cover the counted offers.
+		c, sq, tau := float64(s.Count), float64(s.Squares), lf.Tau
+		est, variance := c*tau, sq*tau*tau
+		if lf.Counting {
+			est, variance = c+tau-1, sq*(c+tau-1)/c+tau*(tau-1)
+		}
+		if want := est * lf.Scale; math.Abs(s.Estimate-want) > 1e-9*want || len(s.Blocks) != s.Length {
 			t.Fatalf("subpath %d: estimate %v, want %v; %d blocks for length %d", i, s.Estimate, want, len(s.Blocks), s.Length)
 		}
-		if want := 1.96 * math.Sqrt(float64(s.Squares)) * lf.Tau * lf.Scale; s.Squares < s.Count || s.Squares > s.Count*s.Count ||
+		if want := 1.96 * math.Sqrt(variance) * lf.Scale; s.Squares < s.Count || s.Squares > s.Count*s.Count ||
 			math.Abs(s.Error-want) > 1e-9*want {
 			t.Fatalf("subpath %d: count %d, squares %d, error %v (want %v)", i, s.Count, s.Squares, s.Error, want)
 		}
@@ -421,7 +434,7 @@ func TestReport(t *testing.T) {
 	if at := loc.At(tp.Subpaths[0].Blocks[0]); !strings.HasPrefix(at, "func[0]+0x") {
 		t.Errorf("a block of a module without names or DWARF is at %q", at)
 	}
-	for _, bad := range []string{`{"format":"pathprof","version":1}`, `{"format":"pathprof-osp","version":3}`,
+	for _, bad := range []string{`{"format":"pathprof","version":1}`, `{"format":"pathprof-osp","version":4}`, `{"format":"pathprof-osp","version":0}`,
 		`{"format":"pathprof-osp","version":2,"subpaths":[{"length":2,"blocks":[{"offset":1}]}]}`} {
 		f := filepath.Join(t.TempDir(), "bad.json")
 		os.WriteFile(f, []byte(bad), 0o644)
@@ -435,6 +448,14 @@ func TestReport(t *testing.T) {
 	os.WriteFile(f, []byte(`{"format":"pathprof-osp","version":1,"subpaths":[{"length":1,"count":7,"blocks":[{"offset":1}]}]}`), 0o644)
 	if p, err := ReadFile(f); err != nil || p.Subpaths[0].Squares != 7 {
 		t.Errorf("a version 1 profile: %v", err)
+	}
+	// Version 2: concise samples, which its lengths say by lacking
+	// "counting".
+	f = filepath.Join(t.TempDir(), "v2.json")
+	os.WriteFile(f, []byte(`{"format":"pathprof-osp","version":2,"sampling":{"by_length":[{"length":2,"tau":3}]},`+
+		`"subpaths":[{"length":2,"count":7,"squares":9,"blocks":[{"offset":1},{"offset":2}]}]}`), 0o644)
+	if p, err := ReadFile(f); err != nil || p.Sampling.ByLength[0].Counting || p.Subpaths[0].Squares != 9 {
+		t.Errorf("a version 2 profile: %v", err)
 	}
 }
 

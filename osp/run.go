@@ -41,6 +41,12 @@ type Options struct {
 	// twice as long per sample, time that on a machine with few cores
 	// comes off the program's.
 	Compact bool
+	// Concise makes the hot list keep concise samples instead of
+	// counting samples (HotList, Kind): a subpath's elements are then
+	// counted one in τ even once it holds a pair, so that where the
+	// bound thins a length the hottest subpaths' counts are far less
+	// exact, for a worker that looks up only the elements that enter.
+	Concise bool
 }
 
 // Defaults of Options.
@@ -263,7 +269,11 @@ func newSampler(opt Options, ins *Instrumented) (*sampler, error) {
 		model = ins.model
 	}
 	var err error
-	s.hot, err = newHotList(opt.Memory, opt.Lengths, opt.Seed^0x686f746c697374, model)
+	kind := Counting
+	if opt.Concise {
+		kind = Concise
+	}
+	s.hot, err = newHotList(opt.Memory, opt.Lengths, opt.Seed^0x686f746c697374, model, kind)
 	return s, err
 }
 
@@ -655,6 +665,7 @@ func (p *Program) profile(s *sampler, blocks uint64, rc runner.Config, res runne
 			Seed:          s.opt.Seed,
 			MeanSkip:      s.opt.MeanSkip,
 			Compact:       s.opt.Compact,
+			Concise:       s.opt.Concise,
 			Lengths:       slices.Clone(s.opt.Lengths),
 			SampledBlocks: s.records,
 		},
@@ -675,7 +686,7 @@ func (p *Program) profile(s *sampler, blocks uint64, rc runner.Config, res runne
 	prof.Sampling.Samples = s.samples
 	for i, l := range s.opt.Lengths {
 		st := states[i]
-		f := LengthFacts{Length: l, Windows: s.windows[i], Tau: st.Tau, Raises: st.Raises, Bytes: st.Bytes}
+		f := LengthFacts{Length: l, Windows: s.windows[i], Tau: st.Tau, Counting: st.Counting, Raises: st.Raises, Bytes: st.Bytes}
 		if s.windows[i] > 0 {
 			scale[i] = float64(blocks) / float64(s.windows[i])
 			f.Scale = scale[i]
@@ -694,12 +705,13 @@ func (p *Program) profile(s *sampler, blocks uint64, rc runner.Config, res runne
 	for _, pr := range pairs {
 		i := slices.Index(s.opt.Lengths, len(pr.Blocks))
 		prof.Sampling.ByLength[i].Pairs++
+		est, variance := Estimate(pr, states[i])
 		sp := Subpath{
 			Length:   len(pr.Blocks),
 			Count:    pr.Count,
-			Estimate: float64(pr.Count) * states[i].Tau * scale[i],
+			Estimate: est * scale[i],
 			Squares:  pr.Squares,
-			Error:    1.96 * math.Sqrt(float64(pr.Squares)) * states[i].Tau * scale[i],
+			Error:    1.96 * math.Sqrt(variance) * scale[i],
 			Blocks:   make([]BlockRef, len(pr.Blocks)),
 		}
 		for j, id := range pr.Blocks {

@@ -38,7 +38,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	set := map[string]bool{}
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: pathprof bench [--quick] [--strategies [--hits-only]] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]\n"+
-			"       pathprof bench --osp [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact] [--sweep BYTES,...] [--quick] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]\n"+
+			"       pathprof bench --osp [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact] [--concise] [--sweep BYTES,...] [--quick] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]\n"+
 			"       pathprof bench --prepare [--no-debian] [--suite DIR] [--src DIR]\n"+
 			"       pathprof bench --from RESULTS.json -o DIR")
 		fs.PrintDefaults()
@@ -52,7 +52,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if !*ospMode {
-		for _, name := range []string{"memory", "lengths", "skip", "seed", "compact", "sweep"} {
+		for _, name := range []string{"memory", "lengths", "skip", "seed", "compact", "concise", "sweep"} {
 			if set[name] {
 				fmt.Fprintf(stderr, "pathprof: --%s goes with --osp\n", name)
 				return 2

@@ -20,11 +20,11 @@ import (
 	"pathprof/runner"
 )
 
-const ospUsage = `usage: pathprof osp [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact] [-o FILE] [--top N] [-q]
+const ospUsage = `usage: pathprof osp [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact] [--concise] [-o FILE] [--top N] [-q]
                    [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]
        pathprof osp --show PROFILE [--top N] [--module FILE]`
 
-const ospScoreUsage = `usage: pathprof osp-score [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact] [--profile FILE] [-o FILE] [--top N]
+const ospScoreUsage = `usage: pathprof osp-score [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact] [--concise] [--profile FILE] [-o FILE] [--top N]
                          [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]`
 
 // ospFlags are the sampling flags of osp and osp-score.
@@ -34,6 +34,7 @@ type ospFlags struct {
 	skip    float64
 	seed    uint64
 	compact bool
+	concise bool
 }
 
 func (o *ospFlags) register(fs *flag.FlagSet) {
@@ -43,10 +44,11 @@ func (o *ospFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&o.skip, "skip", osp.DefaultMeanSkip, "mean number of block entries `N` between samples")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed `N` of the skips and hot-list coin flips")
 	fs.BoolVar(&o.compact, "compact", false, "code subpaths by the module's block model: a third of the bytes, twice the sampling worker's time")
+	fs.BoolVar(&o.concise, "concise", false, "keep concise samples instead of counting samples: a hot subpath's elements counted one in τ")
 }
 
 func (o *ospFlags) options() (osp.Options, error) {
-	opt := osp.Options{Memory: int(o.memory), MeanSkip: o.skip, Seed: o.seed, Compact: o.compact}
+	opt := osp.Options{Memory: int(o.memory), MeanSkip: o.skip, Seed: o.seed, Compact: o.compact, Concise: o.concise}
 	for _, f := range strings.Split(o.lengths, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil {

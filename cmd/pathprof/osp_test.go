@@ -40,8 +40,9 @@ func TestOSPCommand(t *testing.T) {
 		t.Errorf("profile: module %q, memory %+v, seed %d, %d subpaths", prof.Module.Path, prof.Memory, prof.Sampling.Seed, len(prof.Subpaths))
 	}
 
-	if prof.Sampling.Compact {
-		t.Error("the profile says compact without --compact")
+	if prof.Sampling.Compact || prof.Sampling.Concise || !prof.Sampling.ByLength[0].Counting {
+		t.Errorf("the profile says compact %v, concise %v, counting %v without --compact or --concise",
+			prof.Sampling.Compact, prof.Sampling.Concise, prof.Sampling.ByLength[0].Counting)
 	}
 	compact := filepath.Join(dir, "calc-compact.json")
 	if code, stdout, stderr := runOSPCmd(cmdOSP, "--memory", "32K", "--compact", "-q", "-o", compact, "--stdin", p.Stdin, p.Wasm); code != int(p.WantExitCode) || stdout != p.WantStdout {
@@ -51,6 +52,26 @@ func TestOSPCommand(t *testing.T) {
 		t.Error(err)
 	} else if !cp.Sampling.Compact || cp.Memory.HotListBytes > 32<<10 || len(cp.Subpaths) == 0 {
 		t.Errorf("--compact: compact %v, %d bytes, %d subpaths", cp.Sampling.Compact, cp.Memory.HotListBytes, len(cp.Subpaths))
+	}
+	// --concise: the same samples in concise samples, the lengths the
+	// bound thinned estimated from one offer in τ.
+	concise := filepath.Join(dir, "calc-concise.json")
+	if code, stdout, stderr := runOSPCmd(cmdOSP, "--memory", "32K", "--seed", "5", "--concise", "-q", "-o", concise, "--stdin", p.Stdin, p.Wasm); code != int(p.WantExitCode) || stdout != p.WantStdout {
+		t.Fatalf("--concise: exit %d, stdout differs: %v\n%s", code, stdout != p.WantStdout, stderr)
+	}
+	if cp, err := osp.ReadFile(concise); err != nil {
+		t.Error(err)
+	} else {
+		thinned := false
+		for _, l := range cp.Sampling.ByLength {
+			thinned = thinned || l.Tau > 1
+			if l.Counting {
+				t.Errorf("--concise: length %d is a counting sample", l.Length)
+			}
+		}
+		if !cp.Sampling.Concise || cp.Sampling.Samples != prof.Sampling.Samples || !thinned || cp.Memory.HotListBytes > 32<<10 {
+			t.Errorf("--concise: concise %v, %d samples (want %d), thinned %v, %d bytes", cp.Sampling.Concise, cp.Sampling.Samples, prof.Sampling.Samples, thinned, cp.Memory.HotListBytes)
+		}
 	}
 
 	code, stdout, stderr = runOSPCmd(cmdOSP, "--show", out, "--top", "1")
