@@ -103,8 +103,13 @@ func WriteReport(w io.Writer, prof *Profile, l *Locator, top int) error {
 	fmt.Fprintf(&b, "run: exit code %d, %s, %.3fs, %s block entries\n", r.ExitCode, status, r.Seconds, group(r.BlockEntries))
 	fmt.Fprintf(&b, "sampling: seed %d, mean skip %g, %s samples of lengths %s (%s blocks recorded)\n",
 		s.Seed, s.MeanSkip, group(s.Samples), joinInts(s.Lengths), group(s.SampledBlocks))
-	fmt.Fprintf(&b, "hot list: %d subpaths in %d bytes (bound %d); recorder buffer %d bytes\n",
-		m.Pairs, m.HotListBytes, m.Bound, m.BufferBytes)
+	// A version 2 profile says nothing: its samples were concise.
+	kind := "concise"
+	if slices.ContainsFunc(s.ByLength, func(l LengthFacts) bool { return l.Counting }) {
+		kind = "counting"
+	}
+	fmt.Fprintf(&b, "hot list: %s samples, %d subpaths in %d bytes (bound %d); recorder buffer %d bytes\n",
+		kind, m.Pairs, m.HotListBytes, m.Bound, m.BufferBytes)
 	if l != nil && l.Warning != "" {
 		fmt.Fprintf(&b, "warning: %s\n", l.Warning)
 	}

@@ -74,8 +74,11 @@ func TestOSPCommand(t *testing.T) {
 		}
 	}
 
+	if code, stdout, _ := runOSPCmd(cmdOSP, "--show", concise, "--top", "1"); code != 0 || !strings.Contains(stdout, "hot list: concise samples,") {
+		t.Errorf("--show of a concise profile: exit %d\n%s", code, stdout)
+	}
 	code, stdout, stderr = runOSPCmd(cmdOSP, "--show", out, "--top", "1")
-	if code != 0 || !strings.Contains(stdout, "length 64:") || !strings.Contains(stdout, "calc.c:") || strings.Count(stdout, "  #1 ") != 6 || strings.Contains(stdout, "  #2 ") {
+	if code != 0 || !strings.Contains(stdout, "hot list: counting samples,") || !strings.Contains(stdout, "length 64:") || !strings.Contains(stdout, "calc.c:") || strings.Count(stdout, "  #1 ") != 6 || strings.Contains(stdout, "  #2 ") {
 		t.Errorf("--show: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	// A module moved with its profile is found next to it; another
