@@ -72,7 +72,6 @@ type HotList struct {
 	wins   []window
 	maxLen int
 	model  *blockModel
-	kind   Kind
 
 	maxSlots, maxArena int
 }
@@ -146,7 +145,7 @@ func newHotList(bound int, lengths []int, seed uint64, m *blockModel, kind Kind)
 		return nil, err
 	}
 	maxLen := slices.Max(lengths)
-	h := &HotList{rng: *rand.NewPCG(seed, 0x6f7370686f746c69), maxLen: maxLen, model: m, kind: kind}
+	h := &HotList{rng: *rand.NewPCG(seed, 0x6f7370686f746c69), maxLen: maxLen, model: m}
 	h.classes = make([]class, len(lengths))
 	for i, l := range lengths {
 		h.classes[i] = class{length: l, tau: 1, counting: kind == Counting}

@@ -232,6 +232,37 @@ func TestHotListUnbiased(t *testing.T) {
 	}
 }
 
+// TestCountingOverflow checks that a counting sample whose pair's count
+// or sum of squares would pass 32 bits becomes a concise sample, thinned
+// binomially, rather than lose the count.
+func TestCountingOverflow(t *testing.T) {
+	h, _ := NewHotList(64<<10, []int{2}, 5, Counting)
+	c := &h.classes[0]
+	enc, _ := h.model.encode(nil, []uint32{7, 8}, nil, nil)
+	hash := windowHash(enc, 2)
+	h.add(c, enc, hash, 60000)
+	if st := h.Lengths()[0]; !st.Counting || st.Tau != 1 || h.Pairs()[0].Count != 60000 {
+		t.Fatalf("after one group: %+v, %+v", st, h.Pairs())
+	}
+	// 2·60000² passes 2^32: τ rises until the thinned sum of squares
+	// fits.
+	h.add(c, enc, hash, 60000)
+	st := h.Lengths()[0]
+	if st.Counting || st.Raises < 1 || math.Abs(st.Tau-math.Pow(Growth, float64(st.Raises))) > 1e-9 {
+		t.Fatalf("after the overflow: %+v", st)
+	}
+	p := h.Pairs()[0]
+	est, _ := Estimate(p, st)
+	if est != float64(p.Count)*st.Tau || p.Squares > p.Count*p.Count || p.Squares < p.Count || p.Squares > math.MaxUint32 {
+		t.Errorf("count %d, squares %d, estimate %v at τ %v", p.Count, p.Squares, est, st.Tau)
+	}
+	// Binomial thinning keeps the estimate of the 120000 offers
+	// unbiased, within a few percent here.
+	if math.Abs(est-120000) > 0.05*120000 {
+		t.Errorf("estimate %v of 120000 offers", est)
+	}
+}
+
 // TestThinCounting checks that a counting sample thinned from τ to τ'
 // holds a subpath as one taken at τ' from the start would: the count that
 // a stream of n elements leaves, entered at τ and thinned to τ', has the
