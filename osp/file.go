@@ -126,7 +126,7 @@ type Subpath struct {
 	Squares uint64 `json:"squares"`
 	// Estimate is its estimated number of occurrences: (Count + τ − 1)·
 	// Scale (of its length) in a counting sample, Count·τ·Scale in a
-	// concise one (HotList.Estimate).
+	// concise one (Estimate).
 	Estimate float64 `json:"estimate"`
 	// Error is the half-width of a 95% interval around Estimate: 1.96
 	// times the square root of the variance Estimate gives, times
