@@ -1015,6 +1015,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 				continue
 			}
 			var a wasm.Asm
+			var del uint32 // the original's bytes the code replaces
 			if l, ok := s.voidBr[site]; ok {
 				// The condition is tested once, by a branch whose edge
 				// is not critical, so that a compare that makes it is
@@ -1048,13 +1049,12 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 					}
 					a.Idx(wasm.OpBr, l+1).Op(wasm.OpEnd)
 				}
-				put(site, s.instrLen[site], 1, a.B)
+				del = s.instrLen[site]
 			} else if isAdds(taken) && isAdds(not) && !lc.flushes(ti) && !lc.flushes(ni) && (ti < 0 || plain(ti)) && (ni < 0 || plain(ni)) {
 				// Branch-free: r += select(k_taken, k_not, cond).
 				hit(&a)
 				a.Idx(wasm.OpLocalSet, cond).Idx(wasm.OpLocalGet, reg).I64(addValue(taken)).I64(addValue(not)).Idx(wasm.OpLocalGet, cond).Op(wasm.OpSelect).Op(wasm.OpI64Add).Idx(wasm.OpLocalSet, reg).Idx(wasm.OpLocalGet, cond)
 				v.seqs[ti], v.seqs[ni] = 1, 1
-				put(site, 0, 1, a.B)
 			} else {
 				// A br_if that carries values: the if's arms cannot
 				// take the branch themselves.
@@ -1067,8 +1067,8 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 					emit(&a, ni, -1)
 				}
 				a.Op(wasm.OpEnd).Idx(wasm.OpLocalGet, cond)
-				put(site, 0, 1, a.B)
 			}
+			put(site, del, 1, a.B)
 			if hasT {
 				v.seqs[ti] = 1
 			}

@@ -501,7 +501,7 @@ func (h *HotList) add(c *class, enc []byte, hash uint32, a uint32) {
 			c.counting = false
 			old := c.tau
 			h.raise(c)
-			if a = h.binomial(a, old/c.tau); a == 0 {
+			if a = h.thin(c, a, old); a == 0 {
 				return
 			}
 			continue
