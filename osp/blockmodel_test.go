@@ -108,10 +108,10 @@ func TestCompact(t *testing.T) {
 			return prof
 		}
 		key := func(s Subpath) string { return fmt.Sprint(s.Length, s.Count, s.Squares, s.Blocks) }
-		plain, compact := sample(DefaultMemory, false), sample(DefaultMemory, true)
+		plain, compact := sample(2<<20, false), sample(2<<20, true)
 		for _, l := range plain.Sampling.ByLength {
 			if l.Tau != 1 {
-				t.Fatalf("length %d thinned at the default bound: the comparison needs room", l.Length)
+				t.Fatalf("length %d thinned at 2 MiB: the comparison needs room", l.Length)
 			}
 		}
 		if a, b := len(plain.Subpaths), len(compact.Subpaths); a != b {

@@ -73,11 +73,7 @@ func NewExact(lengths []int, offsets []int) *Exact {
 	e := &Exact{Lengths: lengths, offsets: offsets}
 	for _, l := range lengths {
 		e.maxLen = max(e.maxLen, l)
-		p := uint64(1)
-		for range l {
-			p = mulMod(p, hashBase)
-		}
-		e.pow = append(e.pow, p)
+		e.pow = append(e.pow, powMod(l))
 		e.Tables = append(e.Tables, newTable())
 	}
 	e.hist = make([]uint64, e.maxLen+1)

@@ -9,7 +9,7 @@ import (
 // Format and Version identify an OSP profile file (docs/osp.md).
 const (
 	Format  = "pathprof-osp"
-	Version = 3
+	Version = 4
 )
 
 // Profile is what an OSP run found: the sampled hot subpaths with their
@@ -56,6 +56,9 @@ type Sampling struct {
 	Seed     uint64  `json:"seed"`
 	MeanSkip float64 `json:"mean_skip"`
 	Lengths  []int   `json:"lengths"`
+	// SampleBlocks is the number of blocks each sample recorded: the
+	// longest length.
+	SampleBlocks int `json:"sample_blocks,omitempty"`
 	// Compact says that the hot list coded subpaths with the module's
 	// block model (Options.Compact).
 	Compact bool `json:"compact,omitempty"`
@@ -74,8 +77,9 @@ type Sampling struct {
 type LengthFacts struct {
 	Length int `json:"length"`
 	// Windows is the number of subpaths of this length offered to the
-	// hot list: min(⌊M/L⌋, 4) per sample of M blocks (the longest
-	// length), spread over it (HotList.AddSample).
+	// hot list: Windows(M, L) per sample of M blocks, every fourth block's
+	// for L ≤ M/4 and ⌊M/L⌋ that do not overlap for longer ones
+	// (HotList.AddSample); before version 4, min(⌊M/L⌋, 4).
 	Windows uint64 `json:"windows"`
 	// Scale is BlockEntries / Windows: one subpath of this length was
 	// offered per Scale block entries.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"unsafe"
@@ -41,13 +42,13 @@ import (
 // while long ones are diverse and take the thinning.
 //
 // The bytes are those of the arrays that HotList allocates itself, with
-// capacities it chooses: a byte arena holding the pairs (a 12-byte header
+// capacities it chooses: a byte arena holding the pairs (a 24-byte header
 // and the subpath's code: varint differences of the block ids, mostly a
 // byte a block, or with a model of the program's blocks the choice made
-// at each step, mostly a bit or two), an open-addressing table of int32
-// arena offsets, scratch buffers for the coded windows of one sample (and
-// for the sample's differences, or for the codes from each of its
-// windows' starts and the coder's stack), the windows' descriptions and
+// at each step, mostly a bit or two), an open-addressing table of 8-byte
+// slots (part of a pair's fingerprint and its arena offset), scratch for
+// one sample (its prefix fingerprints, a small table of its distinct
+// windows of one length, one window's code and the coder's stack) and
 // the per-length state; plus the HotList struct. Bytes counts their
 // capacities, and they never grow past the bound given to NewHotList.
 type HotList struct {
@@ -55,23 +56,20 @@ type HotList struct {
 	classes []class
 	byLen   []int // indices of classes, shortest length first
 
-	slots   []int32 // arena offset of each pair, or -1
+	slots   []uint64 // a pair's fingerprint's low half << 32 | its arena offset + 1, or 0
 	arena   []byte
 	used    int // bytes of arena in use
 	n       int // pairs
 	scratch []byte
 	stack   []int32 // the coder's frames
-	// Without a model: a sample's differences, and where each block's
-	// starts in them.
-	deltas  []byte
-	deltaAt []int32
-	// The codes of a sample's windows from each start (AddSample).
-	starts []startCode
-	codes  []byte
-	marks  []int32
-	wins   []window
-	maxLen int
-	model  *blockModel
+	// AddSample's: the fingerprints of a sample's prefixes, and a table
+	// of the distinct windows of one length of it (entries with n = 0
+	// are free), in the order they came.
+	pre      []uint64
+	local    []localWindow
+	distinct []int32
+	maxLen   int
+	model    *blockModel
 
 	maxSlots, maxArena int
 }
@@ -87,29 +85,37 @@ type class struct {
 	pairs    int
 	raises   int
 	offered  uint64
-	admit    uint8 // AddSample: a bit for each of the sample's windows admitted (WindowsPerLength ≤ 8)
+	pow      uint64 // fpBase^length, for fingerprints of windows
 }
 
-// window is one subpath of a sample, encoded at scratch[from:to], and how
-// often the sample holds it.
-type window struct {
-	from, to int32
-	hash     uint32
-	n        uint32
+// localWindow is one distinct window of one length of a sample: its
+// fingerprint, where it first starts, and how often the sample holds it.
+type localWindow struct {
+	fp    uint64
+	first int32
+	n     uint32
 }
 
 // Growth is the factor by which a length's τ is raised.
 const Growth = 1.25
 
-// headerBytes is the size of a pair's header in the arena: count u32,
-// sum of squares u32, code size u16, length in blocks u16. The hash that
-// places the pair in the table is worked out again when the table is
-// rebuilt: the pairs are worth more than the time.
+// headerBytes is the size of a pair's header in the arena: count u64,
+// fingerprint u64, sum of squares over count float32, code size u16,
+// length in blocks u16. A sample may hold a window of a loop at each of
+// its offsets (16 times for length 2 with the defaults): in 32 bits the
+// sum of squares of a hot loop's window would pass 2^32 within hours,
+// and the count not much later. The sum need not be exact, but a float
+// sum stops growing once it is 2^24 times what is added; its ratio to
+// the count is a running mean, which stays right when an addition is
+// lost. A window is looked up by its fingerprint, worked out from the
+// sample's prefixes in one multiplication, so that only a subpath that
+// enters is coded.
 const (
-	headerBytes = 12
-	offSquares  = 4
-	offSize     = 8
-	offLength   = 10
+	headerBytes = 24
+	offFP       = 8
+	offSquares  = 16
+	offSize     = 20
+	offLength   = 22
 )
 
 // Kind is the kind of sample a HotList keeps.
@@ -148,40 +154,33 @@ func newHotList(bound int, lengths []int, seed uint64, m *blockModel, kind Kind)
 	h := &HotList{rng: *rand.NewPCG(seed, 0x6f7370686f746c69), maxLen: maxLen, model: m}
 	h.classes = make([]class, len(lengths))
 	for i, l := range lengths {
-		h.classes[i] = class{length: l, tau: 1, counting: kind == Counting}
+		h.classes[i] = class{length: l, tau: 1, counting: kind == Counting, pow: fpPow(l)}
 		h.byLen = append(h.byLen, i)
 	}
 	slices.SortFunc(h.byLen, func(a, b int) int { return lengths[a] - lengths[b] })
-	// The windows of one length of a sample have at most maxLen blocks
-	// in all.
-	h.scratch = make([]byte, 0, WindowsPerLength*(binary.MaxVarintLen32+1)+maxLen*m.stepBytes())
-	if m == nil {
-		// A sample's differences, coded once.
-		h.deltas = make([]byte, 0, binary.MaxVarintLen32*maxLen)
-		h.deltaAt = make([]int32, 0, maxLen+1)
-	} else {
-		h.stack = make([]int32, 0, maxLen)
-		// Room for coding each start of a full sample once (prefixCode).
-		h.starts = make([]startCode, 0, WindowsPerLength*len(lengths))
-		steps, bytes := h.startsRoom(h.windowStarts(maxLen))
-		h.marks = make([]int32, 0, steps)
-		h.codes = make([]byte, 0, bytes)
-	}
-	h.wins = make([]window, 0, WindowsPerLength)
+	h.scratch = make([]byte, 0, codeBytes(maxLen, m))
+	h.stack = make([]int32, 0, maxLen)
+	h.pre = make([]uint64, h.maxLen+1)
+	// At most half full, so that a window's probe is short.
+	h.local = make([]localWindow, 1<<bits.Len(uint(2*h.maxLen-1)))
+	h.distinct = make([]int32, 0, h.maxLen)
 	avail := bound - h.Bytes()
 	// A fifth of the rest for the table, filled to three quarters at
-	// most; the rest for the pairs, whose headers alone take 12 bytes
-	// for the table's 4.
-	h.maxSlots = max(16, avail/5/4)
-	h.maxArena = avail - 4*h.maxSlots
-	if worst := headerBytes + binary.MaxVarintLen32 + 1 + maxLen*m.stepBytes(); h.maxArena < 2*len(lengths)*worst {
+	// most, and the rest for the pairs, whose headers alone take 24
+	// bytes for the table's 8 (a quarter with the block model, whose
+	// codes are shorter): so that both fill at about the same number of
+	// pairs.
+	share := 5
+	if m != nil {
+		share = 4
+	}
+	h.maxSlots = max(16, avail/share/8)
+	h.maxArena = min(avail-8*h.maxSlots, math.MaxUint32-1)
+	if worst := headerBytes + codeBytes(maxLen, m); h.maxArena < 2*len(lengths)*worst {
 		return nil, fmt.Errorf("a memory bound of %d bytes is too small for %d lengths up to %d blocks (want at least %d)",
 			bound, len(lengths), maxLen, bound-h.maxArena+2*len(lengths)*worst)
 	}
-	h.slots = make([]int32, 16)
-	for i := range h.slots {
-		h.slots[i] = -1
-	}
+	h.slots = make([]uint64, 16)
 	h.arena = make([]byte, min(1024, h.maxArena))
 	return h, nil
 }
@@ -191,10 +190,9 @@ func newHotList(bound int, lengths []int, seed uint64, m *blockModel, kind Kind)
 // while an array grows, the old copy that the garbage collector then
 // frees).
 func (h *HotList) Bytes() int {
-	return int(unsafe.Sizeof(*h)) + 4*cap(h.slots) + cap(h.arena) + cap(h.scratch) + 4*cap(h.stack) +
-		cap(h.deltas) + 4*cap(h.deltaAt) +
-		cap(h.starts)*int(unsafe.Sizeof(startCode{})) + cap(h.codes) + 4*cap(h.marks) +
-		cap(h.wins)*int(unsafe.Sizeof(window{})) + cap(h.classes)*int(unsafe.Sizeof(class{})) + 8*cap(h.byLen)
+	return int(unsafe.Sizeof(*h)) + 8*cap(h.slots) + cap(h.arena) + cap(h.scratch) + 4*cap(h.stack) +
+		8*cap(h.pre) + cap(h.local)*int(unsafe.Sizeof(localWindow{})) + 4*cap(h.distinct) +
+		cap(h.classes)*int(unsafe.Sizeof(class{})) + 8*cap(h.byLen)
 }
 
 // Len is the number of distinct subpaths held.
@@ -271,149 +269,105 @@ func (h *HotList) Add(blocks []uint32) {
 	if !c.counting && c.tau > 1 && h.float()*c.tau >= 1 {
 		return
 	}
-	enc, _ := h.model.encode(h.scratch[:0], blocks, h.stack, nil)
-	h.add(c, enc, windowHash(enc, c.length), 1)
+	h.add(c, fingerprint(blocks), blocks, 1)
 }
 
-// WindowsPerLength is the most subpaths of one length that AddSample
-// takes from a sample. More would say little more, the windows of one
-// sample being alike where a loop runs, and would cost the worker more
-// than the program takes to run the blocks between samples.
-const WindowsPerLength = 4
+// SampleBlocks is the number of blocks a sample records for subpaths of
+// the given lengths: the longest.
+func SampleBlocks(lengths []int) int { return slices.Max(lengths) }
 
-// class.admit has a bit for each window of a sample.
-var _ [8 - WindowsPerLength]struct{}
+// WindowStride is how far apart AddSample takes the windows of the
+// lengths of at most a quarter of the sample.
+const WindowStride = 4
+
+// Stride is how far apart AddSample takes the subpaths of length l from a
+// sample of m blocks: WindowStride where l is at most m/4, l (windows
+// that do not overlap) for longer ones.
+func Stride(m, l int) int {
+	if 4*l <= m {
+		return WindowStride
+	}
+	return l
+}
 
 // Windows is the number of subpaths of length l that AddSample takes from
-// a sample of m blocks: ⌊m/l⌋, at most WindowsPerLength.
-func Windows(m, l int) int { return min(m/l, WindowsPerLength) }
+// a sample of m blocks: those starting at 0, s, 2s, ... (s = Stride(m,
+// l)) that fit.
+func Windows(m, l int) int {
+	if m < l {
+		return 0
+	}
+	return (m-l)/Stride(m, l) + 1
+}
 
-// AddSample offers subpaths of one sample as one group: for each length L
-// of the hot list, n = Windows(len(blocks), L) of them, blocks[k·s:k·s+L]
-// for k < n with the stride s = ⌊len(blocks)/n⌋, so that they do not
-// overlap and are spread over the sample. Only the first maxLen blocks
-// count, maxLen being the longest length. (Four overlapping windows of
-// 32 blocks instead of two found the top 10s no better: they filled the
-// memory bound sooner, and τ rose.)
+// AddSample offers the windows of one sample, for each length L of the
+// hot list, as one group per length: the subpaths blocks[k:k+L] for k =
+// 0, s, 2s, ..., s = Stride(len(blocks), L). Only the first SampleBlocks
+// blocks count.
+//
+// A sample's start is a block entry as random as any, so the window from
+// each offset is one of the run's windows offered with the same
+// probability, and their sum is too. Many windows, and not a few spread
+// over the sample: where a loop runs, a few windows land on a few of the
+// loop's rotations by chance, and that luck decides which of many
+// near-equal subpaths come out on top, while windows every few blocks
+// hold each rotation about as often as the loop ran it within the
+// sample. Only for the short lengths: the long ones' windows are nearly
+// all distinct, so that more of them fill the bound, raise τ and cost
+// the worker lookups that miss (see docs/osp.md). Windows are told apart
+// by their fingerprints, from the sample's prefix fingerprints in one
+// multiplication each; a sample's repeats are gathered first, and only a
+// subpath that enters the sample is coded.
 func (h *HotList) AddSample(blocks []uint32) {
 	blocks = blocks[:min(len(blocks), h.maxLen)]
-	// In a concise sample each window is admitted on its own with
-	// probability 1/τ, so a subpath's admitted occurrences in the sample
-	// are binomial, as in add and raise. The coins are flipped first:
-	// coding is most of the work, and a window's code is a prefix of the
-	// code of the longest window from the same start (coding goes block
-	// by block from there), so each start is coded once, as far as its
-	// longest admitted window, where the scratch has room. A counting
-	// sample must look every window up, so it codes them all.
+	pre := h.pre[:len(blocks)+1]
+	for i, b := range blocks {
+		pre[i+1] = pre[i]*fpBase + fpBlock(b)
+	}
+	local := h.local
+	mask := uint64(len(local) - 1)
 	for _, i := range h.byLen {
 		c := &h.classes[i]
-		c.admit = 0
-		if c.length > len(blocks) {
+		m := Windows(len(blocks), c.length)
+		if m == 0 {
 			break
 		}
-		for w := range Windows(len(blocks), c.length) {
-			c.offered++
-			if c.counting || c.tau <= 1 || h.float()*c.tau < 1 {
-				c.admit |= 1 << w
-			}
+		c.offered += uint64(m)
+		st := Stride(len(blocks), c.length)
+		// In a concise sample each window is admitted on its own with
+		// probability 1/τ: the next one admitted is a geometric number
+		// of windows on.
+		k := 0
+		if !c.counting {
+			k = int(min(h.geometric(1/c.tau), uint64(m)))
 		}
-	}
-	var starts []startCode
-	cached := false
-	deltas, at := h.deltas[:0], h.deltaAt[:0]
-	if h.model != nil {
-		starts, cached = h.prepareStarts(blocks)
-	} else {
-		// Without a model a window's code is its first id and a slice
-		// of the sample's differences, coded once.
-		at = append(at, 0)
-		for i := 1; i < len(blocks); i++ {
-			deltas = appendDelta(deltas, blocks[i], blocks[i-1])
-			at = append(at, int32(len(deltas)))
-		}
-	}
-	for _, i := range h.byLen {
-		c := &h.classes[i]
-		if c.length > len(blocks) {
-			break
-		}
-		n := Windows(len(blocks), c.length)
-		stride := len(blocks) / n
-		// Code the admitted windows, each distinct one once with its
-		// number.
-		enc, wins := h.scratch[:0], h.wins[:0]
-	windows:
-		for k := 0; k < n*stride; k += stride {
-			if c.admit&(1<<(k/stride)) == 0 {
-				continue
-			}
-			from := len(enc)
-			switch {
-			case h.model == nil:
-				enc = binary.AppendUvarint(enc, uint64(blocks[k]))
-				enc = append(enc, deltas[at[k]:at[k+c.length-1]]...)
-			case cached:
-				enc = h.prefixCode(enc, blocks, starts, k, c.length)
-			default:
-				enc, _ = h.model.encode(enc, blocks[k:k+c.length], h.stack, nil)
-			}
-			w := window{from: int32(from), to: int32(len(enc)), hash: windowHash(enc[from:], c.length), n: 1}
-			for j := range wins {
-				if o := &wins[j]; o.hash == w.hash && string(enc[o.from:o.to]) == string(enc[w.from:w.to]) {
-					o.n++
-					enc = enc[:from]
-					continue windows
+		distinct := h.distinct[:0]
+		for k < m {
+			fp := pre[k*st+c.length] - pre[k*st]*c.pow
+			for j := fp * 0x9e3779b97f4a7c15 >> 32 & mask; ; j = (j + 1) & mask {
+				e := &local[j]
+				if e.n == 0 {
+					*e = localWindow{fp: fp, first: int32(k * st), n: 1}
+					distinct = append(distinct, int32(j))
+					break
+				}
+				if e.fp == fp {
+					e.n++
+					break
 				}
 			}
-			wins = append(wins, w)
-		}
-		for _, w := range wins {
-			h.add(c, enc[w.from:w.to], w.hash, w.n)
-		}
-	}
-}
-
-// startCode is the code from one start of a sample's windows, as far as
-// its longest window (admitted, once prepareStarts has looked), at
-// codes[from:to], with the bits it has after each of its blocks at
-// marks[mark:]; from is -1 until it is coded.
-type startCode struct {
-	start, length, from, to, mark int32
-}
-
-// windowStarts returns, for a sample of m blocks, the starts of its
-// windows with the longest window from each.
-func (h *HotList) windowStarts(m int) []startCode {
-	starts := h.starts[:0]
-	for _, i := range h.byLen {
-		l := h.classes[i].length
-		if l > m {
-			break
-		}
-		n := Windows(m, l)
-		stride := m / n
-	windows:
-		for k := 0; k < n*stride; k += stride {
-			for j := range starts {
-				if s := &starts[j]; int(s.start) == k {
-					s.length = max(s.length, int32(l))
-					continue windows
-				}
+			k++
+			if !c.counting {
+				k += int(min(h.geometric(1/c.tau), uint64(m)))
 			}
-			starts = append(starts, startCode{start: int32(k), length: int32(l)})
+		}
+		h.distinct = distinct
+		for _, j := range distinct {
+			e := local[j]
+			local[j].n = 0
+			h.add(c, e.fp, blocks[e.first:int(e.first)+c.length], uint64(e.n))
 		}
 	}
-	return starts
-}
-
-// startsRoom returns the marks and the bytes that coding the starts
-// takes at most.
-func (h *HotList) startsRoom(starts []startCode) (steps, bytes int) {
-	for _, s := range starts {
-		steps += int(s.length)
-		bytes += codeBytes(int(s.length), h.model)
-	}
-	return steps, bytes
 }
 
 // codeBytes bounds the bytes of the code of l blocks.
@@ -421,96 +375,30 @@ func codeBytes(l int, m *blockModel) int {
 	return binary.MaxVarintLen32 + (l-1)*m.stepBytes() + 1
 }
 
-// prepareStarts finds the starts of the windows of blocks, and says
-// whether the scratch has room to code from all of them (it has for a
-// full sample).
-func (h *HotList) prepareStarts(blocks []uint32) ([]startCode, bool) {
-	starts := h.windowStarts(len(blocks))
-	if len(starts) > cap(h.starts) {
-		return nil, false
-	}
-	if steps, bytes := h.startsRoom(starts); steps > cap(h.marks) || bytes > cap(h.codes) {
-		return nil, false
-	}
-	for j := range starts {
-		s := &starts[j]
-		s.from, s.length = -1, 0
-		// As far as the longest admitted window from there.
-		for _, i := range h.byLen {
-			c := &h.classes[i]
-			if c.length > len(blocks) {
-				break
-			}
-			n := Windows(len(blocks), c.length)
-			if k, stride := int(s.start), len(blocks)/n; k%stride == 0 && k/stride < n && c.admit&(1<<(k/stride)) != 0 {
-				s.length = max(s.length, int32(c.length))
-			}
-		}
-	}
-	h.codes, h.marks = h.codes[:0], h.marks[:0]
-	return starts, true
-}
-
-// prefixCode appends the code of the window of blocks of length l from
-// start k: the code from that start (made now if it is the first window
-// from there) up to the window's last block, its last byte's bits beyond
-// that cleared, as a window coded alone would have them.
-func (h *HotList) prefixCode(enc []byte, blocks []uint32, starts []startCode, k, l int) []byte {
-	for j := range starts {
-		s := &starts[j]
-		if int(s.start) != k {
-			continue
-		}
-		if s.from < 0 {
-			s.from, s.mark = int32(len(h.codes)), int32(len(h.marks))
-			h.codes, h.marks = h.model.encode(h.codes, blocks[s.start:s.start+s.length], h.stack, h.marks)
-			s.to = int32(len(h.codes))
-		}
-		nbits := int(h.marks[int(s.mark)+l-1])
-		enc = append(enc, h.codes[s.from:int(s.from)+(nbits+7)/8]...)
-		if r := nbits % 8; r != 0 {
-			enc[len(enc)-1] &= byte(1)<<r - 1
-		}
-		return enc
-	}
-	panic("osp: a window from a start not found")
-}
-
-// add counts a occurrences, from one group, of the encoded subpath enc
-// of length c.length: in a concise sample those admitted, in a counting
-// sample all of them, of which those before the first that enters are
-// not counted if the subpath has no pair.
-func (h *HotList) add(c *class, enc []byte, hash uint32, a uint32) {
+// add counts a occurrences, from one group, of the subpath blocks, whose
+// fingerprint is fp and whose length is c.length: in a concise sample
+// those admitted, in a counting sample all of them, of which those before
+// the first that enters are not counted if the subpath has no pair.
+func (h *HotList) add(c *class, fp uint64, blocks []uint32, a uint64) {
 	entered := !c.counting
+	var enc []byte
 	for {
-		if at := h.find(enc, hash, c.length); at >= 0 {
-			n := uint64(binary.LittleEndian.Uint32(h.arena[at:])) + uint64(a)
-			sq := uint64(binary.LittleEndian.Uint32(h.arena[at+offSquares:])) + uint64(a)*uint64(a)
-			if n <= math.MaxUint32 && sq <= math.MaxUint32 {
-				binary.LittleEndian.PutUint32(h.arena[at:], uint32(n))
-				binary.LittleEndian.PutUint32(h.arena[at+offSquares:], uint32(sq))
-				return
-			}
-			// Keep the count exact at the price of the sample's
-			// rate: thin this length binomially, and the arriving
-			// occurrences with it. Raising τ does not shrink a
-			// counting sample's counts, so that length becomes a
-			// concise sample from here on: its counts then
-			// stand for all the elements since they entered, the
-			// τ − 1 before (against counts of 2^32) not added.
-			c.counting = false
-			old := c.tau
-			h.raise(c)
-			if a = h.thin(c, a, old); a == 0 {
-				return
-			}
-			continue
+		if at := h.find(fp, c.length); at >= 0 {
+			n := binary.LittleEndian.Uint64(h.arena[at:]) + a
+			binary.LittleEndian.PutUint64(h.arena[at:], n)
+			q := float64(math.Float32frombits(binary.LittleEndian.Uint32(h.arena[at+offSquares:])))
+			q += (float64(a)*float64(a) - float64(a)*q) / float64(n)
+			binary.LittleEndian.PutUint32(h.arena[at+offSquares:], math.Float32bits(float32(q)))
+			return
 		}
 		if !entered {
 			if a = h.enter(c, a); a == 0 {
 				return
 			}
 			entered = true
+		}
+		if enc == nil {
+			enc, _ = h.model.encode(h.scratch[:0], blocks, h.stack, nil)
 		}
 		need := headerBytes + len(enc)
 		if h.fits(need) {
@@ -531,8 +419,9 @@ func (h *HotList) add(c *class, enc []byte, hash uint32, a uint32) {
 		}
 	}
 	at := h.used
-	binary.LittleEndian.PutUint32(h.arena[at:], a)
-	binary.LittleEndian.PutUint32(h.arena[at+offSquares:], a*a)
+	binary.LittleEndian.PutUint64(h.arena[at:], a)
+	binary.LittleEndian.PutUint32(h.arena[at+offSquares:], math.Float32bits(float32(a)))
+	binary.LittleEndian.PutUint64(h.arena[at+offFP:], fp)
 	binary.LittleEndian.PutUint16(h.arena[at+offSize:], uint16(len(enc)))
 	binary.LittleEndian.PutUint16(h.arena[at+offLength:], uint16(c.length))
 	copy(h.arena[at+headerBytes:], enc)
@@ -540,25 +429,25 @@ func (h *HotList) add(c *class, enc []byte, hash uint32, a uint32) {
 	h.n++
 	c.pairs++
 	c.bytes += headerBytes + len(enc)
-	h.place(int32(at), hash)
+	h.place(at, fp, c.length)
 }
 
 // enter returns how many of a occurrences of a subpath without a pair a
 // counting sample counts: each enters with probability 1/τ, and the
 // first that does is counted with every one after it.
-func (h *HotList) enter(c *class, a uint32) uint32 {
+func (h *HotList) enter(c *class, a uint64) uint64 {
 	if c.tau <= 1 {
 		return a
 	}
-	if skip := h.geometric(1 / c.tau); skip < uint64(a) {
-		return a - uint32(skip)
+	if skip := h.geometric(1 / c.tau); skip < a {
+		return a - skip
 	}
 	return 0
 }
 
 // thin returns what is left of a count n of length c when its τ was
 // raised from old to c.tau.
-func (h *HotList) thin(c *class, n uint32, old float64) uint32 {
+func (h *HotList) thin(c *class, n uint64, old float64) uint64 {
 	if !c.counting {
 		return h.binomial(n, old/c.tau)
 	}
@@ -568,7 +457,7 @@ func (h *HotList) thin(c *class, n uint32, old float64) uint32 {
 	// The first counted element goes, and each next one until a coin of
 	// probability 1/τ' says it would have entered.
 	if lost := 1 + h.geometric(1/c.tau); lost < uint64(n) {
-		return n - uint32(lost)
+		return n - lost
 	}
 	return 0
 }
@@ -615,9 +504,13 @@ func (h *HotList) fits(need int) bool {
 // crowded reports whether n pairs fill the table beyond three quarters.
 func (h *HotList) crowded(n int) bool { return 4*n > 3*len(h.slots) }
 
-// slot maps a hash to a table index (Lemire's multiply-shift, so the
-// table's length need not be a power of two).
-func (h *HotList) slot(hash uint32) int { return int(uint64(hash) * uint64(len(h.slots)) >> 32) }
+// slot maps a fingerprint and length to a table index (mixed, then
+// Lemire's multiply-shift, so the table's length need not be a power of
+// two).
+func (h *HotList) slot(fp uint64, length int) int {
+	mix := (fp ^ uint64(length)<<56) * 0x9e3779b97f4a7c15 >> 32
+	return int(mix * uint64(len(h.slots)) >> 32)
+}
 
 // grow enlarges whichever array is too small, if the bound allows.
 func (h *HotList) grow(need int) bool {
@@ -635,52 +528,52 @@ func (h *HotList) grow(need int) bool {
 		if len(h.slots) >= h.maxSlots {
 			return false
 		}
-		h.slots = make([]int32, min(h.maxSlots, 2*len(h.slots)))
+		h.slots = make([]uint64, min(h.maxSlots, 2*len(h.slots)))
 		h.rehash()
 		grew = true
 	}
 	return grew
 }
 
-// find returns the arena offset of the pair of the given length holding
-// enc, or -1. (A code does not say how many blocks it has.)
-func (h *HotList) find(enc []byte, hash uint32, length int) int {
-	for i := h.slot(hash); ; i++ {
+// find returns the arena offset of the pair of the given length whose
+// subpath has the fingerprint fp, or -1. A slot holds the fingerprint's
+// low half, so that a probe reads the arena only where that matches.
+func (h *HotList) find(fp uint64, length int) int {
+	tag := uint32(fp)
+	for i := h.slot(fp, length); ; i++ {
 		if i == len(h.slots) {
 			i = 0
 		}
-		at := h.slots[i]
-		if at < 0 {
+		s := h.slots[i]
+		if s == 0 {
 			return -1
 		}
-		a := h.arena[at:]
-		if int(binary.LittleEndian.Uint16(a[offSize:])) == len(enc) &&
-			int(binary.LittleEndian.Uint16(a[offLength:])) == length &&
-			string(a[headerBytes:headerBytes+len(enc)]) == string(enc) {
-			return int(at)
+		if uint32(s>>32) != tag {
+			continue
+		}
+		at := int(uint32(s)) - 1
+		if a := h.arena[at:]; binary.LittleEndian.Uint64(a[offFP:]) == fp && int(binary.LittleEndian.Uint16(a[offLength:])) == length {
+			return at
 		}
 	}
 }
 
-func (h *HotList) place(at int32, hash uint32) {
-	i := h.slot(hash)
-	for h.slots[i] >= 0 {
+func (h *HotList) place(at int, fp uint64, length int) {
+	i := h.slot(fp, length)
+	for h.slots[i] != 0 {
 		if i++; i == len(h.slots) {
 			i = 0
 		}
 	}
-	h.slots[i] = at
+	h.slots[i] = uint64(uint32(fp))<<32 | uint64(at+1)
 }
 
 func (h *HotList) rehash() {
-	for i := range h.slots {
-		h.slots[i] = -1
-	}
+	clear(h.slots)
 	for at := 0; at < h.used; {
 		a := h.arena[at:]
-		size := int(binary.LittleEndian.Uint16(a[offSize:]))
-		h.place(int32(at), windowHash(a[headerBytes:headerBytes+size], int(binary.LittleEndian.Uint16(a[offLength:]))))
-		at += headerBytes + size
+		h.place(at, binary.LittleEndian.Uint64(a[offFP:]), int(binary.LittleEndian.Uint16(a[offLength:])))
+		at += headerBytes + int(binary.LittleEndian.Uint16(a[offSize:]))
 	}
 }
 
@@ -699,27 +592,27 @@ func (h *HotList) raise(c *class) {
 	h.n = 0
 	for at := 0; at < h.used; {
 		size := headerBytes + int(binary.LittleEndian.Uint16(h.arena[at+offSize:]))
-		n := binary.LittleEndian.Uint32(h.arena[at:])
-		sq := binary.LittleEndian.Uint32(h.arena[at+offSquares:])
+		n := binary.LittleEndian.Uint64(h.arena[at:])
+		q := float64(math.Float32frombits(binary.LittleEndian.Uint32(h.arena[at+offSquares:])))
 		if int(binary.LittleEndian.Uint16(h.arena[at+offLength:])) == c.length {
 			kept := h.thin(c, n, old)
 			if kept == 0 {
 				c.pairs--
 				c.bytes -= size
 			}
-			var e float64
-			if c.counting {
-				e = math.Round(float64(sq) * float64(kept) / float64(n))
-			} else {
-				e = math.Round(keep*keep*float64(sq) + keep*(1-keep)*float64(n))
+			// Squares over count: a counting sample keeps it; a
+			// concise sample's expected sum after the thinning, over
+			// the count kept. At least 1 and at most the count.
+			if !c.counting && kept > 0 {
+				q = (keep*keep*q*float64(n) + keep*(1-keep)*float64(n)) / float64(kept)
 			}
-			sq = uint32(min(max(e, float64(kept)), float64(kept)*float64(kept)))
+			q = min(max(q, 1), float64(kept))
 			n = kept
 		}
 		if n > 0 {
 			copy(h.arena[w:], h.arena[at:at+size])
-			binary.LittleEndian.PutUint32(h.arena[w:], n)
-			binary.LittleEndian.PutUint32(h.arena[w+offSquares:], sq)
+			binary.LittleEndian.PutUint64(h.arena[w:], n)
+			binary.LittleEndian.PutUint32(h.arena[w+offSquares:], math.Float32bits(float32(q)))
 			w += size
 			h.n++
 		}
@@ -732,7 +625,7 @@ func (h *HotList) raise(c *class) {
 // binomial draws from Binomial(n, p) exactly, in time proportional to the
 // smaller of the successes and the failures, by jumping from one to the
 // next with geometric gaps.
-func (h *HotList) binomial(n uint32, p float64) uint32 {
+func (h *HotList) binomial(n uint64, p float64) uint64 {
 	switch {
 	case n == 0:
 		return 0
@@ -746,7 +639,7 @@ func (h *HotList) binomial(n uint32, p float64) uint32 {
 	if q > 0.5 {
 		q, flip = 1-q, true
 	}
-	var k uint32
+	var k uint64
 	if q > 0 {
 		lq := math.Log1p(-q)
 		var pos uint64
@@ -782,49 +675,62 @@ func (h *HotList) Pairs() []Pair {
 		n := int(binary.LittleEndian.Uint16(a[offLength:]))
 		ps = append(ps, Pair{
 			Blocks:  h.model.decode(make([]uint32, 0, n), a[headerBytes:headerBytes+size], n),
-			Count:   uint64(binary.LittleEndian.Uint32(a)),
-			Squares: uint64(binary.LittleEndian.Uint32(a[offSquares:])),
+			Count:   binary.LittleEndian.Uint64(a),
+			Squares: roundSquares(float64(math.Float32frombits(binary.LittleEndian.Uint32(a[offSquares:]))) * float64(binary.LittleEndian.Uint64(a))),
 		})
 		at += headerBytes + size
 	}
 	return ps
 }
 
-// appendDelta appends x − prev, zigzag-coded, as a varint: the code of a
-// step without a model.
-func appendDelta(b []byte, x, prev uint32) []byte {
-	d := int64(x) - int64(prev)
-	z := uint64(d<<1) ^ uint64(d>>63)
-	if z < 0x80 {
-		return append(b, byte(z)) // most: blocks of one function
+// roundSquares is a sum of squares as a whole number, at most 2^64 − 1.
+func roundSquares(f float64) uint64 {
+	if f >= 1<<64 {
+		return math.MaxUint64
 	}
-	return binary.AppendUvarint(b, z)
+	return uint64(math.Round(f))
 }
 
-// windowHash is the hash of a subpath's code and length.
-func windowHash(code []byte, length int) uint32 {
-	return hashBytes(code) ^ uint32(length)*0x9e3779b9
+// A subpath's fingerprint is Σ v(id_i)·B^(n−1−i) mod 2^64, where v
+// scrambles a block id into 64 bits (splitmix64's finalizer) and B is an
+// odd constant: a window's fingerprint then comes from the sample's
+// prefix fingerprints in one multiplication and one subtraction. Two
+// different subpaths of one length share it only where their scrambled
+// blocks' weighted differences cancel modulo 2^64, about one chance in
+// 2^64 for subpaths not built to collide; they would then share a pair.
+const fpBase = 0x9e3779b97f4a7c15 | 1
+
+func fpBlock(id uint32) uint64 {
+	z := uint64(id) + 0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
 }
 
-const (
-	fnvOffset = 14695981039346656037
-	fnvPrime  = 1099511628211
-)
+func fingerprint(blocks []uint32) uint64 {
+	var h uint64
+	for _, b := range blocks {
+		h = h*fpBase + fpBlock(b)
+	}
+	return h
+}
 
-// hashBytes hashes eight bytes at a time (each word xored in, then
-// multiplied by the FNV prime and folded), and the rest byte by byte as
-// FNV-1a does; folded to 32 bits. Byte by byte, the hash of every window
-// took as long as the rest of the hot list's work.
-func hashBytes(b []byte) uint32 {
-	h := uint64(fnvOffset) ^ uint64(len(b))
-	for ; len(b) >= 8; b = b[8:] {
-		h = (h ^ binary.LittleEndian.Uint64(b)) * fnvPrime
-		h ^= h >> 29
+// fpPow is fpBase^n mod 2^64.
+func fpPow(n int) uint64 {
+	p := uint64(1)
+	for range n {
+		p *= fpBase
 	}
-	for _, c := range b {
-		h = (h ^ uint64(c)) * fnvPrime
+	return p
+}
+
+// powMod is hashBase^n mod 2^61−1.
+func powMod(n int) uint64 {
+	p := uint64(1)
+	for range n {
+		p = mulMod(p, hashBase)
 	}
-	return uint32(h ^ h>>32)
+	return p
 }
 
 // sortPairs orders pairs by count, most first, then by length and blocks,

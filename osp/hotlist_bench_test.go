@@ -19,7 +19,7 @@ func BenchmarkAddSample(b *testing.B) {
 		if p.Name == "records" || p.Name == "grid" {
 			continue
 		}
-		samples, ins := runSamples(b, p, 4096, 64)
+		samples, ins := runSamples(b, p, 4096, SampleBlocks(DefaultLengths))
 		for _, compact := range []bool{false, true} {
 			var m *blockModel
 			name := p.Name + "/plain"

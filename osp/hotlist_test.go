@@ -232,34 +232,29 @@ func TestHotListUnbiased(t *testing.T) {
 	}
 }
 
-// TestCountingOverflow checks that a counting sample whose pair's count
-// or sum of squares would pass 32 bits becomes a concise sample, thinned
-// binomially, rather than lose the count.
-func TestCountingOverflow(t *testing.T) {
+// TestLargeCounts checks that counts and sums of squares far past 32
+// bits stay in a counting sample (a window of a loop can be in a sample
+// many times), and that the sum of squares keeps growing.
+func TestLargeCounts(t *testing.T) {
 	h, _ := NewHotList(64<<10, []int{2}, 5, Counting)
 	c := &h.classes[0]
-	enc, _ := h.model.encode(nil, []uint32{7, 8}, nil, nil)
-	hash := windowHash(enc, 2)
-	h.add(c, enc, hash, 60000)
-	if st := h.Lengths()[0]; !st.Counting || st.Tau != 1 || h.Pairs()[0].Count != 60000 {
-		t.Fatalf("after one group: %+v, %+v", st, h.Pairs())
+	blocks := []uint32{7, 8}
+	for range 5 {
+		h.add(c, fingerprint(blocks), blocks, 1e9)
 	}
-	// 2·60000² passes 2^32: τ rises until the thinned sum of squares
-	// fits.
-	h.add(c, enc, hash, 60000)
-	st := h.Lengths()[0]
-	if st.Counting || st.Raises < 1 || math.Abs(st.Tau-math.Pow(Growth, float64(st.Raises))) > 1e-9 {
-		t.Fatalf("after the overflow: %+v", st)
+	st, p := h.Lengths()[0], h.Pairs()[0]
+	if !st.Counting || st.Tau != 1 || p.Count != 5e9 || math.Abs(float64(p.Squares)/5e18-1) > 1e-6 {
+		t.Fatalf("%+v, count %d, squares %d", st, p.Count, p.Squares)
 	}
-	p := h.Pairs()[0]
-	est, _ := Estimate(p, st)
-	if est != float64(p.Count)*st.Tau || p.Squares > p.Count*p.Count || p.Squares < p.Count || p.Squares > math.MaxUint32 {
-		t.Errorf("count %d, squares %d, estimate %v at τ %v", p.Count, p.Squares, est, st.Tau)
+	// Squares kept as a float32 sum would stop growing past 2^24 times
+	// what each group adds; as a mean over the count they stay right.
+	other := []uint32{9, 9}
+	for i := range 1 << 24 {
+		h.add(c, fingerprint(other), other, uint64(1+2*(i%2)))
 	}
-	// Binomial thinning keeps the estimate of the 120000 offers
-	// unbiased, within a few percent here.
-	if math.Abs(est-120000) > 0.05*120000 {
-		t.Errorf("estimate %v of 120000 offers", est)
+	p = h.Pairs()[1]
+	if want := uint64(1<<23) * 4; p.Count != want || math.Abs(float64(p.Squares)/float64(p.Count)-2.5) > 1e-3 {
+		t.Fatalf("count %d, squares %d: want %d and 2.5 times that", p.Count, p.Squares, want)
 	}
 }
 
@@ -270,7 +265,7 @@ func TestCountingOverflow(t *testing.T) {
 func TestThinCounting(t *testing.T) {
 	h, _ := NewHotList(64<<10, []int{2}, 5, Counting)
 	for _, c := range []struct {
-		n         uint32
+		n         uint64
 		tau, next float64
 	}{{1, 1, 1.25}, {5, 1, 1.25}, {5, 4, 5}, {30, 2, 2.5}, {30, 10, 12.5}, {200, 20, 25}} {
 		const draws = 40000
@@ -300,7 +295,7 @@ func TestThinCounting(t *testing.T) {
 func TestBinomial(t *testing.T) {
 	h, _ := NewHotList(64<<10, []int{2}, 5, Concise)
 	for _, c := range []struct {
-		n uint32
+		n uint64
 		p float64
 	}{{1, 0.8}, {10, 0.8}, {1000, 0.8}, {1000, 0.2}, {20000, 1 / 1.25}, {7, 0}, {7, 1}} {
 		const draws = 4000
@@ -386,8 +381,9 @@ func loopySamples(seed uint64, n int) [][]uint32 {
 }
 
 // TestAddSample checks that AddSample offers each sample's windows of
-// every length (up to four, spread over the sample), and that with room for everything each pair's
-// count and sum of squares are exact.
+// every length (every fourth block's for the short lengths, those that do
+// not overlap for the long ones), and that with room for everything each
+// pair's count and sum of squares are exact.
 func TestAddSample(t *testing.T) { forKinds(t, testAddSample) }
 
 func testAddSample(t *testing.T, kind Kind) {
@@ -400,9 +396,7 @@ func testAddSample(t *testing.T, kind Kind) {
 		h.AddSample(s)
 		for _, l := range lengths {
 			in := map[string]uint64{}
-			n := min(32/l, 4)
-			for k := 0; k < n; k++ {
-				k := k * (32 / n)
+			for k := 0; k+l <= len(s); k += Stride(len(s), l) {
 				in[key(s[k:k+l])]++
 				offered[l]++
 			}
@@ -419,7 +413,9 @@ func testAddSample(t *testing.T, kind Kind) {
 	repeated := 0
 	for _, p := range got {
 		w := want[key(p.Blocks)]
-		if p.Count != w.n || p.Squares != w.sq {
+		// The sum of squares is kept as a float32 mean over the
+		// count: within a part in a million here.
+		if p.Count != w.n || math.Abs(float64(p.Squares)-float64(w.sq)) > max(0.5, 1e-6*float64(w.sq)) {
 			t.Fatalf("%v: count %d, squares %d; want %d, %d", p.Blocks, p.Count, p.Squares, w.n, w.sq)
 		}
 		if p.Squares > p.Count {
@@ -443,7 +439,7 @@ func TestAddSampleBounded(t *testing.T) { forKinds(t, testAddSampleBounded) }
 
 func testAddSampleBounded(t *testing.T, kind Kind) {
 	lengths := []int{2, 4, 8, 16, 32}
-	const bound = 6000
+	const bound = 7500
 	h, err := NewHotList(bound, lengths, 7, kind)
 	if err != nil {
 		t.Fatal(err)
@@ -457,7 +453,7 @@ func testAddSampleBounded(t *testing.T, kind Kind) {
 	}
 	raised := false
 	for _, st := range h.Lengths() {
-		if st.Offered != uint64(len(samples)*min(32/st.Length, 4)) {
+		if st.Offered != uint64(len(samples)*Windows(32, st.Length)) {
 			t.Errorf("length %d: offered %d", st.Length, st.Offered)
 		}
 		raised = raised || st.Tau > 1
@@ -468,6 +464,28 @@ func testAddSampleBounded(t *testing.T, kind Kind) {
 	for _, p := range h.Pairs() {
 		if p.Count == 0 || p.Squares < p.Count || p.Squares > p.Count*p.Count {
 			t.Fatalf("%v: count %d, squares %d", p.Blocks, p.Count, p.Squares)
+		}
+	}
+}
+
+// TestFingerprints checks that a window's fingerprint worked out from a
+// sample's prefixes is the subpath's own: a subpath offered by AddSample
+// and by Add has one pair, holding both.
+func TestFingerprints(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for range 200 {
+		h, _ := NewHotList(1<<20, []int{1, 3, 16}, 1, Counting)
+		s := make([]uint32, 16)
+		for i := range s {
+			s[i] = r.Uint32()
+		}
+		h.AddSample(s)
+		for _, l := range []int{1, 3, 16} {
+			k := Stride(len(s), l) * r.IntN(Windows(len(s), l))
+			h.Add(s[k : k+l])
+		}
+		if len(h.Pairs()) != Windows(16, 1)+Windows(16, 3)+Windows(16, 16) {
+			t.Fatalf("%d pairs for %d windows: a window offered twice has two", len(h.Pairs()), Windows(16, 1)+Windows(16, 3)+Windows(16, 16))
 		}
 	}
 }

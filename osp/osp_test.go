@@ -103,11 +103,14 @@ func TestProgramsRunUnchanged(t *testing.T) {
 func checkProfile(t *testing.T, p *Profile) {
 	t.Helper()
 	var pairs uint64
-	longest := slices.Max(p.Sampling.Lengths)
+	m := p.Sampling.SampleBlocks
+	if m != SampleBlocks(p.Sampling.Lengths) {
+		t.Errorf("samples of %d blocks for lengths %v", m, p.Sampling.Lengths)
+	}
 	for i, lf := range p.Sampling.ByLength {
 		pairs += uint64(lf.Pairs)
-		if want := p.Sampling.Samples * uint64(min(longest/lf.Length, 4)); lf.Windows != want {
-			t.Errorf("length %d: %d windows, but %d samples of %d blocks", lf.Length, lf.Windows, p.Sampling.Samples, longest)
+		if want := p.Sampling.Samples * uint64(Windows(m, lf.Length)); lf.Windows != want {
+			t.Errorf("length %d: %d windows, but %d samples of %d blocks", lf.Length, lf.Windows, p.Sampling.Samples, m)
 		}
 		if lf.Windows > 0 && math.Abs(lf.Scale-float64(p.Run.BlockEntries)/float64(lf.Windows)) > 1e-6*lf.Scale {
 			t.Errorf("length %d: scale %v", lf.Length, lf.Scale)
@@ -434,7 +437,7 @@ func TestReport(t *testing.T) {
 	if at := loc.At(tp.Subpaths[0].Blocks[0]); !strings.HasPrefix(at, "func[0]+0x") {
 		t.Errorf("a block of a module without names or DWARF is at %q", at)
 	}
-	for _, bad := range []string{`{"format":"pathprof","version":1}`, `{"format":"pathprof-osp","version":4}`, `{"format":"pathprof-osp","version":0}`,
+	for _, bad := range []string{`{"format":"pathprof","version":1}`, `{"format":"pathprof-osp","version":5}`, `{"format":"pathprof-osp","version":0}`,
 		`{"format":"pathprof-osp","version":2,"subpaths":[{"length":2,"blocks":[{"offset":1}]}]}`} {
 		f := filepath.Join(t.TempDir(), "bad.json")
 		os.WriteFile(f, []byte(bad), 0o644)

@@ -78,12 +78,13 @@ func fewSamples(prof *Profile) string {
 	}
 	msg := fmt.Sprintf("only %d samples: the estimates are rough, and subpaths below a length's floor are mostly missing", s.Samples)
 	if len(s.Lengths) > 0 {
-		skip := math.Floor(float64(r.BlockEntries)/(2*FewSamples) - float64(slices.Max(s.Lengths)))
-		switch longest := slices.Max(s.Lengths); {
+		m := slices.Max(s.Lengths) // the blocks a sample records
+		skip := math.Floor(float64(r.BlockEntries)/(2*FewSamples) - float64(m))
+		switch {
 		case skip >= 1 && skip < s.MeanSkip:
 			msg += fmt.Sprintf("; --skip %d would take about %d in this run", int64(skip), 2*FewSamples)
 		case skip < 1 && s.MeanSkip > 1:
-			msg += fmt.Sprintf("; --skip 1 would take about %d in this run", r.BlockEntries/uint64(1+longest))
+			msg += fmt.Sprintf("; --skip 1 would take about %d in this run", r.BlockEntries/uint64(1+m))
 		}
 	}
 	return msg

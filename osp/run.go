@@ -24,8 +24,8 @@ type Options struct {
 	// DefaultMemory.
 	Memory int
 	// Lengths are the subpath lengths, in blocks; default 2, 4, ..., 64.
-	// Every sample records the longest, and offers the hot list up to
-	// WindowsPerLength subpaths of each length from it.
+	// Every sample records the longest, and offers the hot list
+	// Windows(longest, L) subpaths of each length L from it.
 	Lengths []int
 	// MeanSkip is the mean number of block entries from the end of one
 	// sample to the start of the next (geometrically distributed);
@@ -37,9 +37,9 @@ type Options struct {
 	// makes among the blocks that may follow each of its blocks (a model
 	// of the module's blocks) instead of as differences of block ids:
 	// about a third of the bytes, so that where the bound makes the hot
-	// list thin its samples, τ stays lower; but the sampling worker takes
-	// twice as long per sample, time that on a machine with few cores
-	// comes off the program's.
+	// list thin its samples, τ stays lower. Only a subpath that gets a
+	// pair is coded, so the worker's time per sample barely changes;
+	// it doubled when every window was coded to be looked up.
 	Compact bool
 	// Concise makes the hot list keep concise samples instead of
 	// counting samples (HotList, Kind): a subpath's elements are then
@@ -335,7 +335,7 @@ func (s *sampler) stop() error {
 // draw draws n table entries.
 func (s *sampler) draw(n int) []entry {
 	entries := make([]entry, n)
-	length := uint32(slices.Max(s.opt.Lengths)) // every sample records the longest
+	length := uint32(SampleBlocks(s.opt.Lengths))
 	for i := range entries {
 		entries[i] = entry{s.skip(), length}
 	}
@@ -405,10 +405,10 @@ func (s *sampler) complete() {
 	}
 	s.samples++
 	// A sample starts at a block entry as random as any, so its
-	// subpaths at fixed offsets do too: the sample of 64 blocks offers 4
-	// subpaths of 2 blocks, ..., 2 of 32 and one of 64, each one of the
-	// run's windows that is offered with the same probability as any
-	// other.
+	// subpaths at fixed offsets do too: the sample of 64 blocks offers
+	// 16 subpaths of 2 blocks (every fourth block), ..., 13 of 16, 2 of
+	// 32 and one of 64, each one of the run's windows that is offered
+	// with the same probability as any other.
 	for j, l := range s.opt.Lengths {
 		s.windows[j] += uint64(Windows(len(s.cur), l))
 	}
@@ -667,6 +667,7 @@ func (p *Program) profile(s *sampler, blocks uint64, rc runner.Config, res runne
 			Compact:       s.opt.Compact,
 			Concise:       s.opt.Concise,
 			Lengths:       slices.Clone(s.opt.Lengths),
+			SampleBlocks:  SampleBlocks(s.opt.Lengths),
 			SampledBlocks: s.records,
 		},
 		Memory: Memory{
@@ -690,11 +691,12 @@ func (p *Program) profile(s *sampler, blocks uint64, rc runner.Config, res runne
 		if s.windows[i] > 0 {
 			scale[i] = float64(blocks) / float64(s.windows[i])
 			f.Scale = scale[i]
-			// A sample offers up to Windows/Samples occurrences
-			// of a subpath; one at least is admitted with probability
-			// 1/τ or more, so a subpath of N occurrences is missed
-			// by every sample with probability below
-			// exp(−N·Samples/(τ·T)).
+			// A subpath occurrence is in a sample with
+			// probability Samples/T or more (its first block is
+			// the sample's first at least); one there at least is
+			// admitted with probability 1/τ or more, so a subpath
+			// of N occurrences is missed by every sample with
+			// probability below about exp(−N·Samples/(τ·T)).
 			f.Floor = 3 * st.Tau * float64(blocks) / float64(s.samples)
 		}
 		prof.Sampling.ByLength = append(prof.Sampling.ByLength, f)

@@ -43,7 +43,7 @@ func (o *ospFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.lengths, "lengths", "2,4,8,16,32,64", "subpath `LENGTHS` in blocks, comma-separated (each sample records the longest)")
 	fs.Float64Var(&o.skip, "skip", osp.DefaultMeanSkip, "mean number of block entries `N` between samples")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed `N` of the skips and hot-list coin flips")
-	fs.BoolVar(&o.compact, "compact", false, "code subpaths by the module's block model: a third of the bytes, twice the sampling worker's time")
+	fs.BoolVar(&o.compact, "compact", false, "code subpaths by the module's block model: a third of the bytes")
 	fs.BoolVar(&o.concise, "concise", false, "keep concise samples instead of counting samples: a hot subpath's elements counted one in τ")
 }
 
