@@ -78,8 +78,7 @@ type HotList struct {
 type class struct {
 	length int
 	tau    float64
-	// counting is true for a counting sample, false for a concise one
-	// (also where a counting sample had to fall back, see add).
+	// counting is true for a counting sample, false for a concise one.
 	counting bool
 	bytes    int // arena bytes its pairs take
 	pairs    int

@@ -78,7 +78,7 @@ func fewSamples(prof *Profile) string {
 	}
 	msg := fmt.Sprintf("only %d samples: the estimates are rough, and subpaths below a length's floor are mostly missing", s.Samples)
 	if len(s.Lengths) > 0 {
-		m := slices.Max(s.Lengths) // the blocks a sample records
+		m := SampleBlocks(s.Lengths)
 		skip := math.Floor(float64(r.BlockEntries)/(2*FewSamples) - float64(m))
 		switch {
 		case skip >= 1 && skip < s.MeanSkip:
