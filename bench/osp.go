@@ -201,7 +201,7 @@ func RunOSP(ctx context.Context, s *Suite, opt OSPOptions) (*OSPReport, error) {
 	rep := &OSPReport{
 		Kind:     KindOSP,
 		RunInfo:  newRunInfo(s, opt.Runs, opt.Quick, cpu),
-		Sampling: OSPSettings{Memory: so.Memory, Lengths: so.Lengths, MeanSkip: so.MeanSkip, Seed: so.Seed, Compact: so.Compact, Concise: so.Concise},
+		Sampling: OSPSettings{Memory: so.Memory, Lengths: so.Lengths, MeanSkip: so.MeanSkip, Seed: so.Seed, Compact: !so.Plain, Concise: so.Concise},
 		Sweep:    opt.Sweep,
 	}
 	for i, p := range progs {

@@ -21,8 +21,8 @@ func (r *OSPReport) WriteMarkdown(w io.Writer) error {
 	}
 	st := r.Sampling
 	compact := ""
-	if st.Compact {
-		compact = " --compact"
+	if !st.Compact {
+		compact = " --compact=false"
 	}
 	if st.Concise {
 		compact += " --concise"

@@ -11,7 +11,7 @@ import (
 
 // blockModel says which blocks may come next after a block of a run, so
 // that the hot list can store a subpath as the choices it made instead of
-// block ids (Options.Compact): most steps are one of two or three
+// block ids (unless Options.Plain): most steps are one of two or three
 // successors (a bit or two) where the difference of two ids takes one to
 // three bytes (the Go programs' subpaths of 64 blocks took 1.4 bytes a
 // block so).

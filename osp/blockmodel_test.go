@@ -82,7 +82,8 @@ func TestBlockModelAnySequence(t *testing.T) {
 
 func first[A, B any](a A, _ B) A { return a }
 
-// TestCompact samples the same runs with and without Options.Compact.
+// TestCompact samples the same runs with the block model's code and
+// with Options.Plain.
 // With room for every subpath (τ stays 1) the two profiles hold the same
 // subpaths with the same counts; under a bound that thins them, the
 // compact hot list holds more subpaths in its bytes, and its longest
@@ -95,7 +96,7 @@ func TestCompact(t *testing.T) {
 		}
 		_, prog := compiled(t, r, ModeSample)
 		sample := func(memory int, compact bool) *Profile {
-			prof, _, err := prog.Sample(ctx, Options{Memory: memory, MeanSkip: 2000, Compact: compact}, r.Config(t, &bytes.Buffer{}))
+			prof, _, err := prog.Sample(ctx, Options{Memory: memory, MeanSkip: 2000, Plain: !compact}, r.Config(t, &bytes.Buffer{}))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -60,7 +60,7 @@ type Sampling struct {
 	// longest length.
 	SampleBlocks int `json:"sample_blocks,omitempty"`
 	// Compact says that the hot list coded subpaths with the module's
-	// block model (Options.Compact).
+	// block model (unless Options.Plain, the default).
 	Compact bool `json:"compact,omitempty"`
 	// Concise says that the hot list kept concise samples instead of
 	// counting samples (Options.Concise).

@@ -33,14 +33,15 @@ type Options struct {
 	MeanSkip float64
 	// Seed fixes the skips and the hot list's coin flips.
 	Seed uint64
-	// Compact makes the hot list code each subpath as the choices it
-	// makes among the blocks that may follow each of its blocks (a model
-	// of the module's blocks) instead of as differences of block ids:
-	// about a third of the bytes, so that where the bound makes the hot
-	// list thin its samples, τ stays lower. Only a subpath that gets a
-	// pair is coded, so the worker's time per sample barely changes;
-	// it doubled when every window was coded to be looked up.
-	Compact bool
+	// Plain makes the hot list code each subpath as differences of
+	// block ids, instead of as the choices it makes among the blocks
+	// that may follow each of its blocks (a model of the module's
+	// blocks, the default). The model's code takes about a third of the
+	// bytes, so that where the bound makes the hot list thin its
+	// samples, τ stays lower and the long subpaths' estimates are
+	// closer; only a subpath that gets a pair is coded, so the worker's
+	// time per sample barely changes (see docs/osp.md).
+	Plain bool
 	// Concise makes the hot list keep concise samples instead of
 	// counting samples (HotList, Kind): a subpath's elements are then
 	// counted one in τ even once it holds a pair, so that where the
@@ -265,7 +266,7 @@ func newSampler(opt Options, ins *Instrumented) (*sampler, error) {
 		s.lambda = -math.Log1p(-1 / opt.MeanSkip)
 	}
 	var model *blockModel
-	if ins != nil && opt.Compact {
+	if ins != nil && !opt.Plain {
 		model = ins.model
 	}
 	var err error
@@ -664,7 +665,7 @@ func (p *Program) profile(s *sampler, blocks uint64, rc runner.Config, res runne
 		Sampling: Sampling{
 			Seed:          s.opt.Seed,
 			MeanSkip:      s.opt.MeanSkip,
-			Compact:       s.opt.Compact,
+			Compact:       !s.opt.Plain,
 			Concise:       s.opt.Concise,
 			Lengths:       slices.Clone(s.opt.Lengths),
 			SampleBlocks:  SampleBlocks(s.opt.Lengths),

@@ -35,7 +35,7 @@ Usage:
       Run one copy and write its part; or --counts FILE to take a node run's.
   pathprof merge [-o FILE] [--dir DIR] PARTS...
       Merge the copies' parts into the exact profile.
-  pathprof osp [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact] [--concise] [-o FILE] [--top N]
+  pathprof osp [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact=false] [--concise] [-o FILE] [--top N]
                [runner flags] MODULE [-- ARGS...]
       Sample hot subpaths (block sequences across calls) with bounded memory.
   pathprof osp-score [sampling flags] [runner flags] MODULE [-- ARGS...]

@@ -20,11 +20,11 @@ import (
 	"pathprof/runner"
 )
 
-const ospUsage = `usage: pathprof osp [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact] [--concise] [-o FILE] [--top N] [-q]
+const ospUsage = `usage: pathprof osp [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact=false] [--concise] [-o FILE] [--top N] [-q]
                    [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]
        pathprof osp --show PROFILE [--top N] [--module FILE]`
 
-const ospScoreUsage = `usage: pathprof osp-score [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact] [--concise] [--profile FILE] [-o FILE] [--top N]
+const ospScoreUsage = `usage: pathprof osp-score [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact=false] [--concise] [--profile FILE] [-o FILE] [--top N]
                          [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]`
 
 // ospFlags are the sampling flags of osp and osp-score.
@@ -43,12 +43,12 @@ func (o *ospFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.lengths, "lengths", "2,4,8,16,32,64", "subpath `LENGTHS` in blocks, comma-separated (each sample records the longest)")
 	fs.Float64Var(&o.skip, "skip", osp.DefaultMeanSkip, "mean number of block entries `N` between samples")
 	fs.Uint64Var(&o.seed, "seed", 0, "seed `N` of the skips and hot-list coin flips")
-	fs.BoolVar(&o.compact, "compact", false, "code subpaths by the module's block model: a third of the bytes")
+	fs.BoolVar(&o.compact, "compact", true, "code subpaths by the module's block model, in a third of the bytes (--compact=false: as differences of block ids)")
 	fs.BoolVar(&o.concise, "concise", false, "keep concise samples instead of counting samples: a hot subpath's elements counted one in τ")
 }
 
 func (o *ospFlags) options() (osp.Options, error) {
-	opt := osp.Options{Memory: int(o.memory), MeanSkip: o.skip, Seed: o.seed, Compact: o.compact, Concise: o.concise}
+	opt := osp.Options{Memory: int(o.memory), MeanSkip: o.skip, Seed: o.seed, Plain: !o.compact, Concise: o.concise}
 	for _, f := range strings.Split(o.lengths, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil {

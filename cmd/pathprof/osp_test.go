@@ -40,18 +40,18 @@ func TestOSPCommand(t *testing.T) {
 		t.Errorf("profile: module %q, memory %+v, seed %d, %d subpaths", prof.Module.Path, prof.Memory, prof.Sampling.Seed, len(prof.Subpaths))
 	}
 
-	if prof.Sampling.Compact || prof.Sampling.Concise || !prof.Sampling.ByLength[0].Counting {
-		t.Errorf("the profile says compact %v, concise %v, counting %v without --compact or --concise",
+	if !prof.Sampling.Compact || prof.Sampling.Concise || !prof.Sampling.ByLength[0].Counting {
+		t.Errorf("the profile says compact %v, concise %v, counting %v by default",
 			prof.Sampling.Compact, prof.Sampling.Concise, prof.Sampling.ByLength[0].Counting)
 	}
-	compact := filepath.Join(dir, "calc-compact.json")
-	if code, stdout, stderr := runOSPCmd(cmdOSP, "--memory", "32K", "--compact", "-q", "-o", compact, "--stdin", p.Stdin, p.Wasm); code != int(p.WantExitCode) || stdout != p.WantStdout {
-		t.Fatalf("--compact: exit %d, stdout differs: %v\n%s", code, stdout != p.WantStdout, stderr)
+	plain := filepath.Join(dir, "calc-plain.json")
+	if code, stdout, stderr := runOSPCmd(cmdOSP, "--memory", "32K", "--compact=false", "-q", "-o", plain, "--stdin", p.Stdin, p.Wasm); code != int(p.WantExitCode) || stdout != p.WantStdout {
+		t.Fatalf("--compact=false: exit %d, stdout differs: %v\n%s", code, stdout != p.WantStdout, stderr)
 	}
-	if cp, err := osp.ReadFile(compact); err != nil {
+	if pp, err := osp.ReadFile(plain); err != nil {
 		t.Error(err)
-	} else if !cp.Sampling.Compact || cp.Memory.HotListBytes > 32<<10 || len(cp.Subpaths) == 0 {
-		t.Errorf("--compact: compact %v, %d bytes, %d subpaths", cp.Sampling.Compact, cp.Memory.HotListBytes, len(cp.Subpaths))
+	} else if pp.Sampling.Compact || pp.Memory.HotListBytes > 32<<10 || len(pp.Subpaths) == 0 {
+		t.Errorf("--compact=false: compact %v, %d bytes, %d subpaths", pp.Sampling.Compact, pp.Memory.HotListBytes, len(pp.Subpaths))
 	}
 	// --concise: the same samples in concise samples, the lengths the
 	// bound thinned estimated from one offer in τ.
