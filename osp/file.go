@@ -78,7 +78,8 @@ type LengthFacts struct {
 	Length int `json:"length"`
 	// Windows is the number of subpaths of this length offered to the
 	// hot list: Windows(M, L) per sample of M blocks, every fourth block's
-	// for L ≤ M/4 and ⌊M/L⌋ that do not overlap for longer ones
+	// for L ≤ M/2 (L ≤ M/4 in earlier files of version 4)
+	// and ⌊M/L⌋ that do not overlap for longer ones
 	// (HotList.AddSample); before version 4, min(⌊M/L⌋, 4).
 	Windows uint64 `json:"windows"`
 	// Scale is BlockEntries / Windows: one subpath of this length was

@@ -276,14 +276,14 @@ func (h *HotList) Add(blocks []uint32) {
 func SampleBlocks(lengths []int) int { return slices.Max(lengths) }
 
 // WindowStride is how far apart AddSample takes the windows of the
-// lengths of at most a quarter of the sample.
+// lengths of at most half the sample.
 const WindowStride = 4
 
 // Stride is how far apart AddSample takes the subpaths of length l from a
-// sample of m blocks: WindowStride where l is at most m/4, l (windows
+// sample of m blocks: WindowStride where l is at most m/2, l (windows
 // that do not overlap) for longer ones.
 func Stride(m, l int) int {
-	if 4*l <= m {
+	if 2*l <= m {
 		return WindowStride
 	}
 	return l
@@ -311,9 +311,10 @@ func Windows(m, l int) int {
 // loop's rotations by chance, and that luck decides which of many
 // near-equal subpaths come out on top, while windows every few blocks
 // hold each rotation about as often as the loop ran it within the
-// sample. Only for the short lengths: the long ones' windows are nearly
-// all distinct, so that more of them fill the bound, raise τ and cost
-// the worker lookups that miss (see docs/osp.md). Windows are told apart
+// sample. Only up to half the sample: the longest length, the sample's
+// own, has a window or two, and its windows are nearly all distinct, so
+// that more of them (from longer samples) would fill the bound, raise τ
+// and cost the worker lookups that miss (see docs/osp.md). Windows are told apart
 // by their fingerprints, from the sample's prefix fingerprints in one
 // multiplication each; a sample's repeats are gathered first, and only a
 // subpath that enters the sample is coded.

@@ -407,7 +407,7 @@ func (s *sampler) complete() {
 	s.samples++
 	// A sample starts at a block entry as random as any, so its
 	// subpaths at fixed offsets do too: the sample of 64 blocks offers
-	// 16 subpaths of 2 blocks (every fourth block), ..., 13 of 16, 2 of
+	// 16 subpaths of 2 blocks (every fourth block), ..., 13 of 16, 9 of
 	// 32 and one of 64, each one of the run's windows that is offered
 	// with the same probability as any other.
 	for j, l := range s.opt.Lengths {
