@@ -311,10 +311,10 @@ func Windows(m, l int) int {
 // loop's rotations by chance, and that luck decides which of many
 // near-equal subpaths come out on top, while windows every few blocks
 // hold each rotation about as often as the loop ran it within the
-// sample. Only up to half the sample: the longest length, the sample's
-// own, has a window or two, and its windows are nearly all distinct, so
-// that more of them (from longer samples) would fill the bound, raise τ
-// and cost the worker lookups that miss (see docs/osp.md). Windows are told apart
+// sample. Only up to half the sample: a longer length has one window a
+// sample, and more of its windows (from longer samples) would be nearly
+// all distinct, fill the bound, raise τ and cost the worker lookups
+// that miss (see docs/osp.md). Windows are told apart
 // by their fingerprints, from the sample's prefix fingerprints in one
 // multiplication each; a sample's repeats are gathered first, and only a
 // subpath that enters the sample is coded.
