@@ -386,9 +386,8 @@ func (h *HotList) add(c *class, fp uint64, blocks []uint32, a uint64) {
 		if at := h.find(fp, c.length); at >= 0 {
 			n := binary.LittleEndian.Uint64(h.arena[at:]) + a
 			binary.LittleEndian.PutUint64(h.arena[at:], n)
-			q := float64(math.Float32frombits(binary.LittleEndian.Uint32(h.arena[at+offSquares:])))
-			q += (float64(a)*float64(a) - float64(a)*q) / float64(n)
-			binary.LittleEndian.PutUint32(h.arena[at+offSquares:], math.Float32bits(float32(q)))
+			q := h.meanSquare(at)
+			h.setMeanSquare(at, q+(float64(a)*float64(a)-float64(a)*q)/float64(n))
 			return
 		}
 		if !entered {
@@ -420,7 +419,7 @@ func (h *HotList) add(c *class, fp uint64, blocks []uint32, a uint64) {
 	}
 	at := h.used
 	binary.LittleEndian.PutUint64(h.arena[at:], a)
-	binary.LittleEndian.PutUint32(h.arena[at+offSquares:], math.Float32bits(float32(a)))
+	h.setMeanSquare(at, float64(a))
 	binary.LittleEndian.PutUint64(h.arena[at+offFP:], fp)
 	binary.LittleEndian.PutUint16(h.arena[at+offSize:], uint16(len(enc)))
 	binary.LittleEndian.PutUint16(h.arena[at+offLength:], uint16(c.length))
@@ -593,7 +592,7 @@ func (h *HotList) raise(c *class) {
 	for at := 0; at < h.used; {
 		size := headerBytes + int(binary.LittleEndian.Uint16(h.arena[at+offSize:]))
 		n := binary.LittleEndian.Uint64(h.arena[at:])
-		q := float64(math.Float32frombits(binary.LittleEndian.Uint32(h.arena[at+offSquares:])))
+		q := h.meanSquare(at)
 		if int(binary.LittleEndian.Uint16(h.arena[at+offLength:])) == c.length {
 			kept := h.thin(c, n, old)
 			if kept == 0 {
@@ -612,7 +611,7 @@ func (h *HotList) raise(c *class) {
 		if n > 0 {
 			copy(h.arena[w:], h.arena[at:at+size])
 			binary.LittleEndian.PutUint64(h.arena[w:], n)
-			binary.LittleEndian.PutUint32(h.arena[w+offSquares:], math.Float32bits(float32(q)))
+			h.setMeanSquare(w, q)
 			w += size
 			h.n++
 		}
@@ -676,11 +675,21 @@ func (h *HotList) Pairs() []Pair {
 		ps = append(ps, Pair{
 			Blocks:  h.model.decode(make([]uint32, 0, n), a[headerBytes:headerBytes+size], n),
 			Count:   binary.LittleEndian.Uint64(a),
-			Squares: roundSquares(float64(math.Float32frombits(binary.LittleEndian.Uint32(a[offSquares:]))) * float64(binary.LittleEndian.Uint64(a))),
+			Squares: roundSquares(h.meanSquare(at) * float64(binary.LittleEndian.Uint64(a))),
 		})
 		at += headerBytes + size
 	}
 	return ps
+}
+
+// meanSquare is the pair at arena offset at's sum of squares over its
+// count (see headerBytes).
+func (h *HotList) meanSquare(at int) float64 {
+	return float64(math.Float32frombits(binary.LittleEndian.Uint32(h.arena[at+offSquares:])))
+}
+
+func (h *HotList) setMeanSquare(at int, q float64) {
+	binary.LittleEndian.PutUint32(h.arena[at+offSquares:], math.Float32bits(float32(q)))
 }
 
 // roundSquares is a sum of squares as a whole number, at most 2^64 − 1.

@@ -221,10 +221,9 @@ type sampler struct {
 	drawn []entry
 
 	// The records taker's state (under proc).
-	samples uint64   // complete samples
-	windows []uint64 // subpaths offered to the hot list, per length index
-	records uint64   // block entries recorded
-	skipped uint64   // Σ (skip-1) over the skips that ended in a sample
+	samples uint64 // complete samples
+	records uint64 // block entries recorded
+	skipped uint64 // Σ (skip-1) over the skips that ended in a sample
 	// beyond is the number of blocks of the last path taken that lie
 	// beyond the sample it completed (0 when it completed none): the next
 	// skip's first.
@@ -257,7 +256,6 @@ func newSampler(opt Options, ins *Instrumented) (*sampler, error) {
 		opt:       opt,
 		ins:       ins,
 		rng:       rand.New(rand.NewPCG(opt.Seed, 0x736b69706c656e73)),
-		windows:   make([]uint64, len(opt.Lengths)),
 		warm:      true,
 		queue:     []entry{{1, 1}}, // the area's own first entry
 		tableSize: firstTable,
@@ -409,10 +407,8 @@ func (s *sampler) complete() {
 	// subpaths at fixed offsets do too: the sample of 64 blocks offers
 	// 16 subpaths of 2 blocks (every fourth block), ..., 13 of 16, 9 of
 	// 32 and one of 64, each one of the run's windows that is offered
-	// with the same probability as any other.
-	for j, l := range s.opt.Lengths {
-		s.windows[j] += uint64(Windows(len(s.cur), l))
-	}
+	// with the same probability as any other. The hot list counts them
+	// as offered.
 	s.hot.AddSample(s.cur)
 }
 
@@ -688,9 +684,9 @@ func (p *Program) profile(s *sampler, blocks uint64, rc runner.Config, res runne
 	prof.Sampling.Samples = s.samples
 	for i, l := range s.opt.Lengths {
 		st := states[i]
-		f := LengthFacts{Length: l, Windows: s.windows[i], Tau: st.Tau, Counting: st.Counting, Raises: st.Raises, Bytes: st.Bytes}
-		if s.windows[i] > 0 {
-			scale[i] = float64(blocks) / float64(s.windows[i])
+		f := LengthFacts{Length: l, Windows: st.Offered, Tau: st.Tau, Counting: st.Counting, Raises: st.Raises, Bytes: st.Bytes}
+		if st.Offered > 0 {
+			scale[i] = float64(blocks) / float64(st.Offered)
 			f.Scale = scale[i]
 			// A subpath occurrence is in a sample with
 			// probability Samples/T or more (its first block is
