@@ -57,7 +57,12 @@ type OSPReport struct {
 	// Accuracy totals the lengths that meet the accuracy target, per
 	// memory bound (the report's first, then the sweep's).
 	Accuracy []OSPAccuracy `json:"accuracy"`
-	Failed   int           `json:"failed"`
+	// UnboundedSame and UnboundedEvery total the same for the samples
+	// counted with no bound (OSPProgram.Unbounded; Memory 0): the hot
+	// list's windows, and every window of each sample.
+	UnboundedSame  OSPAccuracy `json:"unbounded_same"`
+	UnboundedEvery OSPAccuracy `json:"unbounded_every"`
+	Failed         int         `json:"failed"`
 }
 
 // OSPSettings are the sampling settings of a report.
@@ -130,7 +135,21 @@ type OSPProgram struct {
 	// Scores holds the score at the report's memory bound, then at each
 	// bound of the sweep.
 	Scores []OSPScore `json:"scores"`
-	Error  string     `json:"error,omitempty"`
+	// Unbounded scores the check run's samples counted with no memory
+	// bound (osp.Unbounded): the hot list's windows, then every window
+	// of each sample. A length the profile misses and the first finds
+	// is the bound's miss; one that only the second finds, the windows';
+	// one that neither finds, the samples'.
+	Unbounded []OSPUnbounded `json:"unbounded,omitempty"`
+	Error     string         `json:"error,omitempty"`
+}
+
+// OSPUnbounded is the score of a run's samples counted with no bound.
+type OSPUnbounded struct {
+	// Every is true for every window of each sample, false for the
+	// windows the hot list is offered.
+	Every bool      `json:"every"`
+	Score osp.Score `json:"score"`
 }
 
 // OSPScore is a sampled profile's score against the exact counts.
@@ -144,8 +163,12 @@ type OSPScore struct {
 
 // meets returns how many lengths meet the target, strictly and with near
 // ties, among those up to maxLen.
-func (s *OSPScore) meets(maxLen int) (n, meet, near int) {
-	for _, g := range s.Score.Lengths {
+func (s *OSPScore) meets(maxLen int) (n, meet, near int) { return meets(&s.Score, maxLen) }
+
+// meets returns how many lengths of sc meet the target, strictly and
+// with near ties, among those up to maxLen.
+func meets(sc *osp.Score, maxLen int) (n, meet, near int) {
+	for _, g := range sc.Lengths {
 		if g.Length > maxLen {
 			continue
 		}
@@ -241,14 +264,25 @@ func (r *OSPReport) summarize() {
 			cpu = append(cpu, p.CPURatio)
 		}
 		for i := range p.Scores {
-			a := &r.Accuracy[i]
-			n, meet, near := p.Scores[i].meets(1 << 30)
-			a.Lengths, a.Meet, a.MeetNear = a.Lengths+n, a.Meet+meet, a.MeetNear+near
-			n, meet, near = p.Scores[i].meets(16)
-			a.Short, a.ShortMeet, a.ShortNear = a.Short+n, a.ShortMeet+meet, a.ShortNear+near
+			r.Accuracy[i].add(&p.Scores[i].Score)
+		}
+		for _, u := range p.Unbounded {
+			a := &r.UnboundedSame
+			if u.Every {
+				a = &r.UnboundedEvery
+			}
+			a.add(&u.Score)
 		}
 	}
 	r.GeoMean = OSPMeans{Wall: geoMeanOr0(wall), CPU: geoMeanOr0(cpu), Minima: geoMeanOr0(mins)}
+}
+
+// add counts sc's lengths into a.
+func (a *OSPAccuracy) add(sc *osp.Score) {
+	n, meet, near := meets(sc, 1<<30)
+	a.Lengths, a.Meet, a.MeetNear = a.Lengths+n, a.Meet+meet, a.MeetNear+near
+	n, meet, near = meets(sc, 16)
+	a.Short, a.ShortMeet, a.ShortNear = a.Short+n, a.ShortMeet+meet, a.ShortNear+near
 }
 
 // geoMeanOr0 is GeoMean, or 0 where that is NaN (for none), which JSON
@@ -392,6 +426,33 @@ func (b *ospBenchmark) run(ctx context.Context) (r OSPProgram) {
 	b.progress("median: original %s, osp %s, ratio %.3f (cpu %.3f, minima %.3f)",
 		ms(secs(r.Original.MedianSeconds)), ms(secs(r.Sampled.MedianSeconds)), r.Ratio, r.CPURatio, r.MinRatio)
 
+	// The same samples again, untimed, counted with no bound too, to
+	// tell the bound's misses from the samples'.
+	var unbounded []*osp.Unbounded
+	for _, every := range []bool{false, true} {
+		u, err := osp.NewUnbounded(ins, b.o.Sampling.Lengths, every)
+		if err != nil {
+			return fail("%v", err)
+		}
+		unbounded = append(unbounded, u)
+	}
+	so := b.o.Sampling
+	so.Observe = func(blocks []uint32) {
+		for _, u := range unbounded {
+			u.AddSample(blocks)
+		}
+	}
+	g, pr, err := b.sampleOnce(ctx, sample, so, nil)
+	if err == nil {
+		err = sameOutput(want, g)
+	}
+	if err == nil && (pr.Run.BlockEntries != prof.Run.BlockEntries || pr.Sampling.Samples != prof.Sampling.Samples) {
+		err = fmt.Errorf("%d block entries and %d samples, the timed runs %d and %d", pr.Run.BlockEntries, pr.Sampling.Samples, prof.Run.BlockEntries, prof.Sampling.Samples)
+	}
+	if err != nil {
+		return fail("sampled run counted with no bound: %v", err)
+	}
+
 	trace, err := osp.Compile(ctx, ins, osp.ModeTrace, compileCfg)
 	if err != nil {
 		return fail("compile osp trace: %v", err)
@@ -413,6 +474,21 @@ func (b *ospBenchmark) run(ctx context.Context) (r OSPProgram) {
 	if err := b.score(&r, ex, prof, b.o.Sampling.Memory); err != nil {
 		return fail("%v", err)
 	}
+	for _, u := range unbounded {
+		sc, err := u.Score(ex, r.BlockEntries, []int{10, 100})
+		if err != nil {
+			return fail("%v", err)
+		}
+		dropTop(sc)
+		r.Unbounded = append(r.Unbounded, OSPUnbounded{Every: u.Every, Score: *sc})
+		_, meet, near := meets(sc, 1<<30)
+		what := "the hot list's windows"
+		if u.Every {
+			what = "every window"
+		}
+		b.progress("the samples with no bound, %s: %d lengths meet the target (%d with near ties)", what, meet, near)
+	}
+	unbounded = nil
 	for _, m := range b.o.Sweep {
 		so := b.o.Sampling
 		so.Memory = m
@@ -439,16 +515,7 @@ func (b *ospBenchmark) score(r *OSPProgram, ex *osp.Exact, prof *osp.Profile, m 
 	if err != nil {
 		return err
 	}
-	// The true top lists would make results.json large; the score's
-	// figures are what the tables need.
-	for i := range sc.Lengths {
-		for j := range sc.Lengths[i].At {
-			sc.Lengths[i].At[j].Top = nil
-		}
-	}
-	for j := range sc.Overall.At {
-		sc.Overall.At[j].Top = nil
-	}
+	dropTop(sc)
 	s := OSPScore{Memory: m, HotListBytes: prof.Memory.HotListBytes, Pairs: prof.Memory.Pairs, Score: *sc}
 	for _, l := range prof.Sampling.ByLength {
 		s.Tau = append(s.Tau, l.Tau)
@@ -457,6 +524,19 @@ func (b *ospBenchmark) score(r *OSPProgram, ex *osp.Exact, prof *osp.Profile, m 
 	n, meet, near := s.meets(1 << 30)
 	b.progress("--memory %d: %d of %d lengths meet the target (%d with near ties); hot list %d bytes", m, meet, n, near, s.HotListBytes)
 	return nil
+}
+
+// dropTop drops the true top lists, which would make results.json large;
+// the score's figures are what the tables need.
+func dropTop(sc *osp.Score) {
+	for i := range sc.Lengths {
+		for j := range sc.Lengths[i].At {
+			sc.Lengths[i].At[j].Top = nil
+		}
+	}
+	for j := range sc.Overall.At {
+		sc.Overall.At[j].Top = nil
+	}
 }
 
 // cpuSpan is the process's CPU time of one run, from its start (after

@@ -70,6 +70,11 @@ func (r *OSPReport) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "At `--memory %d`: %d of %d lengths meet recall@10 ≥ %.0f%% with median error@10 < %.0f%%, %d counting near ties (within %.0f%% of the 10th's count); lengths up to 16: %d of %d (%d).\n",
 			a.Memory, a.Meet, a.Lengths, 100*TargetRecall, 100*TargetError, a.MeetNear, 100*osp.NearTie, a.ShortMeet, a.Short, a.ShortNear)
 	}
+	if u, e := r.UnboundedSame, r.UnboundedEvery; u.Lengths > 0 {
+		fmt.Fprintf(&b, "The same samples counted with no bound: the hot list's windows meet the target at %d of %d lengths (%d with near ties; up to 16: %d (%d)), every window of each sample at %d (%d; up to 16: %d (%d)). "+
+			"A length that every window misses is beyond what these samples tell, whatever the bound and the windows.\n",
+			u.Meet, u.Lengths, u.MeetNear, u.ShortMeet, u.ShortNear, e.Meet, e.MeetNear, e.ShortMeet, e.ShortNear)
+	}
 
 	b.WriteString("\nPer program and memory bound: the lengths whose true top 10 meets the target, strictly and with near ties; the medians over lengths of recall@10 and of the median error@10; the hot list's bytes and the longest length's τ:\n\n")
 	row("program", "--memory", "lengths", "meeting both", "(ties ±1%)", "median recall@10", "median of median err@10", "hot list bytes", "τ (longest)")
@@ -93,11 +98,20 @@ func (r *OSPReport) WriteMarkdown(w io.Writer) error {
 			row(p.Name, thousands(uint64(s.Memory)), fmt.Sprint(n), fmt.Sprint(meet), fmt.Sprint(near), percent(Median(rec)), percent(Median(errs)),
 				thousands(uint64(s.HotListBytes)), tau)
 		}
+		for _, u := range p.Unbounded {
+			n, meet, near := meets(&u.Score, 1<<30)
+			var rec, errs []float64
+			for _, l := range u.Score.Lengths {
+				rec, errs = append(rec, l.At[0].Recall), append(errs, l.At[0].MedianError)
+			}
+			row(p.Name, unboundedName(u.Every), fmt.Sprint(n), fmt.Sprint(meet), fmt.Sprint(near), percent(Median(rec)), percent(Median(errs)), "", "")
+		}
 	}
 
 	fmt.Fprintf(&b, "\nPer length at `--memory %d` (recall of the true top k among the profile's top k; relative count error over the true top k; of the true top 100 that the profile has, the share whose exact count lies within the 95%% error bound):\n\n", st.Memory)
-	row("program", "length", "distinct", "τ", "recall@10", "(ties ±1%)", "median err@10", "max err@10", "recall@100", "median err@100", "in bound@100")
-	row("---", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:")
+	b.WriteString("The last two columns score the same samples counted with no bound, the hot list's windows and every window: recall@10 / median err@10.\n\n")
+	row("program", "length", "distinct", "τ", "recall@10", "(ties ±1%)", "median err@10", "max err@10", "recall@100", "median err@100", "in bound@100", "no bound", "no bound, every window")
+	row("---", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:")
 	for _, p := range r.Programs {
 		if p.Error != "" || len(p.Scores) == 0 {
 			continue
@@ -118,12 +132,31 @@ func (r *OSPReport) WriteMarkdown(w io.Writer) error {
 			if at100.InProfile > 0 {
 				cov = fmt.Sprintf("%s of %d", percent(at100.Covered), at100.InProfile)
 			}
+			ub := []string{"-", "-"}
+			for _, u := range p.Unbounded {
+				k := 0
+				if u.Every {
+					k = 1
+				}
+				rs := append(slices.Clone(u.Score.Lengths), u.Score.Overall)
+				if i < len(rs) && rs[i].Length == l.Length && len(rs[i].At) > 0 {
+					ub[k] = percent(rs[i].At[0].Recall) + " / " + percent(rs[i].At[0].MedianError)
+				}
+			}
 			row(p.Name, name, thousands(uint64(l.Distinct)), tau, percent(at10.Recall), percent(at10.RecallNear), percent(at10.MedianError),
-				percent(at10.MaxError), percent(at100.Recall), percent(at100.MedianError), cov)
+				percent(at10.MaxError), percent(at100.Recall), percent(at100.MedianError), cov, ub[0], ub[1])
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// unboundedName names an unbounded count in the --memory column.
+func unboundedName(every bool) string {
+	if every {
+		return "none, every window"
+	}
+	return "none"
 }
 
 func percent(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }

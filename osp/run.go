@@ -48,6 +48,11 @@ type Options struct {
 	// bound thins a length the hottest subpaths' counts are far less
 	// exact, for a worker that looks up only the elements that enter.
 	Concise bool
+	// Observe, if set, is handed each sample's blocks, in order, one call
+	// at a time, as the hot list is (the slice is reused after the
+	// call): for yardsticks such as Unbounded. It runs in the sampling
+	// worker, so it slows the run.
+	Observe func(blocks []uint32)
 }
 
 // Defaults of Options.
@@ -410,6 +415,9 @@ func (s *sampler) complete() {
 	// with the same probability as any other. The hot list counts them
 	// as offered.
 	s.hot.AddSample(s.cur)
+	if s.opt.Observe != nil {
+		s.opt.Observe(s.cur)
+	}
 }
 
 // flush, in the program's thread, hands the recorder's records over when

@@ -108,6 +108,11 @@ func ScoreProfile(ex *Exact, prof *Profile, ks []int) (*Score, error) {
 		k := HashOffsets(sp.Offsets())
 		m[k] = estimate{m[k].value + sp.Estimate, m[k].error + sp.Error}
 	}
+	return scoreEstimates(ex, est, ks), nil
+}
+
+// scoreEstimates scores estimates, per length by key, against ex.
+func scoreEstimates(ex *Exact, est map[int]map[uint64]estimate, ks []int) *Score {
 	maxK := slices.Max(ks)
 	s := &Score{}
 	var all []candidate
@@ -145,7 +150,7 @@ func ScoreProfile(ex *Exact, prof *Profile, ks []int) (*Score, error) {
 		return ex.Tables[i].Get(c.key) * uint64(c.length)
 	}, est)
 	s.Overall = overall
-	return s, nil
+	return s
 }
 
 // estimate is a subpath's estimated count and its 95% error bound.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -158,8 +159,9 @@ func TestBenchBadSuite(t *testing.T) {
 
 // TestBenchOSP runs pathprof bench --osp on two small C programs, one run
 // each, with a second memory bound: every program gets its overhead row,
-// its scores at both bounds within them, and --from writes the same files
-// again.
+// its scores at both bounds within them and of its samples with no bound
+// (which the hot list, never thinned on these short runs, must equal), and
+// --from writes the same files again.
 func TestBenchOSP(t *testing.T) {
 	calc := testprogs.CProgramByName(t, "calc")
 	grid := testprogs.CProgramByName(t, "grid")
@@ -175,12 +177,14 @@ func TestBenchOSP(t *testing.T) {
 	}
 	md := stdout.String()
 	for _, want := range []string{"| program | block entries | samples | original ms | OSP ms | ratio |", "\n| calc | ", "\n| grid | ",
-		"| **geometric mean** |", "At `--memory 1048576`: ", "At `--memory 65536`: ", "| calc | 65,536 | 6 |", "| grid | 64 | "} {
+		"| **geometric mean** |", "At `--memory 1048576`: ", "At `--memory 65536`: ", "| calc | 65,536 | 6 |", "| grid | 64 | ",
+		"The same samples counted with no bound: ", "| calc | none | 6 |", "| grid | none, every window | 6 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("results lack %q:\n%s", want, md)
 		}
 	}
-	for _, want := range []string{"bench: calc: run 1/1: original", "bench: grid: counted every subpath", "bench: calc: --memory 65536: "} {
+	for _, want := range []string{"bench: calc: run 1/1: original", "bench: grid: counted every subpath", "bench: calc: --memory 65536: ",
+		"bench: grid: the samples with no bound, every window: "} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("progress lacks %q:\n%s", want, stderr.String())
 		}
@@ -201,6 +205,17 @@ func TestBenchOSP(t *testing.T) {
 				t.Errorf("%s at --memory %d: %+v", p.Name, s.Memory, s)
 			}
 		}
+		if len(p.Unbounded) != 2 || p.Unbounded[0].Every || !p.Unbounded[1].Every {
+			t.Fatalf("%s: unbounded scores %+v", p.Name, p.Unbounded)
+		}
+		for i, l := range p.Scores[0].Score.Lengths {
+			if p.Scores[0].Tau[i] == 1 && !reflect.DeepEqual(l, p.Unbounded[0].Score.Lengths[i]) {
+				t.Errorf("%s, length %d, τ = 1: the profile scores %+v, its samples with no bound %+v", p.Name, l.Length, l, p.Unbounded[0].Score.Lengths[i])
+			}
+		}
+	}
+	if u := rep.UnboundedEvery; u.Lengths != 12 || rep.UnboundedSame.Lengths != 12 {
+		t.Errorf("every window with no bound: %+v, the hot list's windows %+v", u, rep.UnboundedSame)
 	}
 
 	checkFrom(t, out, md, bench.MarkdownName, bench.JSONName)

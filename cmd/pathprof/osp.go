@@ -24,7 +24,7 @@ const ospUsage = `usage: pathprof osp [--memory BYTES] [--lengths 2,4,...,64] [-
                    [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]
        pathprof osp --show PROFILE [--top N] [--module FILE]`
 
-const ospScoreUsage = `usage: pathprof osp-score [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact=false] [--concise] [--profile FILE] [-o FILE] [--top N]
+const ospScoreUsage = `usage: pathprof osp-score [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact=false] [--concise] [--profile FILE | --unbounded] [-o FILE] [--top N]
                          [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]`
 
 // ospFlags are the sampling flags of osp and osp-score.
@@ -235,6 +235,7 @@ func cmdOSPScore(args []string, stdout, stderr io.Writer) int {
 	profPath := fs.String("profile", "", "score the OSP profile `FILE` (of this module and input) instead of sampling")
 	out := fs.String("o", "", "also write the score as JSON to `FILE`")
 	top := fs.Int("top", 0, "list the true `N` hottest subpaths of each length with their estimates")
+	unbounded := fs.Bool("unbounded", false, "also score the samples counted with no memory bound, the hot list's windows and every window of each sample: what more memory or more windows could find")
 	rf, progArgs, ok := parseWithRun(fs, ospScoreUsage, args, stderr)
 	if !ok {
 		return 2
@@ -246,6 +247,10 @@ func cmdOSPScore(args []string, stdout, stderr io.Writer) int {
 	opt, err := of.options()
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 2
+	}
+	if *unbounded && *profPath != "" {
+		fmt.Fprintln(stderr, "pathprof: --unbounded counts the samples of a sampling run: it cannot score a --profile")
 		return 2
 	}
 	path := fs.Arg(0)
@@ -272,6 +277,7 @@ func cmdOSPScore(args []string, stdout, stderr io.Writer) int {
 
 	var prof *osp.Profile
 	var sampled *output
+	var counts []*osp.Unbounded
 	if *profPath != "" {
 		if prof, err = osp.ReadFile(*profPath); err != nil {
 			fmt.Fprintf(stderr, "pathprof: %v\n", err)
@@ -293,6 +299,21 @@ func cmdOSPScore(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, err)
 			return 1
+		}
+		if *unbounded {
+			for _, every := range []bool{false, true} {
+				u, err := osp.NewUnbounded(ins, opt.Lengths, every)
+				if err != nil {
+					fmt.Fprintf(stderr, "pathprof: %v\n", err)
+					return 2
+				}
+				counts = append(counts, u)
+			}
+			opt.Observe = func(blocks []uint32) {
+				for _, u := range counts {
+					u.AddSample(blocks)
+				}
+			}
 		}
 		var res runner.Result
 		prof, res, err = p.Sample(ctx, opt, cfg)
@@ -342,6 +363,28 @@ func cmdOSPScore(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
+	type unboundedScore struct {
+		Every bool       `json:"every"`
+		Score *osp.Score `json:"score"`
+	}
+	var unboundedScores []unboundedScore
+	for _, u := range counts {
+		sc, err := u.Score(ex, prof.Run.BlockEntries, []int{10, 100})
+		if err != nil {
+			fmt.Fprintf(stderr, "pathprof: %v\n", err)
+			return 1
+		}
+		what := "the hot list's windows"
+		if u.Every {
+			what = "every window of each sample"
+		}
+		fmt.Fprintf(stdout, "\nThe same samples counted with no bound, %s:\n", what)
+		if err := sc.WriteText(stdout); err != nil {
+			fmt.Fprintf(stderr, "pathprof: %v\n", err)
+			return 1
+		}
+		unboundedScores = append(unboundedScores, unboundedScore{u.Every, sc})
+	}
 	if *top > 0 {
 		for _, r := range score.Lengths {
 			a := r.At[len(r.At)-1]
@@ -357,12 +400,13 @@ func cmdOSPScore(args []string, stdout, stderr io.Writer) int {
 	}
 	if *out != "" {
 		b, err := json.MarshalIndent(struct {
-			Module       string       `json:"module"`
-			BlockEntries uint64       `json:"block_entries"`
-			Sampling     osp.Sampling `json:"sampling"`
-			Memory       osp.Memory   `json:"memory"`
-			Score        *osp.Score   `json:"score"`
-		}{path, ex.Blocks, prof.Sampling, prof.Memory, score}, "", " ")
+			Module       string           `json:"module"`
+			BlockEntries uint64           `json:"block_entries"`
+			Sampling     osp.Sampling     `json:"sampling"`
+			Memory       osp.Memory       `json:"memory"`
+			Score        *osp.Score       `json:"score"`
+			Unbounded    []unboundedScore `json:"unbounded,omitempty"`
+		}{path, ex.Blocks, prof.Sampling, prof.Memory, score, unboundedScores}, "", " ")
 		if err == nil {
 			err = os.WriteFile(*out, append(b, '\n'), 0o644)
 		}

@@ -130,11 +130,12 @@ func TestOSPScoreCommand(t *testing.T) {
 	p := testprogs.CProgramByName(t, "grid")
 	dir := t.TempDir()
 	js := filepath.Join(dir, "score.json")
-	code, stdout, stderr := runOSPCmd(cmdOSPScore, append([]string{"--skip", "100", "--lengths", "2,4,8", "--top", "3", "-o", js, p.Wasm, "--"}, p.Args...)...)
+	code, stdout, stderr := runOSPCmd(cmdOSPScore, append([]string{"--skip", "100", "--lengths", "2,4,8", "--top", "3", "--unbounded", "-o", js, p.Wasm, "--"}, p.Args...)...)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	for _, want := range []string{"recall@10", "recall@100", "all (count×length)", "length 8, true top 3:", "exact "} {
+	for _, want := range []string{"recall@10", "recall@100", "all (count×length)", "length 8, true top 3:", "exact ",
+		"\nThe same samples counted with no bound, the hot list's windows:\n", "\nThe same samples counted with no bound, every window of each sample:\n"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("no %q in\n%s", want, stdout)
 		}
@@ -142,6 +143,10 @@ func TestOSPScoreCommand(t *testing.T) {
 	var s struct {
 		BlockEntries uint64     `json:"block_entries"`
 		Score        *osp.Score `json:"score"`
+		Unbounded    []struct {
+			Every bool       `json:"every"`
+			Score *osp.Score `json:"score"`
+		} `json:"unbounded"`
 	}
 	b, err := os.ReadFile(js)
 	if err != nil {
@@ -149,6 +154,9 @@ func TestOSPScoreCommand(t *testing.T) {
 	}
 	if err := json.Unmarshal(b, &s); err != nil || s.BlockEntries == 0 || len(s.Score.Lengths) != 3 || s.Score.Lengths[0].At[0].Recall < 0.5 {
 		t.Fatalf("score JSON: %v\n%s", err, b)
+	}
+	if len(s.Unbounded) != 2 || s.Unbounded[0].Every || !s.Unbounded[1].Every || len(s.Unbounded[1].Score.Lengths) != 3 {
+		t.Fatalf("score JSON, unbounded: %s", b)
 	}
 
 	// Scoring a written profile.
@@ -159,6 +167,10 @@ func TestOSPScoreCommand(t *testing.T) {
 	code, stdout, stderr = runOSPCmd(cmdOSPScore, append([]string{"--profile", prof, p.Wasm, "--"}, p.Args...)...)
 	if code != 0 || !strings.Contains(stdout, "recall@10") || !strings.Contains(stdout, "\n                  64") {
 		t.Errorf("--profile: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// The unbounded counts need the samples.
+	if code, _, stderr := runOSPCmd(cmdOSPScore, "--profile", prof, "--unbounded", p.Wasm); code != 2 || !strings.Contains(stderr, "--unbounded") {
+		t.Errorf("--profile with --unbounded: exit %d\n%s", code, stderr)
 	}
 	// Another input makes another run: refused.
 	code, _, stderr = runOSPCmd(cmdOSPScore, "--profile", prof, p.Wasm, "--", "3")
