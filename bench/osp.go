@@ -135,8 +135,9 @@ type OSPProgram struct {
 	// Scores holds the score at the report's memory bound, then at each
 	// bound of the sweep.
 	Scores []OSPScore `json:"scores"`
-	// Unbounded scores the check run's samples counted with no memory
-	// bound (osp.Unbounded): the hot list's windows, then every window
+	// Unbounded scores the run's samples counted with no memory bound
+	// (osp.Unbounded), in an untimed run after the timed ones that
+	// takes the same samples: the hot list's windows, then every window
 	// of each sample. A length the profile misses and the first finds
 	// is the bound's miss; one that only the second finds, the windows';
 	// one that neither finds, the samples'.
@@ -488,7 +489,7 @@ func (b *ospBenchmark) run(ctx context.Context) (r OSPProgram) {
 		}
 		b.progress("the samples with no bound, %s: %d lengths meet the target (%d with near ties)", what, meet, near)
 	}
-	unbounded = nil
+	unbounded = nil // their memory is not needed in the sweep's runs
 	for _, m := range b.o.Sweep {
 		so := b.o.Sampling
 		so.Memory = m

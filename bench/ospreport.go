@@ -20,6 +20,10 @@ func (r *OSPReport) WriteMarkdown(w io.Writer) error {
 		pinned = fmt.Sprintf(" (the program's thread on CPU %d, the sampling worker's anywhere)", *r.PinnedCPU)
 	}
 	st := r.Sampling
+	unboundedRun := ""
+	if r.UnboundedSame.Lengths > 0 {
+		unboundedRun = ", and so are the same samples counted with no bound (taken again in an untimed run after the timed ones)"
+	}
 	compact := ""
 	if !st.Compact {
 		compact = " --compact=false"
@@ -29,8 +33,8 @@ func (r *OSPReport) WriteMarkdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "Settings: `--memory %d --lengths %s --skip %g --seed %d%s`. Medians of %d timed runs per build, original and OSP interleaved%s, after one untimed check run; "+
 		"CPU is the process's CPU time, the sampling worker's included; the ratio of minima is the fastest OSP run over the fastest original. "+
-		"Then one run counts every subpath exactly, and the profile is scored against it. The whole run took %s.\n\n",
-		st.Memory, joinInts(st.Lengths), st.MeanSkip, st.Seed, compact, r.Runs, pinned, duration(r.Seconds))
+		"Then one run counts every subpath exactly, and the profile is scored against it%s. The whole run took %s.\n\n",
+		st.Memory, joinInts(st.Lengths), st.MeanSkip, st.Seed, compact, r.Runs, pinned, unboundedRun, duration(r.Seconds))
 
 	row := func(cells ...string) { fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | ")) }
 	row("program", "block entries", "samples", "original ms", "OSP ms", "ratio", "ratio (CPU)", "ratio of minima", "pair ratios", "hot list bytes", "subpaths kept", "exact counting s")
@@ -109,9 +113,15 @@ func (r *OSPReport) WriteMarkdown(w io.Writer) error {
 	}
 
 	fmt.Fprintf(&b, "\nPer length at `--memory %d` (recall of the true top k among the profile's top k; relative count error over the true top k; of the true top 100 that the profile has, the share whose exact count lies within the 95%% error bound):\n\n", st.Memory)
-	b.WriteString("The last two columns score the same samples counted with no bound, the hot list's windows and every window: recall@10 / median err@10.\n\n")
-	row("program", "length", "distinct", "τ", "recall@10", "(ties ±1%)", "median err@10", "max err@10", "recall@100", "median err@100", "in bound@100", "no bound", "no bound, every window")
-	row("---", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:")
+	head := []string{"program", "length", "distinct", "τ", "recall@10", "(ties ±1%)", "median err@10", "max err@10", "recall@100", "median err@100", "in bound@100"}
+	align := []string{"---", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:"}
+	withUnbounded := r.UnboundedSame.Lengths > 0
+	if withUnbounded {
+		b.WriteString("The last two columns score the same samples counted with no bound, the hot list's windows and every window: recall@10 / median err@10.\n\n")
+		head, align = append(head, "no bound", "no bound, every window"), append(align, "--:", "--:")
+	}
+	row(head...)
+	row(align...)
 	for _, p := range r.Programs {
 		if p.Error != "" || len(p.Scores) == 0 {
 			continue
@@ -132,6 +142,12 @@ func (r *OSPReport) WriteMarkdown(w io.Writer) error {
 			if at100.InProfile > 0 {
 				cov = fmt.Sprintf("%s of %d", percent(at100.Covered), at100.InProfile)
 			}
+			cells := []string{p.Name, name, thousands(uint64(l.Distinct)), tau, percent(at10.Recall), percent(at10.RecallNear), percent(at10.MedianError),
+				percent(at10.MaxError), percent(at100.Recall), percent(at100.MedianError), cov}
+			if !withUnbounded {
+				row(cells...)
+				continue
+			}
 			ub := []string{"-", "-"}
 			for _, u := range p.Unbounded {
 				k := 0
@@ -143,8 +159,7 @@ func (r *OSPReport) WriteMarkdown(w io.Writer) error {
 					ub[k] = percent(rs[i].At[0].Recall) + " / " + percent(rs[i].At[0].MedianError)
 				}
 			}
-			row(p.Name, name, thousands(uint64(l.Distinct)), tau, percent(at10.Recall), percent(at10.RecallNear), percent(at10.MedianError),
-				percent(at10.MaxError), percent(at100.Recall), percent(at100.MedianError), cov, ub[0], ub[1])
+			row(append(cells, ub...)...)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"math"
-	"os"
 	"testing"
 )
 
@@ -15,14 +14,7 @@ import (
 func TestUnbounded(t *testing.T) {
 	ctx := context.Background()
 	p := benchPrograms(t, false)[0]
-	orig, err := os.ReadFile(p.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ins, err := Instrument(orig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	orig, ins := readInstrumented(t, p)
 	same, err := NewUnbounded(ins, DefaultLengths, false)
 	if err != nil {
 		t.Fatal(err)
