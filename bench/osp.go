@@ -429,20 +429,12 @@ func (b *ospBenchmark) run(ctx context.Context) (r OSPProgram) {
 
 	// The same samples again, untimed, counted with no bound too, to
 	// tell the bound's misses from the samples'.
-	var unbounded []*osp.Unbounded
-	for _, every := range []bool{false, true} {
-		u, err := osp.NewUnbounded(ins, b.o.Sampling.Lengths, every)
-		if err != nil {
-			return fail("%v", err)
-		}
-		unbounded = append(unbounded, u)
-	}
 	so := b.o.Sampling
-	so.Observe = func(blocks []uint32) {
-		for _, u := range unbounded {
-			u.AddSample(blocks)
-		}
+	unbounded, observe, err := osp.UnboundedCounts(ins, so.Lengths)
+	if err != nil {
+		return fail("%v", err)
 	}
+	so.Observe = observe
 	g, pr, err := b.sampleOnce(ctx, sample, so, nil)
 	if err == nil {
 		err = sameOutput(want, g)

@@ -91,24 +91,18 @@ func (r *OSPReport) WriteMarkdown(w io.Writer) error {
 		slices.SortStableFunc(scores, func(a, b OSPScore) int { return a.Memory - b.Memory })
 		for _, s := range scores {
 			n, meet, near := s.meets(1 << 30)
-			var rec, errs []float64
-			for _, l := range s.Score.Lengths {
-				rec, errs = append(rec, l.At[0].Recall), append(errs, l.At[0].MedianError)
-			}
+			rec, errs := medians(&s.Score)
 			tau := ""
 			if len(s.Tau) > 0 {
 				tau = fmt.Sprintf("%.3g", s.Tau[len(s.Tau)-1])
 			}
-			row(p.Name, thousands(uint64(s.Memory)), fmt.Sprint(n), fmt.Sprint(meet), fmt.Sprint(near), percent(Median(rec)), percent(Median(errs)),
+			row(p.Name, thousands(uint64(s.Memory)), fmt.Sprint(n), fmt.Sprint(meet), fmt.Sprint(near), percent(rec), percent(errs),
 				thousands(uint64(s.HotListBytes)), tau)
 		}
 		for _, u := range p.Unbounded {
 			n, meet, near := meets(&u.Score, 1<<30)
-			var rec, errs []float64
-			for _, l := range u.Score.Lengths {
-				rec, errs = append(rec, l.At[0].Recall), append(errs, l.At[0].MedianError)
-			}
-			row(p.Name, unboundedName(u.Every), fmt.Sprint(n), fmt.Sprint(meet), fmt.Sprint(near), percent(Median(rec)), percent(Median(errs)), "", "")
+			rec, errs := medians(&u.Score)
+			row(p.Name, unboundedName(u.Every), fmt.Sprint(n), fmt.Sprint(meet), fmt.Sprint(near), percent(rec), percent(errs), "", "")
 		}
 	}
 
@@ -164,6 +158,16 @@ func (r *OSPReport) WriteMarkdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// medians returns the medians over sc's lengths of recall@10 and of the
+// median error@10.
+func medians(sc *osp.Score) (recall, err float64) {
+	var rec, errs []float64
+	for _, l := range sc.Lengths {
+		rec, errs = append(rec, l.At[0].Recall), append(errs, l.At[0].MedianError)
+	}
+	return Median(rec), Median(errs)
 }
 
 // unboundedName names an unbounded count in the --memory column.

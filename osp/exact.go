@@ -42,9 +42,22 @@ func addMod(a, b uint64) uint64 {
 func HashOffsets(offsets []int) uint64 {
 	var h uint64
 	for _, o := range offsets {
-		h = addMod(mulMod(h, hashBase), uint64(o)+1)
+		h = hashStep(h, o)
 	}
 	return h
+}
+
+// hashStep extends the key h of a subpath by a block at offset o.
+func hashStep(h uint64, o int) uint64 { return addMod(mulMod(h, hashBase), uint64(o)+1) }
+
+// windowKey is the key of the window between two prefix hashes, hi of the
+// longer prefix and lo of the one l blocks shorter, pow = B^l.
+func windowKey(hi, lo, pow uint64) uint64 {
+	w := hi + hashMod - mulMod(lo, pow)
+	if w >= hashMod {
+		w -= hashMod
+	}
+	return w
 }
 
 // Exact counts every subpath of the given lengths in a stream of block
@@ -88,7 +101,7 @@ func (e *Exact) Push(ids []uint32) {
 	pre := e.prefix
 	h := pre[e.maxLen]
 	for j, id := range ids {
-		h = addMod(mulMod(h, hashBase), uint64(e.offsets[id])+1)
+		h = hashStep(h, e.offsets[id])
 		pre[e.maxLen+1+j] = h
 	}
 	base := e.Blocks
@@ -104,11 +117,7 @@ func (e *Exact) Push(ids []uint32) {
 				first = l - int(base)
 			}
 			for j := first; j <= n; j++ {
-				w := pre[e.maxLen+j] + hashMod - mulMod(pre[e.maxLen+j-l], pow)
-				if w >= hashMod {
-					w -= hashMod
-				}
-				t.add(w)
+				t.add(windowKey(pre[e.maxLen+j], pre[e.maxLen+j-l], pow))
 			}
 		}(e.Tables[i], l, e.pow[i])
 	}

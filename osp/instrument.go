@@ -30,6 +30,16 @@ type Block struct {
 	Offset int
 }
 
+// offsets returns the file offset of each block, by block id: what
+// subpaths are keyed by (HashOffsets).
+func (ins *Instrumented) offsets() []int {
+	o := make([]int, len(ins.Blocks))
+	for i, b := range ins.Blocks {
+		o[i] = b.Offset
+	}
+	return o
+}
+
 // Instrumented is a module whose paths count down the skip.
 type Instrumented struct {
 	Wasm   []byte

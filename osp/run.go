@@ -572,11 +572,7 @@ func (p *Program) Trace(ctx context.Context, lengths []int, rc runner.Config) (*
 	if err := checkLengths(lengths); err != nil {
 		return nil, runner.Result{}, err
 	}
-	offsets := make([]int, len(p.Instrumented.Blocks))
-	for i, b := range p.Instrumented.Blocks {
-		offsets[i] = b.Offset
-	}
-	ex := NewExact(lengths, offsets)
+	ex := NewExact(lengths, p.Instrumented.offsets())
 	res, err := p.trace(ctx, rc, ex.Push)
 	if err != nil && res.Trap == nil && !res.Exited {
 		return nil, res, err

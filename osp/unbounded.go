@@ -41,11 +41,7 @@ func NewUnbounded(ins *Instrumented, lengths []int, every bool) (*Unbounded, err
 	if err := checkLengths(lengths); err != nil {
 		return nil, err
 	}
-	u := &Unbounded{Lengths: lengths, Every: every, Offered: make([]uint64, len(lengths)), local: map[uint64]uint64{}}
-	u.offsets = make([]int, len(ins.Blocks))
-	for i, b := range ins.Blocks {
-		u.offsets[i] = b.Offset
-	}
+	u := &Unbounded{Lengths: lengths, Every: every, Offered: make([]uint64, len(lengths)), offsets: ins.offsets(), local: map[uint64]uint64{}}
 	for _, l := range lengths {
 		u.maxLen = max(u.maxLen, l)
 		u.counts = append(u.counts, map[uint64]windowCount{})
@@ -54,13 +50,32 @@ func NewUnbounded(ins *Instrumented, lengths []int, every bool) (*Unbounded, err
 	return u, nil
 }
 
+// UnboundedCounts returns the two unbounded counts of ins's samples, the
+// hot list's windows and every window, and an Options.Observe that feeds
+// both.
+func UnboundedCounts(ins *Instrumented, lengths []int) ([]*Unbounded, func(blocks []uint32), error) {
+	var us []*Unbounded
+	for _, every := range []bool{false, true} {
+		u, err := NewUnbounded(ins, lengths, every)
+		if err != nil {
+			return nil, nil, err
+		}
+		us = append(us, u)
+	}
+	return us, func(blocks []uint32) {
+		for _, u := range us {
+			u.AddSample(blocks)
+		}
+	}, nil
+}
+
 // AddSample counts the windows of one sample, as HotList.AddSample
 // offers them (or all of them). Its keys are those of Exact.
 func (u *Unbounded) AddSample(blocks []uint32) {
 	blocks = blocks[:min(len(blocks), u.maxLen)]
 	pre := append(u.pre[:0], 0)
 	for _, id := range blocks {
-		pre = append(pre, addMod(mulMod(pre[len(pre)-1], hashBase), uint64(u.offsets[id])+1))
+		pre = append(pre, hashStep(pre[len(pre)-1], u.offsets[id]))
 	}
 	u.pre = pre
 	for i, l := range u.Lengths {
@@ -71,11 +86,7 @@ func (u *Unbounded) AddSample(blocks []uint32) {
 		u.Offered[i] += uint64(m)
 		clear(u.local)
 		for k := 0; k < m; k++ {
-			w := pre[k*st+l] + hashMod - mulMod(pre[k*st], u.pow[i])
-			if w >= hashMod {
-				w -= hashMod
-			}
-			u.local[w]++
+			u.local[windowKey(pre[k*st+l], pre[k*st], u.pow[i])]++
 		}
 		counts := u.counts[i]
 		for w, n := range u.local {

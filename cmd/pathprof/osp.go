@@ -301,18 +301,9 @@ func cmdOSPScore(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		if *unbounded {
-			for _, every := range []bool{false, true} {
-				u, err := osp.NewUnbounded(ins, opt.Lengths, every)
-				if err != nil {
-					fmt.Fprintf(stderr, "pathprof: %v\n", err)
-					return 2
-				}
-				counts = append(counts, u)
-			}
-			opt.Observe = func(blocks []uint32) {
-				for _, u := range counts {
-					u.AddSample(blocks)
-				}
+			if counts, opt.Observe, err = osp.UnboundedCounts(ins, opt.Lengths); err != nil {
+				fmt.Fprintf(stderr, "pathprof: %v\n", err)
+				return 2
 			}
 		}
 		var res runner.Result
