@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"pathprof/bench"
+	"github.com/pathprof/pathprof/internal/bench"
 )
 
 func cmdBench(args []string, stdout, stderr io.Writer) int {

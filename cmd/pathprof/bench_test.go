@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"pathprof/bench"
-	"pathprof/internal/testprogs"
+	"github.com/pathprof/pathprof/internal/bench"
+	"github.com/pathprof/pathprof/internal/testprogs"
 )
 
 // TestBenchQuick runs pathprof bench --quick on a suite of two small C

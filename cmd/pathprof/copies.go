@@ -14,12 +14,12 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
-	"pathprof/counters"
-	"pathprof/instrument"
-	"pathprof/partition"
-	"pathprof/profile"
-	"pathprof/profiler"
-	"pathprof/runner"
+	"github.com/pathprof/pathprof/internal/counters"
+	"github.com/pathprof/pathprof/internal/instrument"
+	"github.com/pathprof/pathprof/internal/partition"
+	"github.com/pathprof/pathprof/internal/profiler"
+	"github.com/pathprof/pathprof/internal/runner"
+	"github.com/pathprof/pathprof/profile"
 )
 
 // cmdInstrument writes the copies of a strategy into a directory.

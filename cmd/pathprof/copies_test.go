@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"pathprof/internal/testprogs"
-	"pathprof/profile"
+	"github.com/pathprof/pathprof/internal/testprogs"
+	"github.com/pathprof/pathprof/profile"
 )
 
 // TestCopiesAnywhere writes the P3 copies of a C program, runs copy 0 with

@@ -7,9 +7,9 @@ import (
 	"os"
 	"strings"
 
-	"pathprof/htmlreport"
-	"pathprof/profile"
-	"pathprof/report"
+	"github.com/pathprof/pathprof/internal/htmlreport"
+	"github.com/pathprof/pathprof/internal/report"
+	"github.com/pathprof/pathprof/profile"
 )
 
 // htmlFlags are the report command's flags for the HTML report.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"pathprof/internal/testprogs"
+	"github.com/pathprof/pathprof/internal/testprogs"
 )
 
 // TestReportHTML writes the HTML report through the command line and

@@ -14,9 +14,9 @@ import (
 	"io"
 	"os"
 
-	"pathprof/cfg"
-	"pathprof/inspect"
-	"pathprof/wasm"
+	"github.com/pathprof/pathprof/internal/cfg"
+	"github.com/pathprof/pathprof/internal/inspect"
+	"github.com/pathprof/pathprof/internal/wasm"
 )
 
 const usage = `pathprof gives exact path profiles of WebAssembly programs.

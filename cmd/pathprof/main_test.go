@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"pathprof/internal/testprogs"
+	"github.com/pathprof/pathprof/internal/testprogs"
 )
 
 func runCmd(args ...string) (int, string, string) {

@@ -16,8 +16,8 @@ import (
 	"strconv"
 	"strings"
 
-	"pathprof/osp"
-	"pathprof/runner"
+	"github.com/pathprof/pathprof/internal/osp"
+	"github.com/pathprof/pathprof/internal/runner"
 )
 
 const ospUsage = `usage: pathprof osp [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact=false] [--concise] [-o FILE] [--top N] [-q]

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"pathprof/internal/testprogs"
-	"pathprof/osp"
+	"github.com/pathprof/pathprof/internal/osp"
+	"github.com/pathprof/pathprof/internal/testprogs"
 )
 
 // runOSPCmd runs cmdOSP or cmdOSPScore, which main.go's switch reaches as

@@ -12,11 +12,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"pathprof/instrument"
-	"pathprof/profile"
-	"pathprof/profiler"
-	"pathprof/report"
-	"pathprof/runner"
+	"github.com/pathprof/pathprof/internal/instrument"
+	"github.com/pathprof/pathprof/internal/profiler"
+	"github.com/pathprof/pathprof/internal/report"
+	"github.com/pathprof/pathprof/internal/runner"
+	"github.com/pathprof/pathprof/profile"
 )
 
 // multiFlag collects a repeatable string flag.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"pathprof/internal/testprogs"
-	"pathprof/profile"
+	"github.com/pathprof/pathprof/internal/testprogs"
+	"github.com/pathprof/pathprof/profile"
 )
 
 // startModule is a command module whose _start runs body (instructions,

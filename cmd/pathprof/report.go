@@ -10,8 +10,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"pathprof/profile"
-	"pathprof/report"
+	"github.com/pathprof/pathprof/internal/report"
+	"github.com/pathprof/pathprof/profile"
 )
 
 const reportUsage = "usage: pathprof report [--top N] [--json] [--html FILE [--source DIR]] [--module FILE] PROFILE"

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"pathprof/cfg"
-	"pathprof/internal/testprogs"
-	"pathprof/profile"
-	"pathprof/wasm"
+	"github.com/pathprof/pathprof/internal/cfg"
+	"github.com/pathprof/pathprof/internal/testprogs"
+	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/profile"
 )
 
 func runReport(args ...string) (int, string, string) {

@@ -2,7 +2,7 @@
 // the packages that number and partition DAGs.
 package dagtest
 
-import "pathprof/cfg"
+import "github.com/pathprof/pathprof/internal/cfg"
 
 // New fills Out, In and Topo (Kahn's algorithm over the nodes reachable
 // from the entry) for an edge list.

@@ -30,7 +30,7 @@ type BuildOptions struct {
 // BuildGo builds the Go package pkg for GOOS=wasip1 GOARCH=wasm and returns
 // the path of the module, which the caller must not modify.
 //
-// pkg is an import path ("regexp", "cmd/gofmt", "pathprof/testdata/go/hello")
+// pkg is an import path ("regexp", "cmd/gofmt", "github.com/pathprof/pathprof/testdata/go/hello")
 // or a directory; a relative directory must start with "./" or "../" and is
 // taken relative to the current directory, as the go command would.
 //

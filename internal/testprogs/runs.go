@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"pathprof/runner"
+	"github.com/pathprof/pathprof/internal/runner"
 )
 
 // Run is a module and the input of one run of it.

@@ -150,11 +150,11 @@ func TestBuildGoKeyFollowsSources(t *testing.T) {
 func TestIsStd(t *testing.T) {
 	e := env(t)
 	for pkg, want := range map[string]bool{
-		"regexp":                        true,
-		"cmd/gofmt":                     true,
-		"encoding/json":                 true,
-		"pathprof/testdata/go/hello":    false,
-		"github.com/tetratelabs/wazero": false,
+		"regexp":        true,
+		"cmd/gofmt":     true,
+		"encoding/json": true,
+		"github.com/pathprof/pathprof/testdata/go/hello":        false,
+		"github.com/tetratelabs/wazero":                         false,
 		filepath.Join(ModuleRoot(t), "testdata", "go", "hello"): false,
 	} {
 		if got := isStd(e, pkg); got != want {

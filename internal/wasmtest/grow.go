@@ -2,7 +2,7 @@
 // instrumenting packages.
 package wasmtest
 
-import "pathprof/wasm"
+import "github.com/pathprof/pathprof/internal/wasm"
 
 // GrowModule is a command that grows its memory step by step (0, 1 or 2
 // pages at a time, up to steps times) and records, at address 16·i, what

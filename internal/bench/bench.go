@@ -1,0 +1,762 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/pathprof/pathprof/internal/counters"
+	"github.com/pathprof/pathprof/internal/instrument"
+	"github.com/pathprof/pathprof/internal/partition"
+	"github.com/pathprof/pathprof/internal/profiler"
+	"github.com/pathprof/pathprof/internal/runner"
+	"github.com/pathprof/pathprof/profile"
+)
+
+// DefaultRuns and QuickRuns are the timed runs per program and build.
+const (
+	DefaultRuns = 5
+	QuickRuns   = 3
+)
+
+// Strategy is a profiling strategy with its number of copies.
+type Strategy struct {
+	Name   string `json:"name"`   // "sbl", "pbl" or "p3"
+	Copies int    `json:"copies"` // 1 for sbl
+}
+
+// Partitioned are the PBL and P3 strategies at k = 2, 4, 8 that --strategies
+// measures besides SBL.
+var Partitioned = []Strategy{{"pbl", 2}, {"pbl", 4}, {"pbl", 8}, {"p3", 2}, {"p3", 4}, {"p3", 8}}
+
+// SBL is sequential Ball-Larus: one copy, every function profiled.
+var SBL = Strategy{Name: "sbl", Copies: 1}
+
+func (s Strategy) String() string {
+	if s.Copies <= 1 {
+		return s.Name
+	}
+	return fmt.Sprintf("%s-k%d", s.Name, s.Copies)
+}
+
+// Options configure Run.
+type Options struct {
+	// Runs is the number of timed runs of each build; default DefaultRuns,
+	// or QuickRuns with Quick.
+	Runs int
+	// Quick runs only the programs marked quick.
+	Quick bool
+	// Only runs only the programs with these names.
+	Only []string
+	// Strategies to measure besides the original; default SBL alone. PBL
+	// and P3 (at k = 2, 4, 8) will be columns of their own once they exist.
+	Strategies []Strategy
+	// HitsOnly measures PBL and P3 by their hits alone: the copies are
+	// planned and their hits computed from SBL's profile, but they are
+	// neither run (so their profiles are not checked against SBL's) nor
+	// timed. A sweep of plans then costs one SBL run per program.
+	HitsOnly bool
+	// CacheDir is wazero's compilation cache; "" for none.
+	CacheDir string
+	// Progress receives a line per step; nil for none.
+	Progress   io.Writer
+	Instrument instrument.Options
+}
+
+// RunInfo describes a benchmark run: when, where and how. Report and
+// OSPReport start with it.
+type RunInfo struct {
+	Date time.Time `json:"date"`
+	// Command is how the run was started, as the caller says.
+	Command string `json:"command,omitempty"`
+	// GoVersion is the toolchain pathprof was built with; SuiteGoVersion
+	// the one that built the suite's Go programs.
+	GoVersion      string `json:"go_version"`
+	SuiteGoVersion string `json:"suite_go_version,omitempty"`
+	CPUs           int    `json:"cpus"`
+	OS             string `json:"os"`
+	Arch           string `json:"arch"`
+	Runs           int    `json:"runs"`
+	// PinnedCPU is the CPU every timed run ran on, if the benchmark could
+	// pin its thread to one.
+	PinnedCPU *int `json:"pinned_cpu,omitempty"`
+	Quick     bool `json:"quick,omitempty"`
+}
+
+// newRunInfo describes a run starting now on s with runs timed runs per
+// build, its thread pinned to cpu (-1: not pinned).
+func newRunInfo(s *Suite, runs int, quick bool, cpu int) RunInfo {
+	r := RunInfo{
+		Date:           time.Now().UTC().Truncate(time.Second),
+		GoVersion:      runtime.Version(),
+		SuiteGoVersion: s.GoVersion,
+		CPUs:           runtime.NumCPU(),
+		OS:             runtime.GOOS,
+		Arch:           runtime.GOARCH,
+		Runs:           runs,
+		Quick:          quick,
+	}
+	if cpu >= 0 {
+		r.PinnedCPU = &cpu
+	}
+	return r
+}
+
+// Info returns r, for code that handles either kind of report.
+func (r *RunInfo) Info() *RunInfo { return r }
+
+// writeHeader writes the run's command and date, machine and Go versions,
+// as the first lines of a results.md, ending in a line break.
+func (r *RunInfo) writeHeader(b *strings.Builder) {
+	if r.Command != "" {
+		fmt.Fprintf(b, "Command: `%s`  \n", r.Command)
+	}
+	fmt.Fprintf(b, "Date: %s; %d CPUs, %s/%s, %s", r.Date.Format("2006-01-02 15:04 UTC"), r.CPUs, r.OS, r.Arch, r.GoVersion)
+	if r.SuiteGoVersion != "" && r.SuiteGoVersion != r.GoVersion {
+		fmt.Fprintf(b, " (suite built with %s)", r.SuiteGoVersion)
+	}
+	b.WriteString("  \n")
+}
+
+// Report is the outcome of a benchmark run.
+type Report struct {
+	RunInfo
+	// HitsOnly: the PBL and P3 copies were planned, not timed, and run
+	// only where they share out calls or loop iterations (Options).
+	HitsOnly   bool       `json:"hits_only,omitempty"`
+	Strategies []Strategy `json:"strategies"`
+	// Seconds is the wall time of the whole benchmark.
+	Seconds  float64         `json:"seconds"`
+	Programs []ProgramResult `json:"programs"`
+	// GeoMean is, per strategy (Strategy.String), the geometric mean of
+	// its ratios over the programs that did not fail.
+	GeoMean map[string]float64 `json:"geomean_ratio"`
+	Failed  int                `json:"failed"`
+}
+
+// ProgramResult is one program's row.
+type ProgramResult struct {
+	Name   string `json:"name"`
+	Origin string `json:"origin,omitempty"`
+	Wasm   string `json:"wasm"`
+	Bytes  int    `json:"bytes"`
+
+	// Static facts of the instrumented module.
+	Functions int `json:"functions"`
+	Profiled  int `json:"functions_profiled"`
+	// PossiblePaths is the exact sum of the profiled functions' acyclic
+	// paths (after cuts), in decimal: it can pass 2^64.
+	PossiblePaths string `json:"possible_paths"`
+	// Dynamic facts of the check run.
+	ExecutedPaths  int    `json:"executed_paths"`
+	PathExecutions uint64 `json:"path_executions"`
+	// HottestPath is how many times the most frequent path ran: the copy
+	// that counts it runs at least one sequence each time.
+	HottestPath uint64 `json:"hottest_path"`
+	ExitCode    uint32 `json:"exit_code"`
+	// OutputsMatch says that every instrumented run printed the original's
+	// standard output and exited with its code.
+	OutputsMatch bool `json:"outputs_match"`
+
+	Original   Timing    `json:"original"`
+	Strategies []Measure `json:"strategies"`
+	// PlacedSBLHits is, with partitioned strategies, SBL's probe hits on
+	// the run when its probes too are placed by the run's edge
+	// frequencies, as the partitioned strategies' are: computed, not run.
+	PlacedSBLHits uint64 `json:"placed_sbl_hits,omitempty"`
+	// Error says why the row failed; its figures are then partial.
+	Error string `json:"error,omitempty"`
+}
+
+// Timing is one build's timed runs.
+type Timing struct {
+	CompileSeconds float64 `json:"compile_seconds"`
+	// Seconds holds each timed run's instantiation and run time (for
+	// several copies: the slowest copy's).
+	Seconds       []float64 `json:"seconds"`
+	MedianSeconds float64   `json:"median_seconds"`
+}
+
+// Measure is one strategy's figures on one program.
+type Measure struct {
+	Strategy Strategy `json:"strategy"`
+	Timing
+	// Ratio is the median run time over the original's median.
+	Ratio float64 `json:"ratio"`
+	// ProbeHits is the instrumentation sequences executed in the check
+	// run (for several copies: the slowest copy's).
+	ProbeHits         uint64  `json:"probe_hits"`
+	InstrumentSeconds float64 `json:"instrument_seconds"`
+	// PlanSeconds is P3's or PBL's planning time.
+	PlanSeconds float64 `json:"plan_seconds,omitempty"`
+	// ProfileEqual says whether the merged profile equals SBL's; unset
+	// for SBL itself.
+	ProfileEqual *bool `json:"profile_equal_to_sbl,omitempty"`
+	// For several copies: each copy's probe hits on the run, computed
+	// from SBL's exact profile; HitShare is the slowest copy's hits over
+	// SBL's. The plan uses the edge frequencies of SBL's profile.
+	// StaticHitShare is the same share for a plan made without them
+	// (static probe counts as costs).
+	CopyHits       []uint64 `json:"copy_hits,omitempty"`
+	HitShare       float64  `json:"hit_share,omitempty"`
+	StaticHitShare float64  `json:"static_hit_share,omitempty"`
+	// SlowestCopy is the copy with most hits, the one timed.
+	SlowestCopy int `json:"slowest_copy,omitempty"`
+}
+
+// Failures returns the number of programs that failed and of all.
+func (r *Report) Failures() (failed, programs int) { return r.Failed, len(r.Programs) }
+
+// Select returns the programs Run would run with opt.
+func Select(s *Suite, opt Options) ([]*Program, error) {
+	var out []*Program
+	for _, name := range opt.Only {
+		if _, ok := s.Program(name); !ok {
+			return nil, fmt.Errorf("no program %q in the suite", name)
+		}
+	}
+	for i := range s.Programs {
+		p := &s.Programs[i]
+		if opt.Quick && !p.Quick {
+			continue
+		}
+		if len(opt.Only) > 0 && !slices.Contains(opt.Only, p.Name) {
+			continue
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no programs selected")
+	}
+	return out, nil
+}
+
+// Run measures the selected programs of the suite. A program that fails
+// (a trap, an instrumented run whose output differs) gets a row with its
+// error and counts in Report.Failed; the error result is only for a
+// benchmark that cannot run at all, or was interrupted.
+func Run(ctx context.Context, s *Suite, opt Options) (*Report, error) {
+	if opt.Runs <= 0 {
+		opt.Runs = DefaultRuns
+		if opt.Quick {
+			opt.Runs = QuickRuns
+		}
+	}
+	if len(opt.Strategies) == 0 {
+		opt.Strategies = []Strategy{SBL}
+	}
+	if opt.Strategies[0] != SBL {
+		return nil, fmt.Errorf("the first strategy must be sbl, the reference of the others")
+	}
+	for _, st := range opt.Strategies[1:] {
+		if st.Name != "pbl" && st.Name != "p3" || st.Copies < 1 {
+			return nil, fmt.Errorf("strategy %s: want pbl or p3 with at least one copy", st)
+		}
+	}
+	progs, err := Select(s, opt)
+	if err != nil {
+		return nil, err
+	}
+	// Every run happens on this goroutine, one after another.
+	cpu, restore := pinThread()
+	defer restore()
+	start := time.Now()
+	rep := &Report{
+		RunInfo:    newRunInfo(s, opt.Runs, opt.Quick, cpu),
+		HitsOnly:   opt.HitsOnly && len(opt.Strategies) > 1,
+		Strategies: opt.Strategies,
+		GeoMean:    map[string]float64{},
+	}
+	for i, p := range progs {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		b := &benchmark{s: s, p: p, opt: opt, idx: i + 1, total: len(progs)}
+		r := b.run(ctx)
+		if r.Error != "" {
+			rep.Failed++
+			b.progress("FAILED: %s", r.Error)
+		}
+		rep.Programs = append(rep.Programs, r)
+	}
+	for j, st := range opt.Strategies {
+		var ratios []float64
+		for _, r := range rep.Programs {
+			if r.Error == "" && j < len(r.Strategies) && r.Strategies[j].Ratio > 0 {
+				ratios = append(ratios, r.Strategies[j].Ratio)
+			}
+		}
+		if len(ratios) > 0 { // none for copies not timed (HitsOnly)
+			rep.GeoMean[st.String()] = GeoMean(ratios)
+		}
+	}
+	rep.Seconds = time.Since(start).Seconds()
+	return rep, ctx.Err()
+}
+
+// benchmark is one program's measurement.
+type benchmark struct {
+	s          *Suite
+	p          *Program
+	opt        Options
+	idx, total int
+}
+
+func (b *benchmark) progress(format string, args ...any) {
+	if b.opt.Progress != nil {
+		fmt.Fprintf(b.opt.Progress, "bench: %s: "+format+"\n", append([]any{b.p.Name}, args...)...)
+	}
+}
+
+// output is what one run printed and how it ended.
+type output struct {
+	stdout   []byte
+	stderr   *tailWriter
+	exitCode uint32
+	runTime  time.Duration
+}
+
+func (b *benchmark) run(ctx context.Context) (r ProgramResult) {
+	p := b.p
+	r = ProgramResult{Name: p.Name, Origin: p.Origin, Wasm: p.Wasm}
+	sbl := Measure{Strategy: SBL}
+	fail := func(format string, args ...any) ProgramResult {
+		r.Error = fmt.Sprintf(format, args...)
+		r.Strategies = []Measure{sbl}
+		return r
+	}
+	orig, err := b.read()
+	if err != nil {
+		return fail("%v", err)
+	}
+	r.Bytes = len(orig)
+
+	start := time.Now()
+	res, err := instrument.Instrument(orig, b.opt.Instrument)
+	if err != nil {
+		return fail("instrument: %v", err)
+	}
+	sbl.InstrumentSeconds = time.Since(start).Seconds()
+	possible := new(big.Int)
+	for _, f := range res.Funcs {
+		if f.Plan != nil {
+			r.Profiled++
+			possible.Add(possible, big.NewInt(f.Plan.NumPaths))
+		}
+	}
+	r.Functions = len(res.Funcs)
+	r.PossiblePaths = possible.String()
+	b.progress("instrumented %d of %d functions in %.2fs", r.Profiled, r.Functions, sbl.InstrumentSeconds)
+
+	name := filepath.Base(filepath.FromSlash(p.Wasm))
+	origProg, err := b.compile(ctx, "original", orig, runner.Config{ProgramName: name, CacheDir: b.opt.CacheDir})
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer origProg.Close(context.WithoutCancel(ctx))
+	r.Original.CompileSeconds = origProg.CompileTime().Seconds()
+	instrProg, err := b.compile(ctx, "sbl", res.Module, runner.Config{ProgramName: name, CacheDir: b.opt.CacheDir,
+		Modules: counters.Modules(res.Counters)})
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer instrProg.Close(context.WithoutCancel(ctx))
+	sbl.CompileSeconds = instrProg.CompileTime().Seconds()
+
+	// The check run, untimed, compares outputs, reads the counters and
+	// warms up both builds, so that neither pays the first run's page
+	// faults in the timed runs.
+	want, err := b.runOnce(ctx, origProg, nil)
+	if err != nil {
+		return fail("original run: %v%s", err, want.tail())
+	}
+	r.ExitCode = want.exitCode
+	if err := b.checkExpected(want); err != nil {
+		return fail("original run: %v%s", err, want.tail())
+	}
+	var counts counters.Counts
+	got, err := b.runOnce(ctx, instrProg, func(_ context.Context, mods map[string]api.Module) (err error) {
+		counts, err = counters.ReadInstance(mods)
+		return err
+	})
+	if err != nil {
+		return fail("instrumented run: %v%s", err, got.tail())
+	}
+	if err := sameOutput(want, got); err != nil {
+		return fail("instrumented run: %v", err)
+	}
+	fs, hits, err := res.Functions(counts)
+	if err != nil {
+		return fail("%v", err)
+	}
+	sbl.ProbeHits = hits
+	for _, f := range fs {
+		r.ExecutedPaths += len(f.Paths)
+		for _, pa := range f.Paths {
+			r.PathExecutions += pa.Count
+			r.HottestPath = max(r.HottestPath, pa.Count)
+		}
+	}
+	b.progress("check run: original %s, sbl %s, outputs match; %d paths executed, %d probe hits",
+		ms(want.runTime), ms(got.runTime), r.ExecutedPaths, hits)
+
+	for i := 1; i <= b.opt.Runs; i++ {
+		if err := ctx.Err(); err != nil {
+			return fail("%v", err)
+		}
+		o, err := b.runOnce(ctx, origProg, nil)
+		if err == nil {
+			err = sameOutput(want, o)
+		}
+		if err != nil {
+			return fail("original run %d: %v (the program is not deterministic)", i, err)
+		}
+		g, err := b.runOnce(ctx, instrProg, nil)
+		if err == nil {
+			err = sameOutput(want, g)
+		}
+		if err != nil {
+			return fail("instrumented run %d: %v", i, err)
+		}
+		r.Original.Seconds = append(r.Original.Seconds, o.runTime.Seconds())
+		sbl.Seconds = append(sbl.Seconds, g.runTime.Seconds())
+		b.progress("run %d/%d: original %s, sbl %s", i, b.opt.Runs, ms(o.runTime), ms(g.runTime))
+	}
+	r.OutputsMatch = true
+	r.Original.MedianSeconds = Median(r.Original.Seconds)
+	sbl.MedianSeconds = Median(sbl.Seconds)
+	sbl.Ratio = sbl.MedianSeconds / r.Original.MedianSeconds
+	r.Strategies = []Measure{sbl}
+	b.progress("median: original %s, sbl %s, ratio %.3f",
+		ms(secs(r.Original.MedianSeconds)), ms(secs(sbl.MedianSeconds)), sbl.Ratio)
+	if len(b.opt.Strategies) > 1 {
+		freq, err := res.EdgeFrequencies(fs)
+		if err != nil {
+			return fail("%v", err)
+		}
+		// The plans place their probes by these frequencies; SBL placed
+		// by them too tells that gain from the partitioning's.
+		placed, err := profiler.Build(orig, partition.SBL, 1, b.opt.Instrument, partition.Options{Weights: freq})
+		if err != nil {
+			return fail("sbl placed by its profile: %v", err)
+		}
+		h, err := copyHits(placed, fs)
+		if err != nil {
+			return fail("sbl placed by its profile: %v", err)
+		}
+		r.PlacedSBLHits = h[0]
+		b.progress("sbl placed by its profile: %.1f%% of its hits", 100*float64(h[0])/float64(max(sbl.ProbeHits, 1)))
+		for _, st := range b.opt.Strategies[1:] {
+			m, err := b.copies(ctx, orig, name, st, fs, sbl.ProbeHits, freq, origProg, want)
+			r.Strategies = append(r.Strategies, m)
+			if err != nil {
+				return fail("%s: %v", st, err)
+			}
+		}
+	}
+	return r
+}
+
+// copyHits is every copy's probe hits on the run whose exact profile is
+// exact.
+func copyHits(cs *profiler.Copies, exact []profile.Function) ([]uint64, error) {
+	hits := make([]uint64, len(cs.Copy))
+	for c, res := range cs.Copy {
+		h, err := res.HitsOf(exact)
+		if err != nil {
+			return nil, err
+		}
+		hits[c] = h
+	}
+	return hits, nil
+}
+
+// copies measures a partitioned strategy on the program: plans it with the
+// SBL profile's edge frequencies, computes every copy's hits from that
+// exact profile, runs every copy once to check its output and that the
+// merged profile equals SBL's, and times the slowest copy against the
+// original.
+func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Strategy, exact []profile.Function, sblHits uint64,
+	freq [][]float64, origProg *runner.Program, want output) (Measure, error) {
+	m := Measure{Strategy: st}
+	start := time.Now()
+	cs, err := profiler.Build(orig, st.Name, st.Copies, b.opt.Instrument, partition.Options{Weights: freq})
+	if err != nil {
+		return m, err
+	}
+	m.InstrumentSeconds = time.Since(start).Seconds()
+	m.PlanSeconds = cs.PlanSeconds
+	if m.CopyHits, err = copyHits(cs, exact); err != nil {
+		return m, err
+	}
+	setSlowest := func() {
+		var slowest uint64
+		for c, h := range m.CopyHits {
+			if h > slowest {
+				slowest, m.SlowestCopy = h, c
+			}
+		}
+		m.ProbeHits = slowest
+		if sblHits > 0 {
+			m.HitShare = float64(slowest) / float64(sblHits)
+		}
+	}
+	setSlowest()
+	// The same plan without the profile's frequencies: only its hits.
+	static, err := profiler.Build(orig, st.Name, st.Copies, b.opt.Instrument, partition.Options{})
+	if err != nil {
+		return m, err
+	}
+	staticHits, err := copyHits(static, exact)
+	if err != nil {
+		return m, err
+	}
+	if sblHits > 0 {
+		m.StaticHitShare = float64(slices.Max(staticHits)) / float64(sblHits)
+	}
+	// Copies that share out the calls of functions or the iterations of
+	// loops have exact hits only from their own counts: they run even for
+	// hits alone.
+	sliced := slices.ContainsFunc(cs.Copy, (*instrument.Result).Sliced)
+	report := func() {
+		b.progress("%s: planned in %.2fs, instrumented in %.2fs; slowest copy %d has %.1f%% of SBL's hits (static plan %.1f%%)",
+			st, m.PlanSeconds, m.InstrumentSeconds, m.SlowestCopy, 100*m.HitShare, 100*m.StaticHitShare)
+	}
+	if !sliced {
+		report()
+		if b.opt.HitsOnly {
+			return m, nil
+		}
+	}
+	// Every copy runs once: same output, and the merged profile is SBL's.
+	var parts [][]profile.Function
+	var calls []map[uint32]uint64
+	compile := func(c int) (*runner.Program, error) {
+		res := cs.Copy[c]
+		return b.compile(ctx, fmt.Sprintf("%s copy %d", st, c), res.Module, runner.Config{ProgramName: name, CacheDir: b.opt.CacheDir,
+			Modules: counters.Modules(res.Counters)})
+	}
+	for c, res := range cs.Copy {
+		prog, err := compile(c)
+		if err != nil {
+			return m, err
+		}
+		var counts counters.Counts
+		var n map[uint32]uint64
+		got, err := b.runOnce(ctx, prog, func(_ context.Context, mods map[string]api.Module) (err error) {
+			if counts, err = counters.ReadInstance(mods); err != nil {
+				return err
+			}
+			n, err = profiler.ReadCalls(mods, res)
+			return err
+		})
+		prog.Close(context.WithoutCancel(ctx))
+		if err == nil {
+			err = sameOutput(want, got)
+		}
+		if err != nil {
+			return m, fmt.Errorf("copy %d: %v%s", c, err, got.tail())
+		}
+		part, _, err := res.Functions(counts)
+		if err != nil {
+			return m, err
+		}
+		parts = append(parts, part)
+		calls = append(calls, n)
+	}
+	merged, err := profiler.Merge(parts, cs.Shared())
+	if err != nil {
+		return m, err
+	}
+	eq, diff := (&profile.Profile{Functions: exact}).Equal(&profile.Profile{Functions: merged})
+	m.ProfileEqual = &eq
+	if !eq {
+		return m, fmt.Errorf("merged profile differs from SBL's: %s", diff)
+	}
+	if sliced {
+		for c, res := range cs.Copy {
+			if m.CopyHits[c], err = res.HitsOfRun(exact, parts[c], calls[c]); err != nil {
+				return m, err
+			}
+		}
+		setSlowest()
+		report()
+		if b.opt.HitsOnly {
+			return m, nil
+		}
+	}
+	// Compiled again (from the cache): one copy's code at a time.
+	slowProg, err := compile(m.SlowestCopy)
+	if err != nil {
+		return m, err
+	}
+	defer slowProg.Close(context.WithoutCancel(ctx))
+	var origSecs []float64
+	for i := 1; i <= b.opt.Runs; i++ {
+		o, err := b.runOnce(ctx, origProg, nil)
+		if err != nil {
+			return m, err
+		}
+		g, err := b.runOnce(ctx, slowProg, nil)
+		if err == nil {
+			err = sameOutput(want, g)
+		}
+		if err != nil {
+			return m, fmt.Errorf("copy %d run %d: %v", m.SlowestCopy, i, err)
+		}
+		origSecs = append(origSecs, o.runTime.Seconds())
+		m.Seconds = append(m.Seconds, g.runTime.Seconds())
+	}
+	m.MedianSeconds = Median(m.Seconds)
+	m.Ratio = m.MedianSeconds / Median(origSecs)
+	b.progress("%s: profiles equal; slowest copy ratio %.3f", st, m.Ratio)
+	return m, nil
+}
+
+// read reads the program's module and says so.
+func (b *benchmark) read() ([]byte, error) {
+	orig, err := os.ReadFile(b.s.Path(b.p.Wasm))
+	if err == nil {
+		b.progress("program %d/%d, %.1f MB", b.idx, b.total, float64(len(orig))/1e6)
+	}
+	return orig, err
+}
+
+func (b *benchmark) compile(ctx context.Context, what string, wasm []byte, cfg runner.Config) (*runner.Program, error) {
+	start := time.Now()
+	prog, err := runner.Compile(ctx, wasm, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("compile %s: %w", what, err)
+	}
+	if d := time.Since(start); d > time.Second {
+		b.progress("compiled %s in %.1fs", what, d.Seconds())
+	}
+	return prog, nil
+}
+
+// runOnce runs prog once with a fresh configuration (see runWith), after
+// as its AfterRun.
+func (b *benchmark) runOnce(ctx context.Context, prog *runner.Program, after func(context.Context, map[string]api.Module) error) (output, error) {
+	return b.runWith(ctx, func(cfg runner.Config) (runner.Result, error) {
+		cfg.AfterRun = after
+		return prog.Run(ctx, cfg)
+	})
+}
+
+// runWith calls run once with a fresh configuration (fresh temporary
+// mounts, stdin from the start) that keeps the program's output. The
+// garbage collector runs first so that one run's garbage is not collected
+// during the next.
+func (b *benchmark) runWith(ctx context.Context, run func(runner.Config) (runner.Result, error)) (output, error) {
+	out := output{stderr: &tailWriter{max: 2000}}
+	if err := ctx.Err(); err != nil {
+		return out, err
+	}
+	cfg, cleanup, err := b.s.runConfig(b.p)
+	if err != nil {
+		return out, err
+	}
+	defer cleanup()
+	var stdout bytes.Buffer
+	cfg.Stdout, cfg.Stderr = &stdout, out.stderr
+	runtime.GC()
+	res, err := run(cfg)
+	out.stdout, out.exitCode, out.runTime = stdout.Bytes(), res.ExitCode, res.RunTime
+	return out, err
+}
+
+func (b *benchmark) checkExpected(o output) error {
+	if c := b.p.ExpectExitCode; c != nil && o.exitCode != *c {
+		return fmt.Errorf("exit code %d, the suite expects %d", o.exitCode, *c)
+	}
+	if b.p.ExpectStdout != "" {
+		want, err := os.ReadFile(b.s.Path(b.p.ExpectStdout))
+		if err != nil {
+			return err
+		}
+		if i := diffAt(want, o.stdout); i >= 0 {
+			return fmt.Errorf("standard output differs from %s at byte %d (%d bytes, want %d)", b.p.ExpectStdout, i, len(o.stdout), len(want))
+		}
+	}
+	return nil
+}
+
+func sameOutput(want, got output) error {
+	if got.exitCode != want.exitCode {
+		return fmt.Errorf("exit code %d, the original exited with %d%s", got.exitCode, want.exitCode, got.tail())
+	}
+	if i := diffAt(want.stdout, got.stdout); i >= 0 {
+		return fmt.Errorf("standard output differs from the original's at byte %d (%d bytes, the original printed %d)", i, len(got.stdout), len(want.stdout))
+	}
+	return nil
+}
+
+// diffAt returns the first offset at which a and b differ, or -1.
+func diffAt(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	if len(a) != len(b) {
+		return n
+	}
+	return -1
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d)/1e6) }
+
+func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// tailWriter keeps the last max bytes written, for error messages.
+type tailWriter struct {
+	max int
+	buf []byte
+}
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	if len(w.buf) > 2*w.max {
+		w.buf = append(w.buf[:0], w.buf[len(w.buf)-w.max:]...)
+	}
+	return len(p), nil
+}
+
+func (w *tailWriter) bytes() []byte {
+	if w == nil {
+		return nil
+	}
+	if len(w.buf) <= w.max {
+		return w.buf
+	}
+	return w.buf[len(w.buf)-w.max:]
+}
+
+// tail is the end of what the program wrote to stderr, or else to stdout
+// (where Go test binaries report failures), to append to an error message.
+func (o output) tail() string {
+	what, b := "stderr", o.stderr.bytes()
+	if len(bytes.TrimSpace(b)) == 0 {
+		what, b = "stdout", o.stdout
+		if len(b) > 2000 {
+			b = b[len(b)-2000:]
+		}
+	}
+	b = bytes.TrimRight(b, "\n")
+	if len(b) == 0 {
+		return ""
+	}
+	return "; the program's " + what + " ends:\n" + string(b)
+}

@@ -1,0 +1,121 @@
+package counters
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/pathprof/pathprof/internal/wasm"
+)
+
+// TestCounts drives the generated module with random counts, enough to
+// grow the hash table several times, and compares what Read gets back with
+// counts kept in Go.
+func TestCounts(t *testing.T) {
+	paths := []uint64{0, 10, 1 << 40, 3, 5000, 1 << 62}
+	l, err := NewLayout(paths, Options{DenseMax: 100, HashSlots: 1024})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := l.Module()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wasm.Decode(mod); err != nil {
+		t.Fatalf("generated module does not decode: %v", err)
+	}
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	inst, err := rt.Instantiate(ctx, mod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dense, hashed := inst.ExportedFunction(CountName), inst.ExportedFunction(CountHashName)
+	denseN := inst.ExportedFunction(CountNName)
+	want := Counts{}
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < 20000; i++ {
+		f := uint32(1 + r.IntN(len(paths)-1))
+		p := r.Uint64N(min(paths[f], 3000)) // repeats, and many distinct keys
+		var err error
+		n := uint64(1)
+		if l.Funcs[f].Kind == KindDense && r.IntN(3) == 0 {
+			n = r.Uint64N(5) // zero too: a flush of a counter that did not move
+			_, err = denseN.Call(ctx, uint64(l.Slot(f))+p, n)
+		} else if l.Funcs[f].Kind == KindDense {
+			_, err = dense.Call(ctx, uint64(l.Slot(f))+p)
+		} else {
+			_, err = hashed.Call(ctx, uint64(f), p)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want[f] == nil {
+			want[f] = map[uint64]uint64{}
+		}
+		if n > 0 {
+			want[f][p] += n
+		}
+	}
+	mem, ok := inst.Memory().Read(0, inst.Memory().Size())
+	if !ok {
+		t.Fatal("cannot read memory")
+	}
+	got, err := Read(mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d functions, want %d", len(got), len(want))
+	}
+	distinct := 0
+	for f, ps := range want {
+		for p, c := range ps {
+			if got[f][p] != c {
+				t.Fatalf("f%d path %d: got %d, want %d", f, p, got[f][p], c)
+			}
+			distinct++
+		}
+		if len(got[f]) != len(ps) {
+			t.Fatalf("f%d: got %d paths, want %d", f, len(got[f]), len(ps))
+		}
+	}
+	if l.Funcs[2].Kind != KindHash || l.Funcs[1].Kind != KindDense {
+		t.Fatalf("unexpected layout %+v", l.Funcs)
+	}
+	t.Logf("%d distinct counters, memory %d bytes", distinct, len(mem))
+}
+
+// TestTraps checks that counts no instrumentation should produce trap.
+func TestTraps(t *testing.T) {
+	l, _ := NewLayout([]uint64{0, 10}, Options{})
+	mod, _ := l.Module()
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	inst, err := rt.Instantiate(ctx, mod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Function 0 has no counters, 1 is dense, 2 does not exist.
+	hashed := inst.ExportedFunction(CountHashName)
+	for _, c := range [][2]uint64{{0, 0}, {1, 3}, {2, 0}} {
+		if _, err := hashed.Call(ctx, c[0], c[1]); err == nil {
+			t.Errorf("count_hash(%d, %d) did not trap", c[0], c[1])
+		}
+	}
+	dense := inst.ExportedFunction(CountName)
+	if _, err := dense.Call(ctx, uint64(l.Slot(1))+10); err == nil {
+		t.Errorf("count past the dense arrays did not trap")
+	}
+	if _, err := dense.Call(ctx, uint64(l.Slot(1))+9); err != nil {
+		t.Errorf("count of the last dense slot: %v", err)
+	}
+	denseN := inst.ExportedFunction(CountNName)
+	if _, err := denseN.Call(ctx, uint64(l.Slot(1))+10, 1); err == nil {
+		t.Errorf("count_n past the dense arrays did not trap")
+	}
+}

@@ -1,0 +1,148 @@
+package counters
+
+import (
+	"fmt"
+
+	"github.com/pathprof/pathprof/internal/memarea"
+	"github.com/pathprof/pathprof/internal/wasm"
+)
+
+// Counters in the program's own memory.
+//
+// A call into the counter module, even one that never runs, makes wazero
+// spill the caller's live values around it; an add to memory does not. So
+// where it can, Embed puts the counter area into the program's own linear
+// memory instead, above everything the program sees (package memarea says
+// how). The counter area has the layout of the counter module's memory
+// (counters.go), with every address in it relative to its start; its
+// address is in a mutable global exported as BaseExport, and Read reads it
+// from there after the run.
+
+// BaseExport names the exported global that holds the counter area's
+// address in the program's memory.
+const BaseExport = "pathprof_counters"
+
+// Embedding is what Embed adds to a module, for the instrumenter: the
+// global holding the counter area's address and the function counting
+// the paths of hashed functions, (f i32, p i64).
+type Embedding struct {
+	Base      uint32
+	CountHash uint32
+
+	layout   *Layout
+	area     *memarea.Area
+	hashGrow uint32 // function: the hash table's growth
+	grow     uint32 // function: the program's memory.grow
+	types    [2]uint32
+}
+
+// CanEmbed says why the counters cannot live in m's memory, or "" when
+// they can (memarea.CanEmbed).
+func CanEmbed(m *wasm.Module) string { return memarea.CanEmbed(m) }
+
+// Embed prepares m to hold the counter area of layout l in its memory: it
+// adds the globals, the export, the types, the area's initial contents
+// (data segments) and the pages it takes, and reserves the indices of the
+// functions that Finish adds. In between, the caller instruments the
+// bodies with inline counts (Embedding.Base) and calls of CountHash.
+func (l *Layout) Embed(m *wasm.Module) (*Embedding, error) {
+	e := &Embedding{layout: l}
+	e.types = [2]uint32{
+		m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}}),
+		m.AddType(wasm.FuncType{}),
+	}
+	var err error
+	if e.area, err = memarea.Embed(m, uint64(l.Size), BaseExport); err != nil {
+		return nil, fmt.Errorf("counters cannot live in the program's memory: %w", err)
+	}
+	e.Base = e.area.Base
+	start := e.area.Start
+	m.Data = append(m.Data,
+		wasm.Data{Offset: constI32(int32(start)), Init: l.header()},
+		wasm.Data{Offset: constI32(int32(start + l.HashOff)), Init: l.hashHeader()})
+	m.Touch(wasm.SecData)
+	if m.HasDataCount {
+		m.DataCount += 2
+		m.Touch(wasm.SecDataCount)
+	}
+	n := m.NumFuncs()
+	e.CountHash, e.hashGrow, e.grow = n, n+1, n+2
+	return e, nil
+}
+
+// Finish turns the program's memory.size and memory.grow into the size
+// global and grow, and adds the functions. Call it after instrumenting
+// every body, before adding functions of one's own.
+func (e *Embedding) Finish(m *wasm.Module) error {
+	if m.NumFuncs() != e.CountHash {
+		return fmt.Errorf("counters: %d functions, Embed reserved %d on", m.NumFuncs(), e.CountHash)
+	}
+	if err := e.area.Rewrite(m, e.grow); err != nil {
+		return err
+	}
+	l := e.layout
+	b := func(a *wasm.Asm) { a.Idx(wasm.OpGlobalGet, e.Base) }
+	m.Funcs = append(m.Funcs, e.types[0], e.types[1], e.area.GrowType)
+	m.Code = append(m.Code,
+		wasm.NewCode([]wasm.LocalDecl{{Count: countHashLocals, Type: wasm.ValI32}}, countCode(uint32(len(l.Funcs)), l.HashOff, b, e.hashGrow)),
+		wasm.NewCode([]wasm.LocalDecl{{Count: growLocals, Type: wasm.ValI32}}, growCode(l.HashOff, b)),
+		wasm.NewCode(memarea.GrowLocals, e.area.GrowCode()),
+	)
+	m.Touch(wasm.SecFunction)
+	m.Touch(wasm.SecCode)
+	return nil
+}
+
+// Start is the lowest address the area ever has (Base only moves up, as
+// the program's memory grows).
+func (e *Embedding) Start() uint32 { return e.area.Start }
+
+// AddOne appends code adding one to the dense counter at slot plus the
+// i64 on the stack (a path id, as count gets it), given a scratch i32
+// local.
+func (e *Embedding) AddOne(a *wasm.Asm, slot int64, scratch uint32) {
+	a.Op(wasm.OpI32Wrap).I32(3).Op(wasm.OpI32Shl).Idx(wasm.OpGlobalGet, e.Base).Op(wasm.OpI32Add)
+	e.add(a, slot, scratch, func() { a.I64(1) })
+}
+
+// AddConst appends code adding the i64 that push pushes to the dense
+// counter at slot, given a scratch i32 local.
+func (e *Embedding) AddConst(a *wasm.Asm, slot int64, scratch uint32, push func()) {
+	a.Idx(wasm.OpGlobalGet, e.Base)
+	e.add(a, slot, scratch, push)
+}
+
+// add adds push's value to the i64 at the address on the stack plus
+// 8·slot.
+func (e *Embedding) add(a *wasm.Asm, slot int64, scratch uint32, push func()) {
+	off := uint64(8 * slot)
+	a.Idx(wasm.OpLocalTee, scratch).Idx(wasm.OpLocalGet, scratch).Mem(wasm.OpI64Load, 3, off)
+	push()
+	a.Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, off)
+}
+
+// HashCount appends the count of path p (an i64 local) of hashed
+// function f: the table's first probe inline, and the call of CountHash
+// when the path is not in that slot, which probes on, inserts and grows
+// the table. A call makes wazero spill the caller's live values, and the
+// functions with the most paths, which are hashed, are often the hottest
+// (bzip2's decoder is one state machine of 5×10^17 paths). addr is a
+// scratch i32 local.
+func (e *Embedding) HashCount(a *wasm.Asm, f, p, addr uint32) {
+	h := uint64(e.layout.HashOff)
+	a.Block(wasm.OpBlock)
+	hashOf(a,
+		func() { a.Idx(wasm.OpLocalGet, p) },
+		func() { a.I64(hashConst(f)) },
+		func() { a.Idx(wasm.OpGlobalGet, e.Base).Mem(wasm.OpI32Load, 2, h) })
+	a.I32(entrySize).Op(wasm.OpI32Mul)
+	a.Idx(wasm.OpGlobalGet, e.Base).Mem(wasm.OpI32Load, 2, h+8).Op(wasm.OpI32Add)
+	a.Idx(wasm.OpGlobalGet, e.Base).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, addr)
+	a.Mem(wasm.OpI32Load, 2, 0).I32(int32(f + 1)).Op(wasm.OpI32Eq).Block(wasm.OpIf)
+	a.Idx(wasm.OpLocalGet, addr).Mem(wasm.OpI64Load, 3, 8).Idx(wasm.OpLocalGet, p).Op(wasm.OpI64Eq).Block(wasm.OpIf)
+	a.Idx(wasm.OpLocalGet, addr).Idx(wasm.OpLocalGet, addr).Mem(wasm.OpI64Load, 3, 16).I64(1).Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, 16)
+	a.Idx(wasm.OpBr, 2)
+	a.Op(wasm.OpEnd).Op(wasm.OpEnd)
+	a.I32(int32(f)).Idx(wasm.OpLocalGet, p).Idx(wasm.OpCall, e.CountHash)
+	a.Op(wasm.OpEnd)
+}

@@ -1,0 +1,1237 @@
+// Package instrument turns a module into its Ball-Larus instrumented copy:
+// a path register per function, probes on the edges the numbering chose,
+// and counts where paths end. It also turns the counts read back after a
+// run into a profile, regenerating each path.
+//
+// The program's data and heap layout are untouched, as is everything the
+// program can see of its memory: the counters live either in the program's
+// memory above what it sees, counted by inline adds (counters.Embed), or
+// in a counter module that the instrumented module imports and calls
+// (pathprof.count and friends; package counters).
+package instrument
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/pathprof/pathprof/internal/cfg"
+	"github.com/pathprof/pathprof/internal/counters"
+	"github.com/pathprof/pathprof/internal/numbering"
+	"github.com/pathprof/pathprof/internal/wasm"
+)
+
+// Options tune instrumentation.
+type Options struct {
+	// NoReturn lists imports (module, name) whose call never returns; a
+	// path ends before such a call. Default: WASI's proc_exit.
+	NoReturn [][2]string
+	// Counters tunes the counter storage.
+	Counters counters.Options
+	// CountHits makes the copy count its own probe hits at run time in an
+	// exported mutable i64 global named HitsGlobal: every instrumentation
+	// sequence also adds one to it. It checks the hit counts computed from
+	// profiles; it is not for measuring time.
+	CountHits bool
+	// Mode chooses, per function, what this copy profiles; it is called
+	// once the function's DAG is known. nil profiles every function with
+	// Ball-Larus (the SBL copy).
+	Mode func(f *Func) Mode
+	// NoLoopCounts turns off local loop counters (see loops.go): every
+	// completed path is then counted in memory as it ends.
+	NoLoopCounts bool
+	// SeparateCounters keeps the counters in the counter module, which
+	// the copy imports and calls, even where they could live in the
+	// program's memory (counters.Embed).
+	SeparateCounters bool
+	// Segments, when set, makes the copy that package osp samples block
+	// sequences with instead of a counting copy: see Segments. Mode,
+	// Counters, CountHits and NoLoopCounts are then ignored.
+	Segments *Segments
+}
+
+// Segments describes a copy whose paths report their blocks, not counts.
+//
+// Paths also end before every call that may return (cfg.Options
+// SplitCalls), so the blocks a callee runs come between two paths of its
+// caller, and a run's block entries are the concatenation of its paths'
+// blocks. The path register carries the number of block entries the
+// path makes in its low CountBits bits and the path's Ball-Larus id
+// above them: chord increments sum both at once, so counting blocks costs
+// nothing more than numbering the path. Functions whose paths are too
+// many are cut to fit IDBits.
+//
+// Functions that cannot be numbered (Func.Blockwise: exception handling,
+// br_on_null) run End at the start of each of their blocks instead, with
+// the one-block path whose id is the block's node.
+type Segments struct {
+	// Setup adds what End uses (imports, globals) to the module. It runs
+	// once, before any function is changed.
+	Setup func(m *wasm.Module) error
+	// End appends the code run where a path of function f ends (see
+	// EndSite).
+	//
+	// End is not called where every path that ends there has no blocks
+	// (a call's continuation that reaches the next call, a return or a
+	// back edge without entering a block): such a path has nothing to
+	// count, and in the Lua interpreter of the benchmark suite one path
+	// end in seven to eleven is one.
+	// It returns the code, if any, to put right after the call that
+	// follows (see EndSite.Call).
+	End func(a *wasm.Asm, f *Func, s EndSite) (after []byte)
+	// Blockwise, when set, picks functions (by original index) to run End
+	// block by block although they could be numbered, so that the
+	// fallback can be checked on programs that wazero runs.
+	Blockwise func(index uint32) bool
+	// Thread builds the graphs with cfg.Options.Thread: a jump forward
+	// through a dispatch loop (every jump of Go's compiler) continues the
+	// path instead of ending it. Functions whose numbering cannot leave
+	// the dispatch's arms without probes are built without it.
+	Thread bool
+	// Finish, if set, runs once after every function has been changed,
+	// before the module is encoded: it may add functions of its own.
+	Finish func(m *wasm.Module) error
+}
+
+// EndSite is where a path ends, for Segments.End.
+type EndSite struct {
+	// P is the i64 local that holds the ending path's packed value;
+	// local P+1 is an i32 that End may use as it likes.
+	P uint32
+	// Branch: where a branch that carries no values takes the edge (a
+	// back edge among them), its label, counted from where the code is
+	// placed: the register already holds the next path's start, and code
+	// that takes the branch itself from a branch of its own, instead of
+	// falling through to it, keeps a cold call out of the hot path
+	// (wazero spills a loop's values around a call whose branch joins
+	// the loop body again). Where the function returns right after the
+	// code, with its results on the stack, Return: an arm of End's own
+	// can return itself. Elsewhere -1.
+	Branch int64
+	// Keep, at a back edge of a loop without calls, lists the locals
+	// that the loop writes and that are live at its header, the path
+	// register among them (those of number types). An arm that calls a
+	// function before it takes the branch should hold them elsewhere (in
+	// globals, say) across the call: wazero stores a value that lives
+	// across a call after each of its definitions, in the loop's hot
+	// path too, while values reloaded after the call are new ones.
+	// Elsewhere nil.
+	Keep []Local
+	// Operands are the types of the values on the stack that the
+	// instruction after the code takes, where that is a return (the
+	// function's results) or a call (its arguments, call_indirect's
+	// table index last), and all are of number types; else nil. An arm
+	// that calls a function should take them along (see Block) and hold
+	// them elsewhere across its call, as Keep: otherwise they live
+	// across the arm's call, and wazero stores each after its
+	// definition, and loads a call's arguments again before the call,
+	// taken or not.
+	Operands []wasm.ValType
+	// Call, where Operands are a call's, is that call instruction. An
+	// arm should then make the call itself, so that the arguments held
+	// across its own call do not meet the hot path's again at a join:
+	// End opens an if of type Block, makes the call at the end of its
+	// arm, and returns the code that closes it after the original call
+	// (after an else, for a call that returns: End's after); a tail call
+	// leaves the arm by itself, and the if falls into the original.
+	Call []byte
+	// Block is the type index of an if that takes Operands and gives
+	// back what a call gives, or Operands again before a return or a
+	// tail call; also before a return whose results are not all of
+	// number types (Operands nil). Else -1.
+	Block int64
+}
+
+// IDBits bounds a Segments path id: functions with more than 2^IDBits
+// paths are cut.
+const IDBits = 40
+
+// CountBits is how many low bits of a Segments register count the path's
+// block entries; the path id lies above them. Low, so that most chord
+// increments fit a 32-bit immediate and the count is one and away. A
+// function where a path could make 2^CountBits block entries or more is
+// instrumented block by block.
+const CountBits = 16
+
+// Return is Segments.End's branch where the function returns after the
+// code.
+const Return = -2
+
+// HitsGlobal is the export name of the hit counter of Options.CountHits.
+const HitsGlobal = "pathprof_hits"
+
+// ModeKind is what a copy profiles in a function.
+type ModeKind uint8
+
+const (
+	BallLarus ModeKind = iota // every path
+	None                      // nothing: no probes
+	Selective                 // the interesting paths only, with PSPP
+)
+
+// Mode is a function's instrumentation in one copy.
+type Mode struct {
+	Kind ModeKind
+	// Interesting marks the DAG edges whose paths this copy counts
+	// (Selective only).
+	Interesting []bool
+	// Freq optionally holds a measured frequency per DAG edge: the
+	// increments then go on the edges that ran least
+	// (numbering.ProfileWeights), for Ball-Larus where StaticWeights
+	// would guess, for Selective where PSPP's labels are not 0. Path ids
+	// do not change, only where the probes sit.
+	Freq []float64
+	// Slices, when at least 2, shares the function's calls out among
+	// copies (Kind BallLarus only): the n-th call (from 1) is in slot
+	// n mod Slices, and this copy profiles the calls in Slots; the
+	// others run an unprobed copy of the body. Every call runs the test,
+	// one sequence, and counts itself in an exported i64 global
+	// (CallsExport), which tells the calls apart alike in every copy.
+	Slices int
+	Slots  []int
+	// Loop, when not 0, shares out the iterations of one loop instead of
+	// the calls: the loop whose header is Graph block Loop. Its n-th
+	// iteration (from 0 at each entry into the loop) is in slot
+	// n mod Slices. The loop's body is unrolled Slices times, so the
+	// replica that runs an iteration says its slot and no test runs; the
+	// copy probes the replicas of its slots only. A path lies in one
+	// iteration at most, whose slot's copy counts it; the paths that never
+	// enter the loop are slot 0's. See loopslices.go.
+	Loop int32
+}
+
+// CallsExport is the export name of the call counter of a function whose
+// calls are shared out among copies (Mode.Slices), by its index in the
+// original module.
+func CallsExport(index uint32) string { return CallsPrefix + strconv.FormatUint(uint64(index), 10) }
+
+// CallsPrefix begins the name of every CallsExport.
+const CallsPrefix = "pathprof_calls_"
+
+// Func is what instrumentation decided for one defined function.
+type Func struct {
+	Index  uint32 // in the original module's function index space
+	Name   string
+	Status string // "profiled" or "skipped: REASON"
+	Graph  *cfg.Graph
+	DAG    *cfg.DAG
+	// Num is the Ball-Larus numbering of DAG: profile path ids are
+	// Ball-Larus ids whatever the copy's numbering, so that the copies of
+	// a partitioned run and a sequential run name paths alike.
+	Num  *numbering.Numbering
+	Plan *numbering.Plan // nil when the function has no probes
+	Mode Mode
+	// Sel is the PSPP labeling of a Selective function.
+	Sel *numbering.Selective
+	// Rev is the reverse numbering whose ids a Ball-Larus function counts
+	// (nil for other modes): its ids of the paths that end at one back
+	// edge are contiguous, which local loop counters need. Profiles name
+	// paths by Ball-Larus ids all the same.
+	Rev *numbering.Reverse
+	// LoopCounters is how many i64 locals count paths of loops without
+	// calls (see loops.go).
+	LoopCounters int
+	// Blockwise marks a Segments function that could not be numbered:
+	// every block is a path of its own (see Segments).
+	Blockwise bool
+	// results are the function's results, and returnBlock the type of
+	// an if that takes them and gives them back, or -1 where there are
+	// none (Segments only).
+	results     []wasm.ValType
+	returnBlock int64
+	// Cuts are the blocks at which the DAG was cut to fit 63 bits (for
+	// Segments, IDBits).
+	Cuts []int32
+	// origOff is the original body's file offset and bodyMap the edited
+	// body's offset map (before probes were added: the graph's offsets).
+	origOff int
+	bodyMap *wasm.OffsetMap
+	// seqs holds, per Graph edge, how many instrumentation sequences run
+	// when the edge is taken: the probe hits of the edge.
+	seqs []uint8
+	// loop holds the rest of them where a loop's iterations are shared
+	// out (Mode.Loop).
+	loop *loopSlices
+
+	// Between planning and emitting: the body's structure, the probes per
+	// Graph edge and the scratch locals.
+	scan              *scan
+	ops               [][]numbering.Op
+	reg, cond, idx, p uint32
+	// emptyEnd marks, for a Segments function, the Graph edges where
+	// every path that ends there has no blocks.
+	emptyEnd []bool
+	// params and decls are a Segments function's parameters and local
+	// declarations (scratch locals included), and carried, per loop
+	// header, the locals its loop carries round (see Segments.End).
+	params  []wasm.ValType
+	decls   []wasm.LocalDecl
+	carried map[int32][]Local
+}
+
+// BlockOffset returns the original file offset of block b's first instruction.
+func (f *Func) BlockOffset(b int32) int {
+	return f.origOff + int(f.bodyMap.Orig(f.Graph.Blocks[b].Start))
+}
+
+// InstrOffset returns the original file offset of the instruction at body
+// offset off (a Graph edge's Instr).
+func (f *Func) InstrOffset(off uint32) int {
+	return f.origOff + int(f.bodyMap.Orig(off))
+}
+
+// Result is an instrumented module with what is needed to read its counts.
+type Result struct {
+	Module []byte // the instrumented module
+	// Counters is the counter module the instrumented module imports, or
+	// nil when the counters live in the program's memory.
+	Counters []byte
+	Layout   *counters.Layout
+	Funcs    []*Func // one per defined function, in order
+	// CodeOffset is the original module's code section payload offset.
+	CodeOffset int
+}
+
+// Instrument instruments every defined function of the module.
+func Instrument(orig []byte, opt Options) (*Result, error) {
+	if opt.NoReturn == nil {
+		opt.NoReturn = [][2]string{{"wasi_snapshot_preview1", "proc_exit"}}
+	}
+	m, err := wasm.Decode(orig)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{CodeOffset: m.CodePayloadOff}
+	numImported := m.NumImportedFuncs
+	if opt.Segments != nil {
+		return instrumentSegments(m, orig, opt, res)
+	}
+	embed := !opt.SeparateCounters && counters.CanEmbed(m) == ""
+	var fns countFns
+	if !embed {
+		countFn, err := m.AddFuncImports(
+			wasm.Import{Module: counters.ModuleName, Name: counters.CountName, Kind: wasm.KindFunc,
+				Type: m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI64}})},
+			wasm.Import{Module: counters.ModuleName, Name: counters.CountHashName, Kind: wasm.KindFunc,
+				Type: m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}})},
+			wasm.Import{Module: counters.ModuleName, Name: counters.CountNName, Kind: wasm.KindFunc,
+				Type: m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI64, wasm.ValI64}})})
+		if err != nil {
+			return nil, err
+		}
+		fns = countFns{count: countFn, hash: countFn + 1, countN: countFn + 2}
+	}
+	shift := m.NumImportedFuncs - numImported
+	cfgOpt := cfg.Options{NoReturn: cfg.NoReturnImports(m, opt.NoReturn...)}
+	paths := make([]uint64, numImported+uint32(len(m.Code)))
+	for i := range m.Code {
+		orig := numImported + uint32(i)
+		f := &Func{Index: orig, Name: m.FuncName(orig + shift), origOff: m.Code[i].OrigOff}
+		res.Funcs = append(res.Funcs, f)
+		if err := planFunc(m, i, f, cfgOpt, opt.Mode, false); err != nil {
+			var skip skipError
+			if errors.As(err, &skip) {
+				f.Status = "skipped: " + string(skip)
+				continue
+			}
+			return nil, fmt.Errorf("function %d (%s): %w", orig, f.Name, err)
+		}
+		f.Status = "profiled"
+		if f.Plan != nil {
+			paths[orig] = uint64(f.Plan.NumPaths)
+		}
+	}
+	// The unprobed bodies of sliced functions go before the counters'
+	// functions, which Embed numbers now and Finish adds, so that Finish
+	// rewrites their memory.size and memory.grow too.
+	plain := map[int]uint32{}
+	for i, f := range res.Funcs {
+		if f.Plan == nil || f.Mode.Slices == 0 {
+			continue
+		}
+		if err := checkSlices(f.Mode); err != nil {
+			return nil, fmt.Errorf("function %d (%s): %w", f.Index, f.Name, err)
+		}
+		if f.Mode.Loop != 0 {
+			continue
+		}
+		plain[i] = m.NumFuncs()
+		c := m.Code[i]
+		m.Funcs = append(m.Funcs, m.Funcs[i])
+		m.Code = append(m.Code, wasm.NewCode(c.Locals, c.Body[c.ExprOff:]))
+		m.Touch(wasm.SecFunction)
+	}
+	// The counter layout needs every function's path count, and the
+	// probes need the layout: dense counts add the function's first slot.
+	if res.Layout, err = counters.NewLayout(paths, opt.Counters); err != nil {
+		return nil, err
+	}
+	if embed {
+		if fns.emb, err = res.Layout.Embed(m); err != nil {
+			// The memory cannot hold the counters as well (near 4
+			// GiB): a counter module, from the start.
+			opt.SeparateCounters = true
+			return Instrument(orig, opt)
+		}
+		fns.hash = fns.emb.CountHash
+	}
+	hitsGlobal := int64(-1)
+	if opt.CountHits {
+		// A defined global appended at the end shifts no existing index.
+		hitsGlobal = int64(m.NumImportedGlobals) + int64(len(m.Globals))
+		var init wasm.Asm
+		init.I64(0).Op(wasm.OpEnd)
+		m.Globals = append(m.Globals, wasm.Global{GlobalType: wasm.GlobalType{Type: wasm.ValI64, Mutable: true}, Init: init.B})
+		m.Exports = append(m.Exports, wasm.Export{Name: HitsGlobal, Kind: wasm.KindGlobal, Index: uint32(hitsGlobal)})
+		m.Touch(wasm.SecGlobal)
+		m.Touch(wasm.SecExport)
+	}
+	for i, f := range res.Funcs {
+		if f.Plan == nil {
+			continue
+		}
+		if err := emitFunc(m, &m.Code[i], f, res.Layout, fns, hitsGlobal, !opt.NoLoopCounts, nil); err != nil {
+			return nil, fmt.Errorf("function %d (%s): %w", f.Index, f.Name, err)
+		}
+		if p, ok := plain[i]; ok {
+			if err := emitSlices(m, i, f, p, hitsGlobal); err != nil {
+				return nil, fmt.Errorf("function %d (%s): %w", f.Index, f.Name, err)
+			}
+		}
+	}
+	m.Touch(wasm.SecCode)
+	if fns.emb != nil {
+		if err := fns.emb.Finish(m); err != nil {
+			return nil, err
+		}
+	}
+	if res.Module, err = m.Encode(); err != nil {
+		return nil, err
+	}
+	if fns.emb == nil {
+		if res.Counters, err = res.Layout.Module(); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// checkSlices validates a sliced mode.
+func checkSlices(md Mode) error {
+	switch {
+	case md.Kind != BallLarus:
+		return fmt.Errorf("slices of a %v function", md.Kind)
+	case md.Slices < 2 || md.Slices > 32:
+		return fmt.Errorf("%d slots (2 to 32)", md.Slices)
+	case len(md.Slots) == 0:
+		return errors.New("no slots")
+	}
+	for j, x := range md.Slots {
+		if x < 0 || x >= md.Slices || j > 0 && md.Slots[j-1] >= x {
+			return fmt.Errorf("bad slots %v of %d", md.Slots, md.Slices)
+		}
+	}
+	return nil
+}
+
+// emitSlices puts the test of a sliced function at the start of its body
+// (defined function def, probes already in place): count the call in the
+// function's global, and unless its slot is this copy's, call the unprobed
+// body (function plain) and return what it returns.
+func emitSlices(m *wasm.Module, def int, f *Func, plain uint32, hitsGlobal int64) error {
+	ft, ok := m.FuncType(m.NumImportedFuncs + uint32(def))
+	if !ok {
+		return errors.New("no type")
+	}
+	calls := m.NumImportedGlobals + uint32(len(m.Globals))
+	var init wasm.Asm
+	init.I64(0).Op(wasm.OpEnd)
+	m.Globals = append(m.Globals, wasm.Global{GlobalType: wasm.GlobalType{Type: wasm.ValI64, Mutable: true}, Init: init.B})
+	m.Exports = append(m.Exports, wasm.Export{Name: CallsExport(f.Index), Kind: wasm.KindGlobal, Index: calls})
+	m.Touch(wasm.SecGlobal)
+	m.Touch(wasm.SecExport)
+	var mask uint32
+	for _, x := range f.Mode.Slots {
+		mask |= 1 << x
+	}
+	var a wasm.Asm
+	a.Idx(wasm.OpGlobalGet, calls).I64(1).Op(wasm.OpI64Add).Idx(wasm.OpGlobalSet, calls)
+	if hitsGlobal >= 0 {
+		a.Idx(wasm.OpGlobalGet, uint32(hitsGlobal)).I64(1).Op(wasm.OpI64Add).Idx(wasm.OpGlobalSet, uint32(hitsGlobal))
+	}
+	a.I32(int32(mask)).Idx(wasm.OpGlobalGet, calls).I64(int64(f.Mode.Slices)).Op(wasm.OpI64RemU).Op(wasm.OpI32Wrap).
+		Op(wasm.OpI32ShrU).I32(1).Op(wasm.OpI32And).Op(wasm.OpI32Eqz).Block(wasm.OpIf)
+	for j := range ft.Params {
+		a.Idx(wasm.OpLocalGet, uint32(j))
+	}
+	a.Idx(wasm.OpCall, plain).Op(wasm.OpReturn).Op(wasm.OpEnd)
+	c := &m.Code[def]
+	return c.Splice([]wasm.Edit{{Off: c.ExprOff, Ins: a.B}})
+}
+
+type skipError string
+
+func (e skipError) Error() string { return string(e) }
+
+// scan holds what one pass over a body learns about its structure.
+type scan struct {
+	ifElse   map[uint32]int64 // if offset -> else offset (-1: none)
+	ifEnd    map[uint32]uint32
+	instrLen map[uint32]uint32 // of if, else and br_table instructions
+	loops    map[uint32]loopAt // offset of a loop's first body instruction -> the loop
+	brTypes  map[uint32][]wasm.ValType
+	brTable  map[uint32][]uint32 // br_table offset -> labels (default last)
+	voidBr   map[uint32]uint32   // br and br_if offset -> label, when the label takes no values
+	// calls holds the offsets of the instructions that may leave the
+	// function and never come back other than by a trap or a branch:
+	// calls of every kind and throws.
+	calls []uint32
+}
+
+func scanBody(m *wasm.Module, c *wasm.Code, results []wasm.ValType) (*scan, error) {
+	s := &scan{ifElse: map[uint32]int64{}, ifEnd: map[uint32]uint32{}, instrLen: map[uint32]uint32{}, loops: map[uint32]loopAt{},
+		brTypes: map[uint32][]wasm.ValType{}, brTable: map[uint32][]uint32{}, voidBr: map[uint32]uint32{}}
+	type frame struct {
+		op       wasm.Op
+		off, len uint32
+		bt       wasm.BlockType
+		label    []wasm.ValType
+		params   bool
+	}
+	stack := []frame{{op: wasm.OpBlock, label: results}}
+	blockTypes := func(bt wasm.BlockType) (params, res []wasm.ValType, err error) {
+		switch bt.Kind {
+		case wasm.BlockValue:
+			return nil, []wasm.ValType{bt.Val}, nil
+		case wasm.BlockTypeIndex:
+			if int(bt.Type) >= len(m.Types) {
+				return nil, nil, fmt.Errorf("block type %d out of range", bt.Type)
+			}
+			t := m.Types[bt.Type]
+			return t.Params, t.Results, nil
+		}
+		return nil, nil, nil
+	}
+	r := wasm.NewReader(c.Body, c.OrigOff, "code")
+	r.Seek(int(c.ExprOff))
+	var in wasm.Instr
+	for !r.Done() {
+		if err := r.Next(&in); err != nil {
+			return nil, err
+		}
+		switch in.Op {
+		case wasm.OpTry, wasm.OpTryTable, wasm.OpCatch, wasm.OpCatchAll, wasm.OpDelegate, wasm.OpRethrow, wasm.OpThrowRef:
+			return nil, skipError("exception handling")
+		case wasm.OpBrOnNull, wasm.OpBrOnNonNull:
+			return nil, skipError("br_on_null")
+		case wasm.OpBlock, wasm.OpLoop, wasm.OpIf:
+			p, res, err := blockTypes(in.Block)
+			if err != nil {
+				return nil, err
+			}
+			label := res
+			if in.Op == wasm.OpLoop {
+				label = p
+			}
+			stack = append(stack, frame{op: in.Op, off: in.Off, len: in.Len, bt: in.Block, label: label, params: len(p) > 0})
+			if in.Op == wasm.OpIf {
+				s.ifElse[in.Off] = -1
+				s.instrLen[in.Off] = in.Len
+			}
+		case wasm.OpElse:
+			top := stack[len(stack)-1]
+			s.ifElse[top.off] = int64(in.Off)
+			s.instrLen[in.Off] = in.Len
+		case wasm.OpEnd:
+			top := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if top.op == wasm.OpIf {
+				s.ifEnd[top.off] = in.Off
+			}
+			if top.op == wasm.OpLoop {
+				s.loops[top.off+top.len] = loopAt{off: top.off, end: in.Off, bt: top.bt, params: top.params}
+			}
+			if len(stack) == 0 {
+				return s, nil
+			}
+		case wasm.OpCall, wasm.OpCallIndirect, wasm.OpCallRef, wasm.OpReturnCall, wasm.OpReturnCallIndirect,
+			wasm.OpReturnCallRef, wasm.OpThrow:
+			s.calls = append(s.calls, in.Off)
+		case wasm.OpBr, wasm.OpBrIf:
+			if int(in.A) >= len(stack) {
+				return nil, fmt.Errorf("branch to label %d out of range", in.A)
+			}
+			if len(stack[len(stack)-1-int(in.A)].label) == 0 {
+				s.voidBr[in.Off] = in.A
+				s.instrLen[in.Off] = in.Len
+			}
+		case wasm.OpBrTable:
+			l := in.Labels[0]
+			if int(l) >= len(stack) {
+				return nil, fmt.Errorf("br_table label %d out of range", l)
+			}
+			types := stack[len(stack)-1-int(l)].label
+			for _, l := range in.Labels[1:] {
+				// With typed references a value may go to labels of
+				// different types (each a supertype of its own), and
+				// the trampolines would need the value's own type.
+				if int(l) >= len(stack) {
+					return nil, fmt.Errorf("br_table label %d out of range", l)
+				}
+				if !slices.Equal(stack[len(stack)-1-int(l)].label, types) {
+					return nil, skipError("br_table to labels of different types")
+				}
+			}
+			s.brTypes[in.Off] = types
+			s.brTable[in.Off] = append([]uint32(nil), in.Labels...)
+			s.instrLen[in.Off] = in.Len
+		}
+	}
+	return s, nil
+}
+
+// shift moves every offset by d: the locals declarations before the
+// instructions changed size.
+func (s *scan) shift(d int64) {
+	if d == 0 {
+		return
+	}
+	mv := func(o uint32) uint32 { return uint32(int64(o) + d) }
+	ifElse := make(map[uint32]int64, len(s.ifElse))
+	for k, v := range s.ifElse {
+		if v >= 0 {
+			v += d
+		}
+		ifElse[mv(k)] = v
+	}
+	ifEnd := make(map[uint32]uint32, len(s.ifEnd))
+	for k, v := range s.ifEnd {
+		ifEnd[mv(k)] = mv(v)
+	}
+	instrLen := make(map[uint32]uint32, len(s.instrLen))
+	for k, v := range s.instrLen {
+		instrLen[mv(k)] = v
+	}
+	brTypes := make(map[uint32][]wasm.ValType, len(s.brTypes))
+	for k, v := range s.brTypes {
+		brTypes[mv(k)] = v
+	}
+	brTable := make(map[uint32][]uint32, len(s.brTable))
+	for k, v := range s.brTable {
+		brTable[mv(k)] = v
+	}
+	voidBr := make(map[uint32]uint32, len(s.voidBr))
+	for k, v := range s.voidBr {
+		voidBr[mv(k)] = v
+	}
+	loops := make(map[uint32]loopAt, len(s.loops))
+	for k, v := range s.loops {
+		loops[mv(k)] = loopAt{off: mv(v.off), end: mv(v.end), bt: v.bt, params: v.params}
+	}
+	s.ifElse, s.ifEnd, s.instrLen, s.brTypes, s.brTable, s.voidBr, s.loops = ifElse, ifEnd, instrLen, brTypes, brTable, voidBr, loops
+	for i, o := range s.calls {
+		s.calls[i] = mv(o)
+	}
+}
+
+// edit is a splice with an order among edits at the same offset: the end
+// of an if around the call before it (-1), code entering an arm (0), code
+// placed before the instruction there (1), an added else arm (2).
+type edit struct {
+	wasm.Edit
+	prio int
+}
+
+// planFunc adds the scratch locals, builds the graph and chooses the probes.
+func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(*Func) Mode, segments bool) error {
+	c := &m.Code[def]
+	ft, ok := m.FuncType(m.NumImportedFuncs + uint32(def))
+	if !ok {
+		return fmt.Errorf("no type")
+	}
+	s, err := scanBody(m, c, ft.Results)
+	if err != nil {
+		return err
+	}
+	f.results, f.returnBlock = ft.Results, -1
+	if segments && len(ft.Results) > 0 {
+		f.returnBlock = int64(m.AddType(wasm.FuncType{Params: ft.Results, Results: ft.Results}))
+	}
+	// Scratch locals: the path register, a saved branch condition, a
+	// saved br_table index and, for counting, a counter's address.
+	base := uint32(uint64(len(ft.Params)) + c.NumLocals())
+	scratch := uint32(3)
+	if segments {
+		scratch = 2
+	}
+	locals := append(append([]wasm.LocalDecl(nil), c.Locals...),
+		wasm.LocalDecl{Count: 1, Type: wasm.ValI64}, wasm.LocalDecl{Count: scratch, Type: wasm.ValI32})
+	if segments {
+		// The packed value of an ending path and an i32 for End's own
+		// use (Segments.End's p and p+1).
+		locals = append(locals, wasm.LocalDecl{Count: 1, Type: wasm.ValI64}, wasm.LocalDecl{Count: 1, Type: wasm.ValI32})
+	}
+	oldExpr := c.ExprOff
+	if err := c.SetLocals(locals); err != nil {
+		return err
+	}
+	reg, cond, idx := base, base+1, base+2
+	s.shift(int64(c.ExprOff) - int64(oldExpr))
+	limit := int64(numbering.MaxPaths)
+	if segments {
+		limit = 1 << IDBits
+	}
+	f.scan, f.reg, f.cond, f.idx, f.p = s, reg, cond, idx, idx+1
+	// Counting, idx+1 is a counter's address (an i32); segments, the
+	// packed value of an ending path (an i64).
+	if err := f.number(c, cfgOpt, limit); err != nil {
+		return err
+	}
+	if segments {
+		f.params, f.decls = ft.Params, locals
+		err := placeSegments(f)
+		if cfgOpt.Thread && (err != nil || !f.threadsKept()) {
+			// Threaded jumps need the dispatch's arms free of probes; where the
+			// numbering could not leave them so, the jumps end paths again.
+			cfgOpt.Thread = false
+			if err := f.number(c, cfgOpt, limit); err != nil {
+				return err
+			}
+			err = placeSegments(f)
+		}
+		return err
+	}
+	d := f.DAG
+	if choose != nil {
+		f.Mode = choose(f)
+	}
+	var plan *numbering.Plan
+	switch f.Mode.Kind {
+	case None:
+		return nil
+	case Selective:
+		if len(f.Mode.Interesting) != len(d.Edges) {
+			return fmt.Errorf("selective mode with %d edge marks for %d DAG edges", len(f.Mode.Interesting), len(d.Edges))
+		}
+		if f.Sel, err = numbering.PSPP(d, f.Mode.Interesting); err != nil {
+			return err
+		}
+		if plan, err = numbering.PlaceSelectiveFreq(d, f.Sel, f.Mode.Freq); err != nil {
+			return err
+		}
+	default:
+		w, err := numbering.WeightsFor(d, f.Mode.Freq)
+		if err != nil {
+			return err
+		}
+		if f.Rev, err = numbering.NumberReverse(d, f.Num); err != nil {
+			return err
+		}
+		inc, err := numbering.Chords(d, f.Rev.Forward(), w)
+		if err != nil {
+			return err
+		}
+		// Counts stay where paths end, so a path cut short by a trap is
+		// not counted.
+		if plan, err = numbering.Place(d, f.Rev.Forward(), inc, numbering.PlaceOptions{NoCountFolding: true}); err != nil {
+			return err
+		}
+	}
+	f.setPlan(plan)
+	return nil
+}
+
+func (f *Func) setPlan(plan *numbering.Plan) {
+	f.Plan = plan
+	f.ops = make([][]numbering.Op, len(f.Graph.Edges))
+	for _, p := range plan.Probes {
+		f.ops[p.Edge] = append(f.ops[p.Edge], p.Op)
+	}
+}
+
+// number builds f's graph and DAG, cut to at most limit paths, and
+// numbers its paths.
+func (f *Func) number(c *wasm.Code, cfgOpt cfg.Options, limit int64) error {
+	g, err := cfg.BuildBody(c, cfgOpt)
+	if err != nil {
+		return err
+	}
+	f.Graph, f.bodyMap, f.Cuts = g, c.Map, nil
+	d := g.DAG()
+	n, err := numbering.Number(d)
+	var over *numbering.OverflowError
+	if errors.As(err, &over) || err == nil && n.Paths() > limit {
+		cr, cerr := numbering.CutTo(d, limit)
+		if cerr != nil {
+			return cerr
+		}
+		d, f.Cuts = cr.DAG, cr.Vertices
+		n, err = numbering.Number(d)
+	}
+	if err != nil {
+		return err
+	}
+	f.DAG, f.Num = d, n
+	return nil
+}
+
+// threadsKept reports whether the probes of a function built with
+// cfg.Options.Thread leave its threaded jumps alone: no code on an
+// EdgeThread edge, nor on the header's arm to the same target, which
+// jumps of both kinds take, and no threaded edge cut.
+func (f *Func) threadsKept() bool {
+	for i, shared := range sharedArms(f.Graph) {
+		if shared && (f.Graph.Edges[i].Back || len(f.ops[i]) > 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// variant is one placement of probes in a body: the function's own, or,
+// where a loop's iterations are shared out (Mode.Loop), that of the code
+// around the loop and those of the loop's replicas.
+type variant struct {
+	ops [][]numbering.Op // per Graph edge
+	// extra holds, per Graph edge, code that runs after its probes in
+	// the same sequence (nil: none).
+	extra [][]byte
+	// guard, when not negative, is an i32 local that every count
+	// tests: the path is counted only when it is not 0.
+	guard int64
+	// seqs is set by placement: per Graph edge, the sequences run when
+	// the edge is taken.
+	seqs []uint8
+}
+
+// emitFunc inserts the probes chosen by planFunc.
+func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fns countFns, hitsGlobal int64, useLoopCounts bool, seg *Segments) error {
+	g, s := f.Graph, f.scan
+	reg, cond, idx := f.reg, f.cond, f.idx
+	if seg != nil {
+		if err := f.findCarried(c.Body); err != nil {
+			return err
+		}
+	}
+	loopSliced := seg == nil && f.Mode.Loop != 0
+	dense, slot := false, int64(0)
+	if seg == nil {
+		dense = layout.Funcs[f.Index].Kind == counters.KindDense
+		slot = layout.Slot(f.Index)
+	}
+	var lc *loopCounts
+	if useLoopCounts && dense && f.Rev != nil && !loopSliced {
+		lc = planLoopCounts(f, idx+2, slot, func(a *wasm.Asm, slot int64, l uint32) {
+			fns.add(a, slot, idx+1, func() { a.Idx(wasm.OpLocalGet, l) })
+		})
+		if lc != nil {
+			f.LoopCounters = int(lc.total)
+		}
+	}
+	// A hashed function whose counters are in the program's memory
+	// keeps the path id of a count in a local of its own, the last.
+	hashP := int64(-1)
+	if seg == nil && !dense && fns.emb != nil {
+		hashP = int64(idx + 2)
+	}
+	// memCount appends a count op in memory (or a counter module).
+	memCount := func(a *wasm.Asm, o numbering.Op) {
+		push := func() {
+			if o.Kind == numbering.CountConst {
+				a.I64(o.Value)
+				return
+			}
+			a.Idx(wasm.OpLocalGet, reg)
+			if o.Value != 0 {
+				a.AddI64(o.Value)
+			}
+		}
+		switch {
+		case dense && o.Kind == numbering.CountConst:
+			fns.add(a, o.Value+slot, idx+1, nil)
+		case dense:
+			a.Idx(wasm.OpLocalGet, reg)
+			fns.countID(a, slot, o.Value, idx+1)
+		case hashP >= 0:
+			push()
+			a.Idx(wasm.OpLocalSet, uint32(hashP))
+			fns.emb.HashCount(a, f.Index, uint32(hashP), idx+1)
+		default:
+			a.I32(int32(f.Index))
+			push()
+			a.Idx(wasm.OpCall, fns.hash)
+		}
+	}
+	// hit adds the run-time hit count of one sequence, when asked for.
+	hit := func(a *wasm.Asm) {
+		if hitsGlobal >= 0 {
+			a.Idx(wasm.OpGlobalGet, uint32(hitsGlobal)).I64(1).Op(wasm.OpI64Add).Idx(wasm.OpGlobalSet, uint32(hitsGlobal))
+		}
+	}
+	// place returns the edits that put a variant's probes in the body,
+	// ordered for Splice.
+	place := func(v *variant) ([]wasm.Edit, error) {
+		ops := v.ops
+		v.seqs = make([]uint8, len(g.Edges))
+		// has says whether edge e gets any code.
+		has := func(e int32) bool {
+			return len(ops[e]) > 0 || lc.flushes(e) || v.extra != nil && len(v.extra[e]) > 0
+		}
+		plain := func(e int32) bool { return v.extra == nil || len(v.extra[e]) == 0 }
+		var edits []edit
+		put := func(off uint32, del uint32, prio int, code []byte) {
+			edits = append(edits, edit{wasm.Edit{Off: off, Del: del, Ins: code}, prio})
+		}
+		// emit appends edge e's probes; back is the label, from where the
+		// code goes, of the branch that takes e when it carries no values,
+		// else -1.
+		emit := func(a *wasm.Asm, e int32, back int64) {
+			if !has(e) {
+				return
+			}
+			if seg != nil {
+				site := EndSite{P: f.p, Branch: back, Block: -1}
+				switch ed := g.Edges[e]; {
+				case back >= 0 && ed.Back:
+					site.Keep = f.carried[ed.To]
+				case back == Return:
+					site.Block = f.returnBlock
+					if all(f.results, isNumber) {
+						site.Operands = f.results
+					}
+				case ed.Kind == cfg.EdgeCall || ed.Kind == cfg.EdgeTailCall:
+					var res []wasm.ValType
+					site.Call, site.Operands, res = callOperands(m, c.Body, ed.Instr)
+					if site.Call != nil {
+						if ed.Kind == cfg.EdgeTailCall {
+							res = site.Operands
+						}
+						site.Block = int64(m.AddType(wasm.FuncType{Params: site.Operands, Results: res}))
+					}
+				}
+				if after := emitSegment(a, f, seg, ops[e], site, f.emptyEnd[e]); len(after) > 0 {
+					if site.Call == nil {
+						panic("instrument: code after a path end that is not a call's")
+					}
+					put(g.Edges[e].Instr+uint32(len(site.Call)), 0, -1, after)
+				}
+				return
+			}
+			hit(a)
+			for i, o := range ops[e] {
+				if i == 0 && lc.counts(e) {
+					lc.emitCount(a, e, o, reg)
+					continue
+				}
+				switch o.Kind {
+				case numbering.Init:
+					a.I64(o.Value).Idx(wasm.OpLocalSet, reg)
+				case numbering.Add:
+					a.Idx(wasm.OpLocalGet, reg).AddI64(o.Value).Idx(wasm.OpLocalSet, reg)
+				case numbering.Count, numbering.CountConst:
+					if v.guard >= 0 {
+						a.Idx(wasm.OpLocalGet, uint32(v.guard)).Block(wasm.OpIf)
+						memCount(a, o)
+						a.Op(wasm.OpEnd)
+					} else {
+						memCount(a, o)
+					}
+				}
+			}
+			lc.emitFlush(a, e)
+			if v.extra != nil {
+				a.B = append(a.B, v.extra[e]...)
+			}
+		}
+		// Group the edges by the instruction that makes them.
+		bySite := map[uint32][]int32{}
+		for i, e := range g.Edges {
+			if !has(int32(i)) && e.Kind != cfg.EdgeBrIfTaken && e.Kind != cfg.EdgeBrIfNot && e.Kind != cfg.EdgeBrTable {
+				continue
+			}
+			switch e.Kind {
+			case cfg.EdgeEntry:
+				var a wasm.Asm
+				emit(&a, int32(i), -1)
+				put(c.ExprOff, 0, 0, a.B)
+				v.seqs[i] = 1
+			case cfg.EdgeFallthrough, cfg.EdgeBr, cfg.EdgeReturn, cfg.EdgeTailCall, cfg.EdgeThrow, cfg.EdgeNoReturn, cfg.EdgeCall:
+				var a wasm.Asm
+				back := int64(-1)
+				if l, ok := s.voidBr[e.Instr]; ok && e.Kind == cfg.EdgeBr {
+					back = int64(l)
+				} else if e.Kind == cfg.EdgeReturn {
+					back = Return
+				}
+				emit(&a, int32(i), back)
+				put(e.Instr, 0, 1, a.B)
+				v.seqs[i] = 1
+			case cfg.EdgeIfThen:
+				var a wasm.Asm
+				emit(&a, int32(i), -1)
+				put(e.Instr+s.instrLen[e.Instr], 0, 0, a.B)
+				v.seqs[i] = 1
+			case cfg.EdgeIfElse:
+				var a wasm.Asm
+				if els := s.ifElse[e.Instr]; els >= 0 {
+					emit(&a, int32(i), -1)
+					put(uint32(els)+s.instrLen[uint32(els)], 0, 0, a.B)
+				} else {
+					a.Op(wasm.OpElse)
+					emit(&a, int32(i), -1)
+					put(s.ifEnd[e.Instr], 0, 2, a.B)
+				}
+				v.seqs[i] = 1
+			case cfg.EdgeBrIfTaken, cfg.EdgeBrIfNot, cfg.EdgeBrTable:
+				bySite[e.Instr] = append(bySite[e.Instr], int32(i))
+			default:
+				return nil, fmt.Errorf("no placement for probes on %s edges", e.Kind)
+			}
+		}
+		for site, es := range bySite {
+			if g.Edges[es[0]].Kind == cfg.EdgeBrTable {
+				code, err := brTableCode(m, s, site, g, es, has, emit, idx, v.seqs)
+				if err != nil {
+					return nil, err
+				}
+				if code != nil {
+					put(site, s.instrLen[site], 1, code)
+				}
+				continue
+			}
+			var taken, not []numbering.Op
+			var ti, ni int32 = -1, -1
+			for _, e := range es {
+				if g.Edges[e].Kind == cfg.EdgeBrIfTaken {
+					taken, ti = ops[e], e
+				} else {
+					not, ni = ops[e], e
+				}
+			}
+			hasT, hasN := ti >= 0 && has(ti), ni >= 0 && has(ni)
+			if !hasT && !hasN {
+				continue
+			}
+			var a wasm.Asm
+			var del uint32 // the original's bytes the code replaces
+			if l, ok := s.voidBr[site]; ok {
+				// The condition is tested once, by a branch whose edge
+				// is not critical, so that a compare that makes it is
+				// fused into the jump (wazero tests a condition used
+				// twice, or on a critical edge, as a flag set, widened
+				// and tested again). At a back edge, an if that takes
+				// the branch: going round the loop falls into the jump
+				// back. Elsewhere the taken edge's probes go after the
+				// other's, where wazero lays them out of line, as the
+				// original's branch target is:
+				//
+				//	local.set c  block  block  local.get c  br_if 0
+				//	<not taken>  br 1  end  <taken>  br L+1  end
+				if ti >= 0 && g.Edges[ti].Back {
+					a.Block(wasm.OpIf)
+					if hasT {
+						emit(&a, ti, int64(l)+1)
+					}
+					a.Idx(wasm.OpBr, l+1).Op(wasm.OpEnd)
+					if hasN {
+						emit(&a, ni, -1)
+					}
+				} else {
+					a.Idx(wasm.OpLocalSet, cond).Block(wasm.OpBlock).Block(wasm.OpBlock).Idx(wasm.OpLocalGet, cond).Idx(wasm.OpBrIf, 0)
+					if hasN {
+						emit(&a, ni, -1)
+					}
+					a.Idx(wasm.OpBr, 1).Op(wasm.OpEnd)
+					if hasT {
+						emit(&a, ti, int64(l)+1)
+					}
+					a.Idx(wasm.OpBr, l+1).Op(wasm.OpEnd)
+				}
+				del = s.instrLen[site]
+			} else if isAdds(taken) && isAdds(not) && !lc.flushes(ti) && !lc.flushes(ni) && (ti < 0 || plain(ti)) && (ni < 0 || plain(ni)) {
+				// Branch-free: r += select(k_taken, k_not, cond).
+				hit(&a)
+				a.Idx(wasm.OpLocalSet, cond).Idx(wasm.OpLocalGet, reg).I64(addValue(taken)).I64(addValue(not)).Idx(wasm.OpLocalGet, cond).Op(wasm.OpSelect).Op(wasm.OpI64Add).Idx(wasm.OpLocalSet, reg).Idx(wasm.OpLocalGet, cond)
+				v.seqs[ti], v.seqs[ni] = 1, 1
+			} else {
+				// A br_if that carries values: the if's arms cannot
+				// take the branch themselves.
+				a.Idx(wasm.OpLocalTee, cond).Block(wasm.OpIf)
+				if hasT {
+					emit(&a, ti, -1)
+				}
+				if hasN {
+					a.Op(wasm.OpElse)
+					emit(&a, ni, -1)
+				}
+				a.Op(wasm.OpEnd).Idx(wasm.OpLocalGet, cond)
+			}
+			put(site, del, 1, a.B)
+			if hasT {
+				v.seqs[ti] = 1
+			}
+			if hasN {
+				v.seqs[ni] = 1
+			}
+		}
+		sort.SliceStable(edits, func(i, j int) bool {
+			if edits[i].Off != edits[j].Off {
+				return edits[i].Off < edits[j].Off
+			}
+			return edits[i].prio < edits[j].prio
+		})
+		list := make([]wasm.Edit, len(edits))
+		for i, e := range edits {
+			list[i] = e.Edit
+		}
+		return list, nil
+	}
+	// The loop counters, a hashed count's path id and the flag of a
+	// function whose loop is shared out are declared last, after every
+	// other local, so that the indices used above hold.
+	var more []wasm.LocalDecl
+	if hashP >= 0 {
+		more = append(more, wasm.LocalDecl{Count: 1, Type: wasm.ValI64})
+	}
+	if loopSliced {
+		flag := idx + 2 + uint32(len(more))
+		more = append(more, wasm.LocalDecl{Count: 1, Type: wasm.ValI32})
+		if err := emitLoopSlices(m, c, f, place, hit, flag); err != nil {
+			return err
+		}
+	} else {
+		v := &variant{ops: f.ops, guard: -1}
+		list, err := place(v)
+		if err != nil {
+			return err
+		}
+		f.seqs = v.seqs
+		if err := c.Splice(list); err != nil {
+			return err
+		}
+	}
+	if more != nil {
+		return c.SetLocals(append(append([]wasm.LocalDecl(nil), c.Locals...), more...))
+	}
+	return lc.declare(c)
+}
+
+// countFns are the counter module's functions as the instrumented module
+// imports them, or, with emb, the counters in the program's memory and the
+// function counting hashed paths.
+type countFns struct {
+	count, hash, countN uint32
+	emb                 *counters.Embedding
+}
+
+// countID appends the count of dense path id (the i64 on the stack) plus
+// v, the function's first slot being slot; addr is a scratch i32.
+func (fns countFns) countID(a *wasm.Asm, slot, v int64, addr uint32) {
+	if fns.emb != nil {
+		// v goes into the store's offset with the slot when their sum
+		// is not negative (offsets are unsigned), and when the i32
+		// address 8·id + Base cannot wrap below 0 without it: the id
+		// on the stack is the path's minus v, so as low as -v (a
+		// module without memory has its area at 0).
+		if slot+v >= 0 && (v <= 0 || 8*v <= int64(fns.emb.Start())) {
+			slot, v = slot+v, 0
+		}
+		if v != 0 {
+			a.AddI64(v)
+		}
+		fns.emb.AddOne(a, slot, addr)
+		return
+	}
+	if v += slot; v != 0 {
+		a.AddI64(v)
+	}
+	a.Idx(wasm.OpCall, fns.count)
+}
+
+// add appends code adding what push pushes (an i64; nil: one) to the
+// dense counter at slot; addr is a scratch i32.
+func (fns countFns) add(a *wasm.Asm, slot int64, addr uint32, push func()) {
+	switch {
+	case fns.emb != nil:
+		if push == nil {
+			push = func() { a.I64(1) }
+		}
+		fns.emb.AddConst(a, slot, addr, push)
+	case push == nil:
+		a.I64(slot).Idx(wasm.OpCall, fns.count)
+	default:
+		a.I64(slot)
+		push()
+		a.Idx(wasm.OpCall, fns.countN)
+	}
+}
+
+func isAdds(ops []numbering.Op) bool {
+	return len(ops) == 0 || len(ops) == 1 && ops[0].Kind == numbering.Add
+}
+
+func addValue(ops []numbering.Op) int64 {
+	if len(ops) == 0 {
+		return 0
+	}
+	return ops[0].Value
+}
+
+// brTableCode replaces a br_table whose edges carry probes by a nest of
+// blocks: the new table branches to a trampoline per instrumented target,
+// which runs the target's probes and branches on; arms to targets without
+// probes branch straight out of the nest. It returns nil when no edge of
+// the br_table has probes.
+func brTableCode(m *wasm.Module, s *scan, site uint32, g *cfg.Graph, es []int32,
+	has func(int32) bool, emit func(*wasm.Asm, int32, int64), idx uint32, seqs []uint8) ([]byte, error) {
+	labels := s.brTable[site]
+	armTramp := make([]int, len(labels)) // trampoline number (1-based) per arm, 0 for none
+	var tramps []int32                   // edges with probes, innermost first
+	for _, e := range es {
+		if !has(e) {
+			continue
+		}
+		tramps = append(tramps, e)
+		for _, arm := range g.Edges[e].Arms {
+			armTramp[arm] = len(tramps)
+		}
+		seqs[e] = 1
+	}
+	if len(tramps) == 0 {
+		return nil, nil
+	}
+	nt := uint32(len(tramps))
+	var a wasm.Asm
+	a.Idx(wasm.OpLocalSet, idx)
+	types := s.brTypes[site]
+	for range tramps {
+		if len(types) == 0 {
+			a.Block(wasm.OpBlock)
+		} else {
+			a.BlockT(wasm.OpBlock, m.AddType(wasm.FuncType{Params: types, Results: types}))
+		}
+	}
+	a.Idx(wasm.OpLocalGet, idx)
+	nl := make([]uint32, len(labels))
+	for arm, l := range labels {
+		if j := armTramp[arm]; j > 0 {
+			nl[arm] = uint32(j - 1)
+		} else {
+			nl[arm] = l + nt
+		}
+	}
+	a.BrTable(nl)
+	for j, e := range tramps {
+		a.Op(wasm.OpEnd)
+		l := labels[g.Edges[e].Arms[0]] + nt - uint32(j+1)
+		back := int64(-1)
+		if len(s.brTypes[site]) == 0 {
+			back = int64(l)
+		}
+		emit(&a, e, back)
+		a.Idx(wasm.OpBr, l)
+	}
+	return a.B, nil
+}

@@ -1,0 +1,383 @@
+package instrument
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/pathprof/pathprof/internal/cfg"
+	"github.com/pathprof/pathprof/internal/numbering"
+	"github.com/pathprof/pathprof/internal/wasm"
+)
+
+// Shared loop iterations (Mode.Loop).
+//
+// A hot loop in a function called once cannot be shared out by calls, and
+// no split of its paths pays: every class of a loop pays each iteration's
+// back edge. Its iterations can be shared out at no cost per iteration,
+// though, by unrolling the loop g times (g = Mode.Slices):
+//
+//	block $exit (the loop's type)
+//	  loop $top (the loop's type)
+//	    block $b_g-1 ... block $b_1
+//	          body_0  (continue: br $b_1; falls out: br $exit)
+//	        end
+//	        body_1    (continue: br $b_2; falls out: br $exit)
+//	    ...
+//	    end
+//	    body_g-1      (continue: br $top; falls out: end)
+//	  end
+//	end
+//
+// Replica r runs the iterations n with n mod g = r, counted from 0 at each
+// entry, and nothing tests it. A Ball-Larus path lies in one iteration at
+// most, so the copy of that iteration's slot counts it: a copy probes the
+// replicas of its slots as the whole function would be probed, and leaves
+// the others bare. The paths that never enter the loop are slot 0's.
+//
+// Around the loop every copy runs the function's probes, so that a path
+// that leaves the loop is numbered right; the copies tell whose such a
+// path is by an i32 flag local that every count outside the loop tests.
+// The flag is set where a path starts (to whether the copy has slot 0)
+// and where one leaves the loop (to whether the copy has the replica's
+// slot). The back edges of a bare replica do not reset the path register,
+// which the replicas a copy probes then find as their own back edges left
+// it: the register's value at the header is the same after every back
+// edge. A copy without slot 0 sets it as it enters the loop.
+//
+// A branch in the loop that continues an enclosing loop ends the path in
+// the replica's slot and starts one around the loop: a bare replica
+// starts it too (the register and the flag), without the count.
+//
+// Refused: loops with parameters, and loops with a branch instruction
+// that may both continue the loop (or one in it) and an enclosing loop: a
+// profile does not tell which it took, so hits could not be computed.
+
+// loopAt is a loop instruction of a body.
+type loopAt struct {
+	off, end uint32 // the loop instruction and its end
+	bt       wasm.BlockType
+	params   bool
+}
+
+// region is a loop whose iterations can be shared out.
+type region struct {
+	loopAt
+	body uint32 // offset of the body's first instruction
+}
+
+// in reports whether body offset off lies in the loop's body.
+func (r *region) in(off uint32) bool { return off >= r.body && off < r.end }
+
+// CanShareLoop says why the iterations of the loop whose header is Graph
+// block h cannot be shared out (Mode.Loop), or returns nil when they can.
+func (f *Func) CanShareLoop(h int32) error {
+	_, err := f.sharedLoop(h)
+	return err
+}
+
+func (f *Func) sharedLoop(h int32) (*region, error) {
+	g := f.Graph
+	if g == nil || f.scan == nil || h < 2 || int(h) >= len(g.Blocks) {
+		return nil, fmt.Errorf("no block %d", h)
+	}
+	lp, ok := f.scan.loops[g.Blocks[h].Start]
+	if !ok || g.Blocks[h].Instrs == 0 {
+		return nil, fmt.Errorf("block %d is not a loop's header", h)
+	}
+	if lp.params {
+		return nil, fmt.Errorf("the loop at block %d takes parameters", h)
+	}
+	r := &region{loopAt: lp, body: g.Blocks[h].Start}
+	back := false
+	leaves := map[uint32]bool{} // per branch instruction
+	for _, e := range g.Edges {
+		if e.Kind == cfg.EdgeEntry || !r.in(e.Instr) || !e.Back {
+			continue
+		}
+		out := !r.nodeIn(g, e.To)
+		if l, ok := leaves[e.Instr]; ok && l != out {
+			return nil, fmt.Errorf("a branch in the loop at block %d continues both it and an enclosing loop", h)
+		}
+		leaves[e.Instr] = out
+		back = back || e.To == h
+	}
+	if !back {
+		return nil, fmt.Errorf("block %d has no back edge", h)
+	}
+	if b := r.ending(g); b >= 0 {
+		for _, e := range g.Blocks[b].In {
+			if x := g.Edges[e]; x.Back || x.Kind == cfg.EdgeEntry || !r.in(x.Instr) {
+				return nil, fmt.Errorf("the block that ends the loop at block %d is entered from outside it", h)
+			}
+		}
+	}
+	return r, nil
+}
+
+// nodeIn reports whether Graph block n starts in the loop's body.
+func (r *region) nodeIn(g *cfg.Graph, n int32) bool {
+	return n >= 2 && g.Blocks[n].Instrs > 0 && r.in(g.Blocks[n].Start)
+}
+
+// ending returns the block that holds the loop's end, or -1 when falling
+// out of the loop is unreachable.
+func (r *region) ending(g *cfg.Graph) int32 {
+	for b, blk := range g.Blocks {
+		// A block may start at the end itself, joining branches out
+		// of blocks in the body.
+		if b >= 2 && blk.Instrs > 0 && blk.Start >= r.body && blk.Start <= r.end && blk.End > r.end {
+			return int32(b)
+		}
+	}
+	return -1
+}
+
+// loopSlices is what a function whose loop iterations are shared out
+// needs for its hit counts.
+type loopSlices struct {
+	// inside marks the Graph edges whose probes sit in the loop's
+	// body, where each replica has its own.
+	inside []bool
+	// own and bare are the sequences per Graph edge in the replicas the
+	// copy probes and in the others (inside edges only; f.seqs holds
+	// the others').
+	own, bare []uint8
+	// leaves marks the back edges in the loop that continue an
+	// enclosing loop: a bare replica runs their sequence too.
+	leaves []bool
+}
+
+// emitLoopSlices unrolls the loop Mode.Loop and places the variants of
+// the probes: the function's own around the loop, the probes of the
+// replicas of the copy's slots, and bare replicas that only set the flag
+// local when the loop is left.
+func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) ([]wasm.Edit, error), hit func(*wasm.Asm), flag uint32) error {
+	g := f.Graph
+	h := f.Mode.Loop
+	lp, err := f.sharedLoop(h)
+	if err != nil {
+		return err
+	}
+	body := lp.body
+	in, nodeIn := lp.in, func(n int32) bool { return lp.nodeIn(g, n) }
+	own := make([]bool, f.Mode.Slices)
+	for _, x := range f.Mode.Slots {
+		own[x] = true
+	}
+	setFlag := func(v bool) []byte {
+		var a wasm.Asm
+		a.I32(int32(b2i(v))).Idx(wasm.OpLocalSet, flag)
+		return a.B
+	}
+
+	ls := &loopSlices{inside: make([]bool, len(g.Edges)), leaves: make([]bool, len(g.Edges))}
+	outside := &variant{ops: f.ops, extra: make([][]byte, len(g.Edges)), guard: int64(flag)}
+	probed := &variant{ops: f.ops, extra: make([][]byte, len(g.Edges)), guard: -1}
+	bare := &variant{ops: make([][]numbering.Op, len(g.Edges)), extra: make([][]byte, len(g.Edges)), guard: -1}
+	// The register's start at the header: the initialisation on its
+	// back edges, the same on each.
+	init, hasInit := int64(0), false
+	for _, e := range g.Blocks[h].In {
+		for _, o := range f.ops[e] {
+			if o.Kind == numbering.Init && g.Edges[e].Back {
+				init, hasInit = o.Value, true
+			}
+		}
+	}
+	if !hasInit {
+		return fmt.Errorf("no initialisation on the back edges of block %d", h)
+	}
+	for i, e := range g.Edges {
+		inside := e.Kind != cfg.EdgeEntry && in(e.Instr)
+		ls.inside[i] = inside
+		switch {
+		case inside && e.Back && !nodeIn(e.To):
+			// The next path starts around the loop, in every copy.
+			ls.leaves[i] = true
+			for _, o := range f.ops[i] {
+				if o.Kind == numbering.Init {
+					bare.ops[i] = append(bare.ops[i], o)
+				}
+			}
+			probed.extra[i], bare.extra[i] = setFlag(own[0]), setFlag(own[0])
+		case inside && e.Back:
+			// In a bare replica the back edge runs nothing.
+		case inside && e.To != cfg.Exit && !nodeIn(e.To):
+			// The path leaves the loop: its counts lie ahead, in
+			// code that every copy probes.
+			probed.extra[i], bare.extra[i] = setFlag(true), setFlag(false)
+		case e.Kind == cfg.EdgeEntry:
+			if own[0] {
+				outside.extra[i] = setFlag(true)
+			}
+		case e.Back:
+			outside.extra[i] = setFlag(own[0])
+		case e.To == h && !own[0]:
+			// A copy without slot 0 enters the loop with the
+			// register as the back edges leave it.
+			var a wasm.Asm
+			a.I64(init).Idx(wasm.OpLocalSet, f.reg)
+			outside.extra[i] = a.B
+		}
+	}
+
+	outEdits, err := place(outside)
+	if err != nil {
+		return err
+	}
+	replica := func(v *variant) ([]byte, error) {
+		edits, err := place(v)
+		if err != nil {
+			return nil, err
+		}
+		var inner []wasm.Edit
+		for _, e := range edits {
+			if e.Off == lp.end {
+				return nil, fmt.Errorf("probes at the end of the loop at block %d", h)
+			}
+			if in(e.Off) {
+				e.Off -= body
+				inner = append(inner, e)
+			}
+		}
+		return spliceBytes(c.Body[body:lp.end], inner)
+	}
+	probedCode, err := replica(probed)
+	if err != nil {
+		return err
+	}
+	bareCode, err := replica(bare)
+	if err != nil {
+		return err
+	}
+	ls.own, ls.bare = probed.seqs, bare.seqs
+
+	n := f.Mode.Slices
+	var a wasm.Asm
+	a.B = wasm.AppendInstr(a.B, &wasm.Instr{Op: wasm.OpBlock, Block: lp.bt})
+	a.B = wasm.AppendInstr(a.B, &wasm.Instr{Op: wasm.OpLoop, Block: lp.bt})
+	for range n - 1 {
+		a.Block(wasm.OpBlock)
+	}
+	for r := range n {
+		code := bareCode
+		if own[r] {
+			code = probedCode
+		}
+		// Labels beyond the loop's are now n-r deeper: the blocks of
+		// the later replicas, the new loop and $exit.
+		shifted, err := shiftLabels(code, uint32(n-r))
+		if err != nil {
+			return err
+		}
+		a.B = append(a.B, shifted...)
+		// Falling out of the loop leaves it too.
+		hit(&a)
+		a.B = append(a.B, setFlag(own[r])...)
+		if r < n-1 {
+			a.Idx(wasm.OpBr, uint32(n-r)).Op(wasm.OpEnd)
+		}
+	}
+	a.Op(wasm.OpEnd).Op(wasm.OpEnd)
+	// That sequence runs once per run of the block that holds the
+	// loop's end, whichever edge enters it (only edges from the loop).
+	if b := lp.ending(g); b >= 0 {
+		for _, e := range g.Blocks[b].In {
+			ls.own[e]++
+			ls.bare[e]++
+		}
+	}
+	for i := range g.Edges {
+		if ls.inside[i] {
+			outside.seqs[i] = 0
+		} else {
+			ls.own[i], ls.bare[i] = 0, 0
+		}
+	}
+	f.seqs, f.loop = outside.seqs, ls
+
+	var list []wasm.Edit
+	for _, e := range outEdits {
+		if e.Off == lp.end {
+			return fmt.Errorf("probes at the end of the loop at block %d", h)
+		}
+		if !in(e.Off) {
+			list = append(list, e)
+		}
+	}
+	list = append(list, wasm.Edit{Off: lp.off, Del: lp.end + 1 - lp.off, Ins: a.B})
+	return c.Splice(list)
+}
+
+func b2i(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// spliceBytes applies edits (sorted, offsets into b) to a copy of b.
+func spliceBytes(b []byte, edits []wasm.Edit) ([]byte, error) {
+	var out []byte
+	pos := uint32(0)
+	for _, e := range edits {
+		if e.Off < pos || int(e.Off+e.Del) > len(b) {
+			return nil, fmt.Errorf("splice: edit at %d overlaps or lies outside %d bytes", e.Off, len(b))
+		}
+		out = append(out, b[pos:e.Off]...)
+		out = append(out, e.Ins...)
+		pos = e.Off + e.Del
+	}
+	return append(out, b[pos:]...), nil
+}
+
+// shiftLabels rewrites the code of a loop's body for a place d labels
+// deeper: every branch to a label beyond the loop's own goes d further.
+// The loop's own label, the innermost around the code, stays.
+func shiftLabels(code []byte, d uint32) ([]byte, error) {
+	r := wasm.NewReader(code, 0, "code")
+	var out []byte
+	var in wasm.Instr
+	depth := uint32(0) // blocks opened in the code
+	pos := 0
+	for !r.Done() {
+		if err := r.Next(&in); err != nil {
+			return nil, err
+		}
+		switch in.Op {
+		case wasm.OpBlock, wasm.OpLoop, wasm.OpIf:
+			depth++
+		case wasm.OpEnd:
+			if depth == 0 {
+				return nil, errors.New("loop body closes a block it did not open")
+			}
+			depth--
+		case wasm.OpBr, wasm.OpBrIf:
+			if in.A > depth {
+				out = append(out, code[pos:in.Off]...)
+				in.A += d
+				out = wasm.AppendInstr(out, &in)
+				pos = int(in.Off + in.Len)
+			}
+		case wasm.OpBrTable:
+			if slices.ContainsFunc(in.Labels, func(l uint32) bool { return l > depth }) {
+				out = append(out, code[pos:in.Off]...)
+				labels := slices.Clone(in.Labels)
+				for j, l := range labels {
+					if l > depth {
+						labels[j] = l + d
+					}
+				}
+				out = wasm.AppendInstr(out, &wasm.Instr{Op: wasm.OpBrTable, Labels: labels})
+				pos = int(in.Off + in.Len)
+			}
+		case wasm.OpTry, wasm.OpTryTable, wasm.OpDelegate, wasm.OpRethrow, wasm.OpBrOnNull, wasm.OpBrOnNonNull:
+			return nil, fmt.Errorf("%s in a shared loop", in.Op.Name())
+		}
+	}
+	if depth != 0 {
+		return nil, errors.New("loop body leaves a block open")
+	}
+	return append(out, code[pos:]...), nil
+}

@@ -1,0 +1,322 @@
+package numbering
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/pathprof/pathprof/internal/cfg"
+)
+
+// EdgeClass is the role of a DAG edge in event counting.
+type EdgeClass uint8
+
+const (
+	// Dead edges lie on no entry-to-exit path (unreachable source, or a
+	// head that cannot reach the exit); they are left out of the spanning
+	// tree and never instrumented.
+	Dead EdgeClass = iota
+	Tree
+	Chord
+)
+
+func (c EdgeClass) String() string {
+	switch c {
+	case Dead:
+		return "dead"
+	case Tree:
+		return "tree"
+	case Chord:
+		return "chord"
+	}
+	return "class?"
+}
+
+// Increments is the result of event counting: the sum of Inc over the
+// chords of an entry-to-exit path, plus ExitInc, equals the path's id.
+type Increments struct {
+	Class []EdgeClass // per DAG edge
+	Inc   []int64     // per DAG edge; 0 for tree and dead edges
+	// Potential is φ per node: φ(entry) = 0 and φ(v) = φ(u) + Val(u->v)
+	// along tree edges. Only nodes on some entry-to-exit path have one.
+	Potential []int64
+	// ExitChord says whether the extra edge exit->entry is a chord;
+	// ExitInc is then its increment, added where each path is counted.
+	ExitChord bool
+	ExitInc   int64
+}
+
+// Chords chooses a maximum-weight spanning tree of the live part of d plus
+// the edge exit->entry, taken as undirected, and gives every chord its
+// increment Inc(u->v) = φ(u) + Val(u->v) - φ(v). The increments are
+// computed with wrapping i64 arithmetic, which preserves the path sums.
+//
+// weights holds one weight per DAG edge (an expected frequency: higher keeps
+// the edge free of probes), optionally followed by the weight of exit->entry.
+// nil means all DAG edges weigh the same. exit->entry defaults to +Inf: it is
+// taken at the end of every path, so no edge is more frequent. Ties go to the
+// lower edge index, exit->entry counting as index len(d.Edges).
+func Chords(d *cfg.DAG, n *Numbering, weights []float64) (*Increments, error) {
+	if err := validate(d); err != nil {
+		return nil, err
+	}
+	ne := len(d.Edges)
+	if n == nil || len(n.Val) != ne || len(n.NumPaths) != d.NumNodes {
+		return nil, errors.New("numbering: numbering does not match the DAG")
+	}
+	if weights != nil && len(weights) != ne && len(weights) != ne+1 {
+		return nil, fmt.Errorf("numbering: %d weights for %d edges", len(weights), ne)
+	}
+	for i, w := range weights {
+		if math.IsNaN(w) {
+			return nil, fmt.Errorf("numbering: weight %d is NaN", i)
+		}
+	}
+	weight := func(e int32) float64 {
+		switch {
+		case int(e) < len(weights):
+			return weights[e]
+		case int(e) == ne:
+			return math.Inf(1)
+		}
+		return 1
+	}
+
+	inc := &Increments{
+		Class:     make([]EdgeClass, ne),
+		Inc:       make([]int64, ne),
+		Potential: make([]int64, d.NumNodes),
+	}
+	if n.Paths() == 0 {
+		return inc, nil
+	}
+	reach := reachable(d)
+	cand := make([]int32, 0, ne+1)
+	for i, e := range d.Edges {
+		if reach[e.From] && n.NumPaths[e.To] > 0 {
+			cand = append(cand, int32(i))
+		}
+	}
+	cand = append(cand, int32(ne)) // exit->entry
+	slices.SortFunc(cand, func(a, b int32) int {
+		if c := cmp.Compare(weight(b), weight(a)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+
+	// Kruskal with union by size and path halving.
+	parent := make([]int32, d.NumNodes)
+	size := make([]int32, d.NumNodes)
+	for i := range parent {
+		parent[i] = int32(i)
+		size[i] = 1
+	}
+	find := func(x int32) int32 {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	ends := func(e int32) (int32, int32, int64) {
+		if int(e) == ne {
+			return cfg.Exit, cfg.Entry, 0
+		}
+		return d.Edges[e].From, d.Edges[e].To, n.Val[e]
+	}
+	// Tree adjacency in compressed form, filled after the tree is known.
+	deg := make([]int32, d.NumNodes+1)
+	var tree []int32
+	for _, e := range cand {
+		u, v, _ := ends(e)
+		ru, rv := find(u), find(v)
+		if ru == rv {
+			if int(e) == ne {
+				inc.ExitChord = true
+			} else {
+				inc.Class[e] = Chord
+			}
+			continue
+		}
+		if size[ru] < size[rv] {
+			ru, rv = rv, ru
+		}
+		parent[rv] = ru
+		size[ru] += size[rv]
+		if int(e) < ne {
+			inc.Class[e] = Tree
+		}
+		tree = append(tree, e)
+		deg[u+1]++
+		deg[v+1]++
+	}
+	for i := 1; i < len(deg); i++ {
+		deg[i] += deg[i-1]
+	}
+	adj := make([]int32, 2*len(tree))
+	fill := slices.Clone(deg[:d.NumNodes])
+	for _, e := range tree {
+		u, v, _ := ends(e)
+		adj[fill[u]] = e
+		fill[u]++
+		adj[fill[v]] = e
+		fill[v]++
+	}
+
+	// Potentials by a walk of the tree from the entry.
+	done := make([]bool, d.NumNodes)
+	done[cfg.Entry] = true
+	stack := []int32{cfg.Entry}
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, e := range adj[deg[x]:deg[x+1]] {
+			u, v, val := ends(e)
+			switch {
+			case u == x && !done[v]:
+				inc.Potential[v] = inc.Potential[u] + val
+				done[v] = true
+				stack = append(stack, v)
+			case v == x && !done[u]:
+				inc.Potential[u] = inc.Potential[v] - val
+				done[u] = true
+				stack = append(stack, u)
+			}
+		}
+	}
+	for i, c := range inc.Class {
+		if c == Chord {
+			e := d.Edges[i]
+			inc.Inc[i] = inc.Potential[e.From] + n.Val[i] - inc.Potential[e.To]
+		}
+	}
+	if inc.ExitChord {
+		inc.ExitInc = inc.Potential[cfg.Exit] - inc.Potential[cfg.Entry]
+	}
+	return inc, nil
+}
+
+// loopTrips is how many iterations StaticWeights assumes of every loop.
+const loopTrips = 8
+
+// StaticWeights estimates edge frequencies without a profile, for Chords:
+// one call enters at the entry, every branch splits its flow evenly over the
+// out edges that can reach the exit, and each loop header (the head of a
+// dummy entry edge) runs loopTrips times per entry from outside, the extra
+// runs flowing in through its dummy edge. Nested loops multiply. Dead edges
+// get 0. The result has one weight per DAG edge.
+func StaticWeights(d *cfg.DAG) ([]float64, error) {
+	if err := validate(d); err != nil {
+		return nil, err
+	}
+	reach := reachable(d)
+	live := make([]bool, d.NumNodes)
+	live[cfg.Exit] = reach[cfg.Exit]
+	for i := len(d.Topo) - 1; i >= 0; i-- {
+		v := d.Topo[i]
+		for _, e := range d.Out[v] {
+			if live[d.Edges[e].To] {
+				live[v] = true
+				break
+			}
+		}
+	}
+	w := make([]float64, len(d.Edges))
+	isDummyIn := func(e int32) bool {
+		return d.Edges[e].From == cfg.Entry && d.Edges[e].Kind == cfg.EdgeDummyEntry
+	}
+	for _, v := range d.Topo {
+		if !live[v] {
+			continue
+		}
+		var total float64
+		if v == cfg.Entry {
+			total = 1
+		} else {
+			var regular float64
+			var dummies []int32
+			for _, e := range d.In[v] {
+				if isDummyIn(e) {
+					dummies = append(dummies, e)
+				} else {
+					regular += w[e]
+				}
+			}
+			total = regular
+			if len(dummies) > 0 {
+				extra := (loopTrips - 1) * regular
+				if regular == 0 {
+					extra = 1 // entered only through back edges or cuts
+				}
+				for _, e := range dummies {
+					w[e] = extra / float64(len(dummies))
+				}
+				total += extra
+			}
+		}
+		var k int
+		for _, e := range d.Out[v] {
+			if live[d.Edges[e].To] && !isDummyIn(e) {
+				k++
+			}
+		}
+		for _, e := range d.Out[v] {
+			if live[d.Edges[e].To] && !isDummyIn(e) {
+				w[e] = total / float64(k)
+			}
+		}
+	}
+	return w, nil
+}
+
+// WeightsFor is ProfileWeights(d, freq) when freq is set, else
+// StaticWeights(d): the weights a function's probes are placed by.
+func WeightsFor(d *cfg.DAG, freq []float64) ([]float64, error) {
+	if freq != nil {
+		return ProfileWeights(d, freq)
+	}
+	return StaticWeights(d)
+}
+
+// ProfileWeights turns measured edge frequencies (one per DAG edge, e.g.
+// from a profile of an earlier run: counts, whole numbers, which the
+// tie-break below assumes) into weights for Chords: the chords,
+// which carry the increments, go on the edges that ran least, so the paths
+// that ran most execute the fewest probes. Edges that ran equally often
+// are told apart by StaticWeights, so that among edges that never ran the
+// ones likelier to run on another input stay free of probes too.
+func ProfileWeights(d *cfg.DAG, freq []float64) ([]float64, error) {
+	if len(freq) != len(d.Edges) {
+		return nil, fmt.Errorf("numbering: %d frequencies for %d edges", len(freq), len(d.Edges))
+	}
+	static, err := StaticWeights(d)
+	if err != nil {
+		return nil, err
+	}
+	// The static estimate is scaled below 1, the least difference of two
+	// counts: it only breaks ties.
+	var most float64
+	for _, s := range static {
+		most = max(most, s)
+	}
+	w := make([]float64, len(freq))
+	for i, f := range freq {
+		if f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("numbering: frequency %v of edge %d", f, i)
+		}
+		w[i] = f
+		if e := d.Edges[i]; e.From == cfg.Entry || e.To == cfg.Exit {
+			// An increment here joins the sequence that starts or
+			// ends the path (r = a, count[r + a]++): it costs no
+			// probe of its own, so these edges are the best chords.
+			w[i] = 0
+		}
+		if most > 0 {
+			w[i] += static[i] / (2 * most)
+		}
+	}
+	return w, nil
+}

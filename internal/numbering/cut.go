@@ -1,0 +1,310 @@
+package numbering
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/pathprof/pathprof/internal/cfg"
+)
+
+// CutResult is a DAG whose paths were split so that their number fits.
+//
+// Cutting vertex w turns every edge u->w with u != entry into what a back
+// edge is: the path ends at u through a dummy edge u->exit and the next path
+// begins with a dummy edge entry->w. The dummy edges are shared with those
+// of real back edges, and their Back lists name the cut Graph edges next to
+// the back edges, so a cut edge is instrumented exactly like a back edge
+// ("count[r + a]++; r = b") and regenerated paths that begin or end at one
+// have a back kind.
+type CutResult struct {
+	// DAG is the cut DAG; it is the input itself when nothing was cut.
+	DAG *cfg.DAG
+	// Vertices are the cut vertices, ascending: where paths now restart.
+	Vertices []int32
+	// Edges are the input DAG's edges that were cut, ascending.
+	Edges []int32
+	// EdgeMap gives, per edge of DAG, the input edge it copies (a dummy
+	// edge that gained cut edges copies the old dummy), or -1 for a new
+	// dummy edge.
+	EdgeMap []int32
+}
+
+// Cut returns d unchanged when its paths fit in MaxPaths, and otherwise cuts
+// it at chosen vertices so that they do.
+//
+// The choice is greedy, in reverse topological order with a threshold T:
+// when the paths from a node would pass T, its successors with most paths
+// are cut until at most T/2 remain. Each cut vertex adds its count to the
+// entry's, so T starts at MaxPaths and falls (halving, or at once to
+// MaxPaths divided by the entry's out-degree) until the entry's count fits
+// too. Pieces are therefore as large as the threshold allows, and few
+// vertices are cut. The result is deterministic. Cut fails only when even
+// cutting every vertex that can be cut leaves too many paths, which takes
+// more edges than a function can have.
+func Cut(d *cfg.DAG) (*CutResult, error) {
+	return CutTo(d, MaxPaths)
+}
+
+// CutTo is Cut with at most limit paths (limit >= 2).
+func CutTo(d *cfg.DAG, limit int64) (*CutResult, error) {
+	if limit < 2 {
+		return nil, fmt.Errorf("numbering: cut to %d paths", limit)
+	}
+	if err := validate(d); err != nil {
+		return nil, err
+	}
+	return cut(d, limit)
+}
+
+func cut(d *cfg.DAG, limit int64) (*CutResult, error) {
+	_, err := number(d, limit, MostPathsFirst)
+	if err == nil {
+		id := make([]int32, len(d.Edges))
+		for i := range id {
+			id[i] = int32(i)
+		}
+		return &CutResult{DAG: d, EdgeMap: id}, nil
+	}
+	var oe *OverflowError
+	if !errors.As(err, &oe) {
+		return nil, err
+	}
+
+	reach := reachable(d)
+	live := make([]bool, d.NumNodes)
+	live[cfg.Exit] = reach[cfg.Exit]
+	for i := len(d.Topo) - 1; i >= 0; i-- {
+		v := d.Topo[i]
+		for _, e := range d.Out[v] {
+			if live[d.Edges[e].To] {
+				live[v] = true
+				break
+			}
+		}
+	}
+	cuttable := make([]bool, d.NumNodes)
+	for _, e := range d.Edges {
+		if e.From != cfg.Entry && reach[e.From] && live[e.To] && e.To != cfg.Exit {
+			cuttable[e.To] = true
+		}
+	}
+
+	t := limit
+	for {
+		r := buildCut(d, reach, greedyCut(d, live, cuttable, uint64(t)))
+		if _, err := number(r.DAG, limit, MostPathsFirst); err == nil {
+			return r, nil
+		}
+		if t == 1 {
+			break
+		}
+		t = max(1, min(t/2, limit/int64(len(r.DAG.Out[cfg.Entry]))))
+	}
+	r := buildCut(d, reach, cuttable)
+	if _, err := number(r.DAG, limit, MostPathsFirst); err == nil {
+		return r, nil
+	}
+	oe.Paths = countPaths(d)
+	return nil, fmt.Errorf("numbering: cannot cut the paths to fit: %w", oe)
+}
+
+func sadd(a, b uint64) uint64 {
+	s, c := bits.Add64(a, b, 0)
+	if c != 0 {
+		return math.MaxUint64
+	}
+	return s
+}
+
+// greedyCut picks the vertices to cut for threshold t. Its path counts are
+// upper bounds: a vertex cut after some of its predecessors were counted
+// only lowers theirs.
+func greedyCut(d *cfg.DAG, live, cuttable []bool, t uint64) []bool {
+	est := make([]uint64, d.NumNodes)
+	est[cfg.Exit] = 1
+	cutv := make([]bool, d.NumNodes)
+	hasDummyExit := make([]bool, d.NumNodes)
+	for _, e := range d.Edges {
+		if e.Kind == cfg.EdgeDummyExit {
+			hasDummyExit[e.From] = true
+		}
+	}
+	type cand struct {
+		w     int32
+		paths uint64
+	}
+	var cands []cand
+	var suffix []uint64
+	stamp := make([]int32, d.NumNodes)
+	slot := make([]int32, d.NumNodes)
+	for i := len(d.Topo) - 1; i >= 0; i-- {
+		v := d.Topo[i]
+		if v == cfg.Exit {
+			continue
+		}
+		var fixed uint64
+		hadCut := false
+		cands = cands[:0]
+		for _, e := range d.Out[v] {
+			w := d.Edges[e].To
+			switch {
+			case !live[w]:
+			case v != cfg.Entry && cutv[w]:
+				hadCut = true
+			case v != cfg.Entry && cuttable[w]:
+				if stamp[w] != v+1 {
+					stamp[w] = v + 1
+					slot[w] = int32(len(cands))
+					cands = append(cands, cand{w, 0})
+				}
+				c := &cands[slot[w]]
+				c.paths = sadd(c.paths, est[w])
+			default:
+				fixed = sadd(fixed, est[w])
+			}
+		}
+		slices.SortFunc(cands, func(a, b cand) int {
+			if c := cmp.Compare(b.paths, a.paths); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.w, b.w)
+		})
+		suffix = append(suffix[:0], make([]uint64, len(cands)+1)...)
+		for j := len(cands) - 1; j >= 0; j-- {
+			suffix[j] = sadd(suffix[j+1], cands[j].paths)
+		}
+		total := func(k int) uint64 {
+			s := sadd(fixed, suffix[k])
+			if (hadCut || k > 0) && !hasDummyExit[v] {
+				s = sadd(s, 1) // the new dummy edge v->exit
+			}
+			return s
+		}
+		// Once over t, cut down to t/2 rather than just below t: a node
+		// left near t makes each of its predecessors overflow in turn
+		// (a chain of diamonds would be cut at every diamond).
+		k := 0
+		if total(0) > t {
+			for k < len(cands) && total(k) > t/2 {
+				k++
+			}
+		}
+		for _, c := range cands[:k] {
+			cutv[c.w] = true
+		}
+		est[v] = total(k)
+	}
+	return cutv
+}
+
+// buildCut makes the DAG with every edge u->w, u reachable and not the
+// entry, w in cutv, replaced by dummy edges u->exit and entry->w.
+func buildCut(d *cfg.DAG, reach, cutv []bool) *CutResult {
+	nn := d.NumNodes
+	nd := &cfg.DAG{NumNodes: nn, Out: make([][]int32, nn), In: make([][]int32, nn)}
+	r := &CutResult{DAG: nd}
+	newIdx := make([]int32, len(d.Edges))
+	dummyExit := make([]int32, nn)
+	dummyEntry := make([]int32, nn)
+	for i := range dummyExit {
+		dummyExit[i], dummyEntry[i] = -1, -1
+	}
+	cutTo := make([]bool, nn)
+	for i, e := range d.Edges {
+		if e.From != cfg.Entry && reach[e.From] && cutv[e.To] {
+			newIdx[i] = -1
+			r.Edges = append(r.Edges, int32(i))
+			cutTo[e.To] = true
+			continue
+		}
+		ni := int32(len(nd.Edges))
+		newIdx[i] = ni
+		switch {
+		case e.Kind == cfg.EdgeDummyExit && dummyExit[e.From] < 0:
+			dummyExit[e.From] = ni
+			e.Back = slices.Clone(e.Back)
+		case e.Kind == cfg.EdgeDummyEntry && dummyEntry[e.To] < 0:
+			dummyEntry[e.To] = ni
+			e.Back = slices.Clone(e.Back)
+		}
+		nd.Edges = append(nd.Edges, e)
+		r.EdgeMap = append(r.EdgeMap, int32(i))
+	}
+	copied := len(nd.Edges)
+	dummy := func(slot []int32, at int32, e cfg.DAGEdge) int32 {
+		if slot[at] < 0 {
+			slot[at] = int32(len(nd.Edges))
+			nd.Edges = append(nd.Edges, e)
+			r.EdgeMap = append(r.EdgeMap, -1)
+		}
+		return slot[at]
+	}
+	for _, i := range r.Edges {
+		e := d.Edges[i]
+		gs := e.Back
+		if e.Orig >= 0 {
+			gs = []int32{e.Orig}
+		}
+		x := dummy(dummyExit, e.From, cfg.DAGEdge{From: e.From, To: cfg.Exit, Kind: cfg.EdgeDummyExit, Orig: -1})
+		nd.Edges[x].Back = append(nd.Edges[x].Back, gs...)
+		y := dummy(dummyEntry, e.To, cfg.DAGEdge{From: cfg.Entry, To: e.To, Kind: cfg.EdgeDummyEntry, Orig: -1})
+		nd.Edges[y].Back = append(nd.Edges[y].Back, gs...)
+	}
+	for v := range nn {
+		for _, e := range d.Out[v] {
+			if newIdx[e] >= 0 {
+				nd.Out[v] = append(nd.Out[v], newIdx[e])
+			}
+		}
+		for _, e := range d.In[v] {
+			if newIdx[e] >= 0 {
+				nd.In[v] = append(nd.In[v], newIdx[e])
+			}
+		}
+	}
+	for i := copied; i < len(nd.Edges); i++ {
+		e := nd.Edges[i]
+		nd.Out[e.From] = append(nd.Out[e.From], int32(i))
+		nd.In[e.To] = append(nd.In[e.To], int32(i))
+	}
+	nd.Topo = topoOrder(nd)
+	for v, c := range cutTo {
+		if c {
+			r.Vertices = append(r.Vertices, int32(v))
+		}
+	}
+	return r
+}
+
+// topoOrder returns the nodes reachable from the entry in reverse postorder
+// of a depth-first search, which is topological in a DAG.
+func topoOrder(d *cfg.DAG) []int32 {
+	seen := make([]bool, d.NumNodes)
+	post := make([]int32, 0, d.NumNodes)
+	type frame struct {
+		v    int32
+		next int
+	}
+	stack := []frame{{cfg.Entry, 0}}
+	seen[cfg.Entry] = true
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		if top.next == len(d.Out[top.v]) {
+			post = append(post, top.v)
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		w := d.Edges[d.Out[top.v][top.next]].To
+		top.next++
+		if !seen[w] {
+			seen[w] = true
+			stack = append(stack, frame{w, 0})
+		}
+	}
+	slices.Reverse(post)
+	return post
+}

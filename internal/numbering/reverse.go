@@ -1,0 +1,118 @@
+package numbering
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/pathprof/pathprof/internal/cfg"
+)
+
+// Reverse is a Ball-Larus numbering of the reversed DAG: paths are numbered
+// from the exit backwards, so the ids of the paths that end with one edge
+// into the exit form one contiguous range, as long as the number of paths
+// that end there. Ball-Larus's own ids spread such paths over the sums of
+// every prefix; contiguous ranges let an instrumenter keep the counts of a
+// path end in a few locals picked by a br_table (see package instrument).
+//
+// A path's reverse id is the sum of Val over its edges, as for Numbering,
+// so Chords and Place work with Forward() unchanged.
+type Reverse struct {
+	d    *cfg.DAG // the forward DAG
+	fwd  *Numbering
+	rd   *cfg.DAG   // the reversed DAG: same edge indices, nodes Entry and Exit swapped
+	rn   *Numbering // its numbering
+	view *Numbering
+}
+
+// NumberReverse numbers d backwards. fwd is d's forward numbering (for the
+// path count and for which edges lie on complete paths).
+func NumberReverse(d *cfg.DAG, fwd *Numbering) (*Reverse, error) {
+	if err := validate(d); err != nil {
+		return nil, err
+	}
+	if fwd == nil || len(fwd.Val) != len(d.Edges) || len(fwd.NumPaths) != d.NumNodes {
+		return nil, errors.New("numbering: forward numbering does not match the DAG")
+	}
+	rd := reverseDAG(d)
+	rn, err := number(rd, MaxPaths, MostPathsFirst)
+	if err != nil {
+		return nil, err
+	}
+	if rn.Paths() != fwd.Paths() {
+		return nil, fmt.Errorf("numbering: %d paths backwards, %d forwards", rn.Paths(), fwd.Paths())
+	}
+	r := &Reverse{d: d, fwd: fwd, rd: rd, rn: rn}
+	r.view = &Numbering{NumPaths: fwd.NumPaths, Val: rn.Val}
+	return r, nil
+}
+
+// swap maps a forward node to its reversed node and back.
+func swap(v int32) int32 {
+	switch v {
+	case cfg.Entry:
+		return cfg.Exit
+	case cfg.Exit:
+		return cfg.Entry
+	}
+	return v
+}
+
+// reverseDAG turns every edge around and swaps the entry and the exit;
+// edge indices stay. Topo is recomputed: the reversed DAG reaches the
+// nodes that can reach the forward exit, not those the entry reaches.
+func reverseDAG(d *cfg.DAG) *cfg.DAG {
+	rd := &cfg.DAG{NumNodes: d.NumNodes, Edges: make([]cfg.DAGEdge, len(d.Edges)),
+		Out: make([][]int32, d.NumNodes), In: make([][]int32, d.NumNodes)}
+	for i, e := range d.Edges {
+		e.From, e.To = swap(e.To), swap(e.From)
+		rd.Edges[i] = e
+	}
+	for v := range d.NumNodes {
+		rd.Out[swap(int32(v))] = d.In[v]
+		rd.In[swap(int32(v))] = d.Out[v]
+	}
+	rd.Topo = topoOrder(rd)
+	return rd
+}
+
+// Forward returns the reverse ids as a numbering of the forward DAG:
+// NumPaths are the forward counts, Val the reverse values. It is what
+// Chords and Place take to make probes that count reverse ids.
+func (r *Reverse) Forward() *Numbering { return r.view }
+
+// Range returns the reverse ids of the paths whose last edge is the DAG
+// edge x into the exit: [lo, lo+n).
+func (r *Reverse) Range(x int32) (lo, n int64) {
+	e := r.d.Edges[x]
+	if e.To != cfg.Exit {
+		return 0, 0
+	}
+	return r.rn.Val[x], r.rn.NumPaths[swap(e.From)]
+}
+
+// Regenerate returns the forward DAG edges of the path with reverse id id,
+// and its kind.
+func (r *Reverse) Regenerate(id uint64) ([]int32, PathKind, error) {
+	edges, err := regenerate(r.rn, r.rd, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	for i, j := 0, len(edges)-1; i < j; i, j = i+1, j-1 {
+		edges[i], edges[j] = edges[j], edges[i]
+	}
+	return edges, KindOf(r.d, edges), nil
+}
+
+// BallLarus returns the Ball-Larus id (of the forward numbering) of the path
+// with reverse id id, with its edges and kind.
+func (r *Reverse) BallLarus(id uint64) (uint64, []int32, PathKind, error) {
+	edges, kind, err := r.Regenerate(id)
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	var bl int64
+	for _, e := range edges {
+		bl += r.fwd.Val[e]
+	}
+	return uint64(bl), edges, kind, nil
+}

@@ -1,0 +1,81 @@
+package numbering
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/pathprof/pathprof/internal/cfg"
+)
+
+// Reverse ids against brute-force enumeration: a bijection onto
+// [0, paths), regeneration, contiguous ranges per last edge, the
+// Ball-Larus id of each, and probes placed from Forward counting them.
+func TestReverseRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	iters := 5000
+	if testing.Short() {
+		iters = 500
+	}
+	var checked, paths int
+	for it := range iters {
+		d := randDAG(r, 12)
+		n, err := Number(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, ok := allPaths(d, cfg.Entry, 20000)
+		if !ok {
+			continue
+		}
+		rv, err := NumberReverse(d, n)
+		if err != nil {
+			t.Fatalf("NumberReverse: %v", err)
+		}
+		fw := rv.Forward()
+		seen := make([]bool, len(all))
+		ends := map[int32][]int64{}
+		for _, p := range all {
+			id := pathSum(fw, p)
+			if id < 0 || id >= int64(len(all)) || seen[id] {
+				t.Fatalf("DAG %d: path %v has reverse id %d (of %d, or twice)", it, p, id, len(all))
+			}
+			seen[id] = true
+			got, kind, err := rv.Regenerate(uint64(id))
+			if err != nil || !slices.Equal(got, p) || kind != KindOf(d, p) {
+				t.Fatalf("DAG %d: reverse id %d regenerates to %v (%v), want %v", it, id, got, err, p)
+			}
+			bl, _, _, err := rv.BallLarus(uint64(id))
+			if err != nil || int64(bl) != pathSum(n, p) {
+				t.Fatalf("DAG %d: reverse id %d: Ball-Larus id %d (%v), want %d", it, id, bl, err, pathSum(n, p))
+			}
+			last := p[len(p)-1]
+			ends[last] = append(ends[last], id)
+		}
+		for x, ids := range ends {
+			lo, cnt := rv.Range(x)
+			slices.Sort(ids)
+			if int64(len(ids)) != cnt || ids[0] != lo || ids[len(ids)-1] != lo+cnt-1 {
+				t.Fatalf("DAG %d: paths ending with edge %d have ids %v, Range says [%d, %d)", it, x, ids, lo, lo+cnt)
+			}
+		}
+		if _, _, err := rv.Regenerate(uint64(len(all))); err == nil {
+			t.Fatalf("DAG %d: id %d past the end regenerates", it, len(all))
+		}
+		inc, err := Chords(d, fw, randWeights(r, d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := Place(d, fw, inc, PlaceOptions{NoCountFolding: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPlan(t, d, fw, inc, plan, PlaceOptions{NoCountFolding: true}, all, r)
+		checked++
+		paths += len(all)
+	}
+	if checked < iters*9/10 {
+		t.Fatalf("only %d of %d DAGs checked", checked, iters)
+	}
+	t.Logf("%d DAGs, %d paths", checked, paths)
+}

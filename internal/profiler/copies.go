@@ -1,0 +1,449 @@
+package profiler
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/pathprof/pathprof/internal/cfg"
+	"github.com/pathprof/pathprof/internal/counters"
+	"github.com/pathprof/pathprof/internal/instrument"
+	"github.com/pathprof/pathprof/internal/partition"
+	"github.com/pathprof/pathprof/internal/runner"
+	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/profile"
+)
+
+// Copies are the instrumented copies of a partitioned run.
+type Copies struct {
+	Plan  *partition.Plan
+	Copy  []*instrument.Result
+	Funcs []*instrument.Func // the analysis: every defined function's DAG
+	// PlanSeconds is the time partition.Make took (for a weighted P3
+	// plan that splits functions, both plans'); the analysis and
+	// instrumenting the copies are not included.
+	PlanSeconds float64
+	// FellBack is set when a P3 plan made with weights split functions
+	// but its copies would have made more hits on the weights' run than
+	// PBL's: the copies are then PBL's (Plan.Strategy still says p3; the
+	// manifest records the fallback).
+	FellBack bool
+	// PBL holds, when a P3 plan made with weights split or shared out
+	// functions and was kept, the PBL copies it was compared with, so
+	// that a run can tell whether it paid: hits of copies that share out
+	// calls are estimated before the run.
+	PBL *Copies
+}
+
+// Build plans a strategy over k copies and instruments each copy.
+func Build(orig []byte, strategy string, k int, opt instrument.Options, popt partition.Options) (*Copies, error) {
+	analysis, m, dags, err := analyze(orig, opt)
+	if err != nil {
+		return nil, err
+	}
+	if popt.ShareLoop == nil {
+		popt.ShareLoop = func(def int, h int32) bool { return analysis.Funcs[def].CanShareLoop(h) == nil }
+	}
+	start := time.Now()
+	plan, err := partition.Make(m, dags, strategy, k, popt)
+	if err != nil {
+		return nil, err
+	}
+	planSecs := time.Since(start).Seconds()
+	cs, err := instrumentCopies(orig, m, plan, analysis.Funcs, opt)
+	if err != nil {
+		return nil, err
+	}
+	cs.PlanSeconds = planSecs
+	if strategy == partition.P3 && popt.Weights != nil && split(plan) {
+		// The planner prices probes with a model of the instrumenter;
+		// the copies' hits on the profiled run are exact. Keep P3's
+		// splits only if they beat the plan with every function whole.
+		start := time.Now()
+		pbl, err := partition.Make(m, dags, partition.PBL, k, popt)
+		if err != nil {
+			return nil, err
+		}
+		cs.PlanSeconds += time.Since(start).Seconds()
+		pcs, err := instrumentCopies(orig, m, pbl, analysis.Funcs, opt)
+		if err != nil {
+			return nil, err
+		}
+		pcs.PlanSeconds = cs.PlanSeconds
+		return fewerHits(cs, pcs, popt.Weights)
+	}
+	return cs, nil
+}
+
+// fewerHits returns the P3 copies p3 unless the PBL copies pbl would make
+// no more hits on the run whose edge frequencies are freq; then pbl, as
+// P3's copies (FellBack set).
+func fewerHits(p3, pbl *Copies, freq [][]float64) (*Copies, error) {
+	mine, err1 := maxHits(p3, freq)
+	whole, err2 := maxHits(pbl, freq)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, err
+	}
+	if whole > mine {
+		p3.PBL = pbl
+		return p3, nil
+	}
+	plan := *pbl.Plan
+	plan.Strategy = partition.P3
+	fell := *pbl
+	fell.Plan, fell.PlanSeconds, fell.FellBack = &plan, p3.PlanSeconds, true
+	return &fell, nil
+}
+
+// split reports whether a plan splits any function.
+func split(p *partition.Plan) bool {
+	for i := range p.Funcs {
+		if p.Funcs[i].Profitable() {
+			return true
+		}
+	}
+	return false
+}
+
+// maxHits is the largest of the copies' hits on the run whose edge
+// frequencies are freq.
+func maxHits(cs *Copies, freq [][]float64) (float64, error) {
+	var mx float64
+	for _, res := range cs.Copy {
+		h, err := res.HitsOfFrequencies(freq)
+		if err != nil {
+			return 0, err
+		}
+		mx = max(mx, h)
+	}
+	return mx, nil
+}
+
+// BuildPlan instruments the copies of a plan made earlier (read from a
+// manifest), checking that it fits the module.
+func BuildPlan(orig []byte, plan *partition.Plan, opt instrument.Options) (*Copies, error) {
+	analysis, m, dags, err := analyze(orig, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := plan.Check(dags); err != nil {
+		return nil, fmt.Errorf("the plan does not fit this module: %w", err)
+	}
+	return instrumentCopies(orig, m, plan, analysis.Funcs, opt)
+}
+
+// analyze finds every function's DAG with one pass that inserts no
+// probes: planning needs the DAGs, and each copy rebuilds the same ones.
+func analyze(orig []byte, opt instrument.Options) (*instrument.Result, *wasm.Module, []*cfg.DAG, error) {
+	opt.Mode = func(*instrument.Func) instrument.Mode { return instrument.Mode{Kind: instrument.None} }
+	analysis, err := instrument.Instrument(orig, opt)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	m, err := wasm.Decode(orig)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	dags := make([]*cfg.DAG, len(analysis.Funcs))
+	for i, f := range analysis.Funcs {
+		dags[i] = f.DAG
+	}
+	return analysis, m, dags, nil
+}
+
+func instrumentCopies(orig []byte, m *wasm.Module, plan *partition.Plan, funcs []*instrument.Func, opt instrument.Options) (*Copies, error) {
+	cs := &Copies{Plan: plan, Funcs: funcs}
+	for c := range plan.Copies {
+		cp := &plan.Copies[c]
+		copt := opt
+		copt.Mode = func(f *instrument.Func) instrument.Mode {
+			def := int(f.Index - m.NumImportedFuncs)
+			mode, edges := cp.Mode(def)
+			switch mode {
+			case partition.BallLarus:
+				return instrument.Mode{Kind: instrument.BallLarus, Freq: plan.Funcs[def].Freq}
+			case partition.Selective:
+				return instrument.Mode{Kind: instrument.Selective, Interesting: partition.EdgeSet(edges, len(f.DAG.Edges)), Freq: plan.Funcs[def].Freq}
+			case partition.Sliced:
+				fi := &plan.Funcs[def]
+				return instrument.Mode{Kind: instrument.BallLarus, Freq: fi.Freq, Slices: fi.Slices, Slots: cp.Slots(def), Loop: fi.Loop}
+			}
+			return instrument.Mode{Kind: instrument.None}
+		}
+		res, err := instrument.Instrument(orig, copt)
+		if err != nil {
+			return nil, fmt.Errorf("copy %d: %w", c, err)
+		}
+		cs.Copy = append(cs.Copy, res)
+	}
+	return cs, nil
+}
+
+// copyRun is what one copy's run produced.
+type copyRun struct {
+	stdout, stderr bytes.Buffer
+	res            runner.Result
+	err            error
+	counts         counters.Counts
+	calls          map[uint32]uint64 // CallsExport's counters, by function index
+	readErr        error
+}
+
+// runCopies runs every copy on the same input, at most jobs at a time.
+// Each copy writes to its own copy of every writable mount, so copies
+// cannot disturb each other; copy 0 uses the real directories, so the
+// host sees the effects of one run.
+func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, progress func(string, ...any)) ([]*copyRun, error) {
+	var stdin []byte
+	if cfg.Stdin != nil {
+		var err error
+		if stdin, err = io.ReadAll(cfg.Stdin); err != nil {
+			return nil, fmt.Errorf("read standard input: %w", err)
+		}
+	}
+	runs := make([]*copyRun, len(cs.Copy))
+	var tmpDirs []string
+	defer func() {
+		for _, d := range tmpDirs {
+			os.RemoveAll(d)
+		}
+	}()
+	cfgs := make([]runner.Config, len(cs.Copy))
+	for c := range cs.Copy {
+		cc := cfg
+		cc.Stdin = bytes.NewReader(stdin)
+		cc.Dirs = append([]runner.Mount(nil), cfg.Dirs...)
+		if c > 0 {
+			for i, d := range cc.Dirs {
+				if d.ReadOnly {
+					continue
+				}
+				tmp, err := os.MkdirTemp("", "pathprof-copy-")
+				if err != nil {
+					return nil, err
+				}
+				tmpDirs = append(tmpDirs, tmp)
+				if err := copyTree(d.HostDir, tmp); err != nil {
+					return nil, fmt.Errorf("copy %s for copy %d: %w", d.HostDir, c, err)
+				}
+				cc.Dirs[i].HostDir = tmp
+			}
+		}
+		cfgs[c] = cc
+	}
+	if jobs < 1 {
+		jobs = 1
+	}
+	sem := make(chan struct{}, jobs)
+	var wg sync.WaitGroup
+	for c := range cs.Copy {
+		runs[c] = &copyRun{}
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			r := runs[c]
+			cc := cfgs[c]
+			cc.Stdout, cc.Stderr = &r.stdout, &r.stderr
+			cc.Modules = append(append([]runner.NamedModule(nil), cfg.Modules...), counters.Modules(cs.Copy[c].Counters)...)
+			cc.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
+				r.counts, r.readErr = counters.ReadInstance(mods)
+				if r.readErr == nil {
+					r.calls, r.readErr = ReadCalls(mods, cs.Copy[c])
+				}
+				return nil
+			}
+			progress("running copy %d of %d", c+1, len(cs.Copy))
+			r.res, r.err = runner.Run(ctx, cs.Copy[c].Module, cc)
+		}(c)
+	}
+	wg.Wait()
+	return runs, nil
+}
+
+// copyTree copies the regular files and directories under src into dst.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, info.Mode().Perm()|0o700)
+		case info.Mode().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(target, b, info.Mode().Perm())
+		}
+		return nil // sockets, devices and links are not copied
+	})
+}
+
+// Merge unions the copies' profiles into one. A path that two copies both
+// report must have the same count in both: the copies ran the same
+// deterministic program on the same input. The functions in shared have
+// their calls shared out among copies (partition.FuncInfo.Slices): their
+// copies' counts add up.
+func Merge(parts [][]profile.Function, shared map[uint32]bool) ([]profile.Function, error) {
+	byIndex := map[uint32]*profile.Function{}
+	var order []uint32
+	type origin struct{ copy, at int }
+	seen := map[uint32]map[uint64]origin{} // function -> id -> where it is
+	for c, fs := range parts {
+		for _, f := range fs {
+			m := byIndex[f.Index]
+			if m == nil {
+				cp := f
+				cp.Paths = nil
+				m = &cp
+				byIndex[f.Index] = m
+				order = append(order, f.Index)
+				seen[f.Index] = map[uint64]origin{}
+			}
+			for _, p := range f.Paths {
+				if o, ok := seen[f.Index][p.ID]; ok {
+					q := &m.Paths[o.at]
+					switch {
+					case shared[f.Index]:
+						q.Count += p.Count
+					case q.Count != p.Count:
+						return nil, fmt.Errorf("function %d path %d: copy %d counted %d, copy %d counted %d: the run is not deterministic", f.Index, p.ID, o.copy, q.Count, c, p.Count)
+					}
+					continue
+				}
+				seen[f.Index][p.ID] = origin{c, len(m.Paths)}
+				m.Paths = append(m.Paths, p)
+			}
+		}
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
+	out := make([]profile.Function, 0, len(order))
+	for _, i := range order {
+		f := byIndex[i]
+		sort.Slice(f.Paths, func(a, b int) bool { return f.Paths[a].ID < f.Paths[b].ID })
+		if f.Paths == nil {
+			f.Paths = []profile.Path{}
+		}
+		out = append(out, *f)
+	}
+	return out, nil
+}
+
+// Shared lists the functions, by index in the module, whose calls the
+// plan shares out among copies: Merge adds up their counts.
+func (cs *Copies) Shared() map[uint32]bool {
+	out := map[uint32]bool{}
+	for def, fi := range cs.Plan.Funcs {
+		if fi.Slices > 0 && def < len(cs.Funcs) {
+			out[cs.Funcs[def].Index] = true
+		}
+	}
+	return out
+}
+
+// SharedSummary says what the plan shares out among copies, as "the calls
+// of 2 functions and the loop iterations of 1 function", or "" if nothing.
+func (cs *Copies) SharedSummary() string {
+	var calls, loops int
+	for _, fi := range cs.Plan.Funcs {
+		switch {
+		case fi.Slices > 0 && fi.Loop != 0:
+			loops++
+		case fi.Slices > 0:
+			calls++
+		}
+	}
+	var parts []string
+	if calls > 0 {
+		parts = append(parts, "the calls of "+funcsWord(calls))
+	}
+	if loops > 0 {
+		parts = append(parts, "the loop iterations of "+funcsWord(loops))
+	}
+	return strings.Join(parts, " and ")
+}
+
+// ReadCalls reads the call counters of the functions whose calls a copy
+// shares out with others (nil if none) from its instance after a run.
+func ReadCalls(mods map[string]api.Module, res *instrument.Result) (map[uint32]uint64, error) {
+	if !res.SharesCalls() {
+		return nil, nil
+	}
+	prog := mods[""]
+	if prog == nil {
+		return nil, errors.New("no program instance to read call counters from")
+	}
+	out := map[uint32]uint64{}
+	for _, f := range res.Funcs {
+		if f.Plan == nil || f.Mode.Slices == 0 || f.Mode.Loop != 0 {
+			continue
+		}
+		g := prog.ExportedGlobal(instrument.CallsExport(f.Index))
+		if g == nil {
+			return nil, fmt.Errorf("no call counter %s", instrument.CallsExport(f.Index))
+		}
+		out[f.Index] = g.Get()
+	}
+	return out, nil
+}
+
+// checkCalls checks that the copies that share out a function's calls
+// counted as many calls (calls holds each copy's counters, nil where they
+// are unknown): they ran the same deterministic program, and their slots
+// number the calls alike only then.
+func checkCalls(calls []map[uint32]uint64) error {
+	first := map[uint32]int{}
+	for c, m := range calls {
+		for _, f := range slices.Sorted(maps.Keys(m)) {
+			o, ok := first[f]
+			if !ok {
+				first[f] = c
+				continue
+			}
+			if calls[o][f] != m[f] {
+				return fmt.Errorf("function %d: copy %d counted %d calls, copy %d counted %d: the run is not deterministic", f, o, calls[o][f], c, m[f])
+			}
+		}
+	}
+	return nil
+}
+
+// Analysis is a module's functions and DAGs, without probes.
+type Analysis struct {
+	Result *instrument.Result
+	SHA256 string
+}
+
+// Analyze finds every function's DAG, as planning and EdgeFrequencies need.
+func Analyze(orig []byte) (*Analysis, error) {
+	res, _, _, err := analyze(orig, instrument.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return &Analysis{Result: res, SHA256: hashHex(orig)}, nil
+}

@@ -1,0 +1,87 @@
+package profiler
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/pathprof/pathprof/internal/instrument"
+	"github.com/pathprof/pathprof/internal/numbering"
+	"github.com/pathprof/pathprof/internal/partition"
+	"github.com/pathprof/pathprof/internal/testprogs"
+	"github.com/pathprof/pathprof/internal/wasm"
+)
+
+// FuzzBuildPlan feeds plans, as a manifest carries them, to BuildPlan: a
+// plan that does not fit the module is refused with an error, never a
+// panic, and one that is accepted gives valid copies. Seeds are real plans
+// of grid, with and without edge frequencies, and one that shares out
+// calls.
+func FuzzBuildPlan(f *testing.F) {
+	orig := readC(f, "grid")
+	a, err := Analyze(orig)
+	if err != nil {
+		f.Fatal(err)
+	}
+	freq := make([][]float64, len(a.Result.Funcs))
+	for i, fn := range a.Result.Funcs {
+		if fn.DAG == nil || i%2 == 1 {
+			continue
+		}
+		w, err := numbering.StaticWeights(fn.DAG)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for j := range w {
+			w[j] = math.Round(w[j] * 1000)
+		}
+		freq[i] = w
+	}
+	for _, seed := range []struct {
+		strategy string
+		k        int
+		opt      partition.Options
+	}{{"sbl", 1, partition.Options{Weights: freq}}, {"p3", 2, partition.Options{}}, {"p3", 3, partition.Options{Weights: freq}}} {
+		cs, err := Build(orig, seed.strategy, seed.k, instrument.Options{}, seed.opt)
+		if err != nil {
+			f.Fatal(err)
+		}
+		b, err := json.Marshal(cs.Plan)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		if seed.strategy == "p3" && seed.opt.Weights != nil {
+			// And with calls shared out.
+			if b, err = json.Marshal(slicedPlan(f, cs, freq)); err != nil {
+				f.Fatal(err)
+			}
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var p partition.Plan
+		if json.Unmarshal(b, &p) != nil {
+			return
+		}
+		cs, err := BuildPlan(orig, &p, instrument.Options{})
+		if err != nil {
+			return
+		}
+		for c, res := range cs.Copy {
+			if _, err := wasm.Decode(res.Module); err != nil {
+				t.Fatalf("copy %d of an accepted plan does not decode: %v", c, err)
+			}
+		}
+	})
+}
+
+func readC(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(testprogs.CProgramByName(t, name).Wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,0 +1,145 @@
+package profiler
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+
+	"github.com/pathprof/pathprof/internal/instrument"
+	"github.com/pathprof/pathprof/internal/runner"
+	"github.com/pathprof/pathprof/internal/testprogs"
+	"github.com/pathprof/pathprof/internal/tracer"
+	"github.com/pathprof/pathprof/internal/wasm"
+)
+
+// TestLoopCounters checks that loop counters are used on the C programs and
+// change no count: the profiles with and without them are equal (and
+// TestSBLEqualsTracer compares the default, with them, to the tracer).
+func TestLoopCounters(t *testing.T) {
+	ctx := context.Background()
+	used := 0
+	for _, p := range testprogs.CRuns(t) {
+		orig, err := os.ReadFile(p.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := instrument.Instrument(orig, instrument.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, f := range res.Funcs {
+			n += f.LoopCounters
+		}
+		used += n
+		on, err := Profile(ctx, orig, Options{ModulePath: p.Path, Run: p.Config(t, &bytes.Buffer{})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		off, err := Profile(ctx, orig, Options{ModulePath: p.Path, Run: p.Config(t, &bytes.Buffer{}),
+			Instrument: instrument.Options{NoLoopCounts: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := diffCounts(tracer.Counts(on), tracer.Counts(off)); diff != "" {
+			t.Fatalf("%s: loop counters change the profile:\n%s", p.Name, diff)
+		}
+		t.Logf("%s: %d loop counters, profiles equal", p.Name, n)
+	}
+	if used == 0 {
+		t.Fatal("no C program got loop counters")
+	}
+}
+
+// How the loop of loopModule traps.
+const (
+	noTrap     = iota
+	trapAfter  // unreachable after the loop
+	trapBranch // a branch to unreachable in iteration 50
+	trapInside // a division by zero in the loop's own block in iteration 50
+)
+
+// loopModule is a command module whose _start runs a loop without calls:
+// 100 iterations with two paths each (i%3 == 0 or not), trapping as trap
+// says.
+func loopModule(t *testing.T, trap int) []byte {
+	var a wasm.Asm
+	const i = 0
+	a.Block(wasm.OpBlock).Block(wasm.OpLoop)
+	a.Idx(wasm.OpLocalGet, i).I32(1).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, i)
+	a.I32(100).Op(wasm.OpI32GeU).Idx(wasm.OpBrIf, 1)
+	switch trap {
+	case trapBranch:
+		a.Idx(wasm.OpLocalGet, i).I32(50).Op(wasm.OpI32Eq).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
+	case trapInside:
+		a.I32(1).Idx(wasm.OpLocalGet, i).I32(50).Op(wasm.OpI32Sub).Op(wasm.OpI32DivU).Op(wasm.OpDrop)
+	}
+	a.Idx(wasm.OpLocalGet, i).I32(3).Op(wasm.OpI32RemU).Op(wasm.OpI32Eqz).Block(wasm.OpIf).Op(wasm.OpNop).Op(wasm.OpEnd)
+	a.Idx(wasm.OpBr, 0)
+	a.Op(wasm.OpEnd).Op(wasm.OpEnd)
+	if trap == trapAfter {
+		a.Op(wasm.OpUnreachable)
+	}
+	a.Op(wasm.OpEnd)
+	body := append([]byte{1, 1, byte(wasm.ValI32.Code)}, a.B...)
+	m := &wasm.Module{Version: 1, Types: []wasm.FuncType{{}}, Funcs: []uint32{0},
+		Exports: []wasm.Export{{Name: "_start", Kind: wasm.KindFunc, Index: 0}},
+		Code:    []wasm.Code{{Body: body, ExprOff: 3, Locals: []wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}}}}
+	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecExport, wasm.SecCode} {
+		m.Touch(id)
+	}
+	b, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestLoopCountersAndTraps pins down what a trap costs: after the loop
+// has been left, or on a branch out of it to unreachable (the loop's
+// counters are flushed on every edge that leaves it), nothing; at an
+// instruction of the loop itself, the paths the loop completed since it was
+// entered. Every such profile is marked incomplete.
+func TestLoopCountersAndTraps(t *testing.T) {
+	ctx := context.Background()
+	run := func(mod []byte, off bool) map[tracer.Key]uint64 {
+		res, err := instrument.Instrument(mod, instrument.Options{NoLoopCounts: off})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !off && res.Funcs[0].LoopCounters == 0 {
+			t.Fatal("the loop got no loop counters")
+		}
+		p, err := Profile(ctx, mod, Options{Run: runner.Config{}, Instrument: instrument.Options{NoLoopCounts: off}})
+		if err == nil || p == nil || p.Complete {
+			t.Fatalf("a trapping run gave a complete profile (err %v)", err)
+		}
+		return tracer.Counts(p)
+	}
+	total := func(c map[tracer.Key]uint64) (n uint64) {
+		for _, v := range c {
+			n += v
+		}
+		return n
+	}
+	for _, c := range []struct {
+		name    string
+		trap    int
+		off, on uint64
+	}{{"after the loop", trapAfter, 99, 99}, {"branch to unreachable", trapBranch, 49, 49}, {"division by zero in the loop", trapInside, 49, 0}} {
+		mod := loopModule(t, c.trap)
+		on, off := run(mod, false), run(mod, true)
+		if total(off) != c.off || total(on) != c.on {
+			t.Fatalf("trap %s: %d paths without loop counters (want %d), %d with (want %d)", c.name, total(off), c.off, total(on), c.on)
+		}
+		if c.on == c.off {
+			if diff := diffCounts(on, off); diff != "" {
+				t.Fatalf("trap %s: loop counters change the profile:\n%s", c.name, diff)
+			}
+		}
+	}
+	if p, err := Profile(ctx, loopModule(t, noTrap), Options{}); err != nil || !p.Complete {
+		t.Fatalf("the loop without a trap: %v", err)
+	}
+}

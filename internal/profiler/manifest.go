@@ -1,0 +1,352 @@
+package profiler
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pathprof/pathprof/internal/counters"
+	"github.com/pathprof/pathprof/internal/instrument"
+	"github.com/pathprof/pathprof/internal/noderun"
+	"github.com/pathprof/pathprof/internal/partition"
+	"github.com/pathprof/pathprof/profile"
+)
+
+// Manifest formats: a directory of instrumented copies, and one copy's
+// counts.
+const (
+	ManifestFormat = "pathprof-copies"
+	PartFormat     = "pathprof-part"
+	FilesVersion   = 1
+	// PlacedVersion is the version of a manifest whose plan carries edge
+	// frequencies that place the copies' probes (FuncInfo.Freq): a reader
+	// of version 1 would rebuild other copies from it.
+	PlacedVersion = 2
+	// SlicedVersion is the version of a manifest whose plan shares out
+	// the calls of functions among copies (FuncInfo.Slices): a reader of
+	// an earlier version would rebuild copies that profile every call.
+	SlicedVersion = 3
+	// LoopVersion is the version of a manifest whose plan shares out the
+	// iterations of loops (FuncInfo.Loop): a reader of an earlier
+	// version would share out calls instead.
+	LoopVersion = 4
+)
+
+// Manifest describes a directory written by WriteDir: the original module
+// (original.wasm), copy-N.wasm for each copy (with counters-N.wasm when the
+// copies keep their counters in counter modules), the node runner run.cjs,
+// and the plan.
+type Manifest struct {
+	Format   string          `json:"format"`
+	Version  int             `json:"version"`
+	Module   profile.Module  `json:"module"`
+	Strategy string          `json:"strategy"`
+	Copies   int             `json:"copies"`
+	Plan     *partition.Plan `json:"plan"`
+	// CopySHA256 identifies each copy's module, so a part from another
+	// plan or module is refused.
+	CopySHA256 []string `json:"copy_sha256"`
+	// FellBack says that a weighted P3 plan split functions but its
+	// copies would have made more probe hits than PBL's on the weights'
+	// run, so Plan is PBL's (Copies.FellBack).
+	FellBack bool `json:"fell_back,omitempty"`
+	// CounterModule says that the copies keep their counters in counter
+	// modules (counters-N.wasm) instead of their own memory.
+	CounterModule bool `json:"counter_module,omitempty"`
+}
+
+// Part is one copy's counts on one run, written by "pathprof exec".
+type Part struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	// ModuleSHA256 and CopySHA256 tie the part to its module and copy.
+	ModuleSHA256 string `json:"module_sha256"`
+	CopySHA256   string `json:"copy_sha256"`
+	Copy         int    `json:"copy"`
+	ExitCode     uint32 `json:"exit_code"`
+	// OutputSHA256 hashes the program's stdout and stderr, so merge can
+	// check that every copy behaved the same.
+	OutputSHA256 string  `json:"output_sha256"`
+	Seconds      float64 `json:"seconds"`
+	Error        string  `json:"error,omitempty"`
+	// Counts maps function index to path id (this copy's numbering) to
+	// count, as read from the counter module.
+	Counts map[string]map[string]uint64 `json:"counts"`
+	// Calls maps function index to the copy's count of its calls, for
+	// the functions whose calls the copy shares out with others
+	// (instrument.CallsExport); absent when they were not read (a
+	// node run).
+	Calls map[string]uint64 `json:"calls,omitempty"`
+}
+
+// SetCalls records a copy's call counters (ReadCalls) in the part.
+func (p *Part) SetCalls(calls map[uint32]uint64) {
+	p.Calls = nil
+	for f, n := range calls {
+		if p.Calls == nil {
+			p.Calls = map[string]uint64{}
+		}
+		p.Calls[strconv.FormatUint(uint64(f), 10)] = n
+	}
+}
+
+// ParseCalls reads the call counters node's runner writes beside a
+// copy's counts (COUNTS.out.calls: export name to decimal count).
+func ParseCalls(b []byte) (map[uint32]uint64, error) {
+	var byName map[string]string
+	if err := json.Unmarshal(b, &byName); err != nil {
+		return nil, fmt.Errorf("call counters: %v", err)
+	}
+	out := map[uint32]uint64{}
+	for name, v := range byName {
+		idx, ok := strings.CutPrefix(name, instrument.CallsPrefix)
+		f, err := strconv.ParseUint(idx, 10, 32)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("call counters: %q is not a call counter", name)
+		}
+		if out[uint32(f)], err = strconv.ParseUint(v, 10, 64); err != nil {
+			return nil, fmt.Errorf("call counters: %s: %v", name, err)
+		}
+	}
+	return out, nil
+}
+
+func (p *Part) calls() (map[uint32]uint64, error) {
+	if p.Calls == nil {
+		return nil, nil
+	}
+	out := map[uint32]uint64{}
+	for fs, n := range p.Calls {
+		f, err := strconv.ParseUint(fs, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("function %q: %v", fs, err)
+		}
+		out[uint32(f)] = n
+	}
+	return out, nil
+}
+
+func hashHex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// WriteDir writes the copies, the original module and the manifest.
+func WriteDir(dir, modulePath string, orig []byte, cs *Copies) (*Manifest, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	version := FilesVersion
+	if slices.ContainsFunc(cs.Plan.Funcs, func(f partition.FuncInfo) bool { return f.Freq != nil }) {
+		version = PlacedVersion
+	}
+	if slices.ContainsFunc(cs.Plan.Funcs, func(f partition.FuncInfo) bool { return f.Slices > 0 }) {
+		version = SlicedVersion
+	}
+	if slices.ContainsFunc(cs.Plan.Funcs, func(f partition.FuncInfo) bool { return f.Loop != 0 }) {
+		version = LoopVersion
+	}
+	man := &Manifest{
+		Format: ManifestFormat, Version: version,
+		Module:   profile.Module{Path: modulePath, SHA256: hashHex(orig), Size: len(orig), CodeOffset: cs.Copy[0].CodeOffset},
+		Strategy: cs.Plan.Strategy, Copies: len(cs.Copy), Plan: cs.Plan, FellBack: cs.FellBack,
+		CounterModule: cs.Copy[0].Counters != nil,
+	}
+	files := map[string][]byte{"original.wasm": orig, "run.cjs": noderun.Script}
+	for c, res := range cs.Copy {
+		files[fmt.Sprintf("copy-%d.wasm", c)] = res.Module
+		if res.Counters != nil {
+			files[fmt.Sprintf("counters-%d.wasm", c)] = res.Counters
+		}
+		man.CopySHA256 = append(man.CopySHA256, hashHex(res.Module))
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	mb, err := json.MarshalIndent(man, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return man, os.WriteFile(filepath.Join(dir, "manifest.json"), append(mb, '\n'), 0o644)
+}
+
+// ReadDir reads a directory written by WriteDir and rebuilds its copies
+// from the original module and the plan, checking that they are the ones
+// in the directory.
+func ReadDir(dir string) (*Manifest, []byte, *Copies, error) {
+	mb, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var man Manifest
+	if err := json.Unmarshal(mb, &man); err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: %v", filepath.Join(dir, "manifest.json"), err)
+	}
+	if man.Format != ManifestFormat {
+		return nil, nil, nil, fmt.Errorf("%s: not a pathprof copies manifest", dir)
+	}
+	if man.Version > LoopVersion {
+		return nil, nil, nil, fmt.Errorf("%s: manifest version %d is newer than this pathprof reads (%d)", dir, man.Version, LoopVersion)
+	}
+	if man.Plan == nil || len(man.CopySHA256) != man.Copies {
+		return nil, nil, nil, fmt.Errorf("%s: manifest without a plan for its %d copies", dir, man.Copies)
+	}
+	orig, err := os.ReadFile(filepath.Join(dir, "original.wasm"))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if hashHex(orig) != man.Module.SHA256 {
+		return nil, nil, nil, fmt.Errorf("%s: original.wasm does not match the manifest", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "counters-0.wasm")); err == nil {
+		// Written before counters moved into the program's memory, or
+		// with --counter-module.
+		man.CounterModule = true
+	}
+	cs, err := BuildPlan(orig, man.Plan, instrument.Options{SeparateCounters: man.CounterModule})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cs.FellBack = man.FellBack
+	for c, res := range cs.Copy {
+		if hashHex(res.Module) != man.CopySHA256[c] {
+			return nil, nil, nil, fmt.Errorf("%s: copy %d rebuilt from the plan differs from the one written: written by another pathprof?", dir, c)
+		}
+	}
+	return &man, orig, cs, nil
+}
+
+// NewPart turns a copy's counts into a part.
+func NewPart(man *Manifest, c int, counts counters.Counts, exitCode uint32, output []byte, seconds float64, runErr error) *Part {
+	p := &Part{Format: PartFormat, Version: FilesVersion, ModuleSHA256: man.Module.SHA256, CopySHA256: man.CopySHA256[c],
+		Copy: c, ExitCode: exitCode, OutputSHA256: hashHex(output), Seconds: seconds, Counts: map[string]map[string]uint64{}}
+	if runErr != nil {
+		p.Error = runErr.Error()
+	}
+	for f, ids := range counts {
+		m := map[string]uint64{}
+		for id, n := range ids {
+			m[strconv.FormatUint(id, 10)] = n
+		}
+		p.Counts[strconv.FormatUint(uint64(f), 10)] = m
+	}
+	return p
+}
+
+// ReadPart reads a part file.
+func ReadPart(path string) (*Part, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var p Part
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if p.Format != PartFormat {
+		return nil, fmt.Errorf("%s: not a pathprof part", path)
+	}
+	if p.Version > FilesVersion {
+		return nil, fmt.Errorf("%s: part version %d is newer than this pathprof reads (%d)", path, p.Version, FilesVersion)
+	}
+	return &p, nil
+}
+
+func (p *Part) counts() (counters.Counts, error) {
+	out := counters.Counts{}
+	for fs, ids := range p.Counts {
+		f, err := strconv.ParseUint(fs, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("function %q: %v", fs, err)
+		}
+		m := map[uint64]uint64{}
+		for is, n := range ids {
+			id, err := strconv.ParseUint(is, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("path id %q: %v", is, err)
+			}
+			m[id] = n
+		}
+		out[uint32(f)] = m
+	}
+	return out, nil
+}
+
+// MergeParts merges the parts of one manifest's copies into a profile.
+// Every copy must be present once, and all must have behaved alike.
+func MergeParts(man *Manifest, cs *Copies, parts []*Part) (*profile.Profile, error) {
+	if len(parts) == 0 {
+		return nil, errors.New("no parts to merge")
+	}
+	sort.Slice(parts, func(i, j int) bool { return parts[i].Copy < parts[j].Copy })
+	byCopy := map[int]*Part{}
+	for _, p := range parts {
+		if p.ModuleSHA256 != man.Module.SHA256 {
+			return nil, fmt.Errorf("part of copy %d is from another module", p.Copy)
+		}
+		if p.Copy < 0 || p.Copy >= man.Copies || p.CopySHA256 != man.CopySHA256[p.Copy] {
+			return nil, fmt.Errorf("part of copy %d is from another plan", p.Copy)
+		}
+		if byCopy[p.Copy] != nil {
+			return nil, fmt.Errorf("two parts of copy %d", p.Copy)
+		}
+		byCopy[p.Copy] = p
+	}
+	prof := &profile.Profile{Format: profile.Format, Version: profile.Version, Module: man.Module,
+		Strategy: man.Strategy, Copies: man.Copies, Complete: true, ExitCode: parts[0].ExitCode}
+	var fns [][]profile.Function
+	var calls []map[uint32]uint64
+	for c := 0; c < man.Copies; c++ {
+		p := byCopy[c]
+		if p == nil {
+			prof.Complete = false
+			prof.Incomplete = joinReason(prof.Incomplete, fmt.Sprintf("copy %d missing", c))
+			continue
+		}
+		if p.ExitCode != parts[0].ExitCode || p.OutputSHA256 != parts[0].OutputSHA256 {
+			return nil, fmt.Errorf("copy %d printed or exited differently from copy %d: the run is not deterministic", c, parts[0].Copy)
+		}
+		if p.Error != "" {
+			prof.Complete = false
+			prof.Incomplete = joinReason(prof.Incomplete, fmt.Sprintf("copy %d: %s", c, p.Error))
+		}
+		counts, err := p.counts()
+		if err != nil {
+			return nil, fmt.Errorf("part of copy %d: %v", c, err)
+		}
+		f, _, err := cs.Copy[c].Functions(counts)
+		if err != nil {
+			return nil, fmt.Errorf("part of copy %d: %v", c, err)
+		}
+		n, err := p.calls()
+		if err != nil {
+			return nil, fmt.Errorf("part of copy %d: %v", c, err)
+		}
+		fns = append(fns, f)
+		calls = append(calls, n)
+		prof.Runs = append(prof.Runs, profile.Run{Copy: c, Seconds: p.Seconds, ExitCode: p.ExitCode, Error: p.Error})
+	}
+	if err := checkCalls(calls); err != nil {
+		return nil, err
+	}
+	var err error
+	if prof.Functions, err = Merge(fns, cs.Shared()); err != nil {
+		return nil, err
+	}
+	for i := range prof.Runs {
+		if prof.Runs[i].ProbeHits, err = runHits(cs.Copy[prof.Runs[i].Copy], prof.Functions, fns[i], calls[i]); err != nil {
+			return nil, err
+		}
+	}
+	return prof, nil
+}

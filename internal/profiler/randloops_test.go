@@ -1,0 +1,112 @@
+package profiler
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/pathprof/pathprof/internal/counters"
+	"github.com/pathprof/pathprof/internal/instrument"
+	"github.com/pathprof/pathprof/internal/partition"
+	"github.com/pathprof/pathprof/internal/runner"
+	"github.com/pathprof/pathprof/profile"
+)
+
+// TestRandomLoopSlices shares out the iterations of loops of random
+// programs, each loop the instrumenter accepts in turn, over random slots
+// and copies: the copies' merged counts must be the SBL profile (which
+// TestRandomPrograms checks), and each copy's hits computed from its own
+// counts what it counted at run time.
+func TestRandomLoopSlices(t *testing.T) {
+	ctx := context.Background()
+	shared, refused := 0, 0
+	for seed := range uint64(60) {
+		orig := randModule(t, seed)
+		exact, err := Profile(ctx, orig, Options{Run: runner.Config{}})
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		a, err := Analyze(orig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(seed, 9))
+		for def, f := range a.Result.Funcs {
+			if f.DAG == nil {
+				continue
+			}
+			for h := int32(2); int(h) < len(f.Graph.Blocks); h++ {
+				if err := f.CanShareLoop(h); err != nil {
+					if slicesHasBack(f, h) {
+						refused++
+						t.Logf("seed %d function %d: %v", seed, def, err)
+					}
+					continue
+				}
+				shared++
+				k := 2 + r.IntN(3)
+				g := 2 + r.IntN(4)
+				pbl, err := Build(orig, "pbl", k, instrument.Options{}, partition.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				plan := *pbl.Plan
+				plan.Funcs = append([]partition.FuncInfo(nil), plan.Funcs...)
+				plan.Copies = append([]partition.CopyPlan(nil), plan.Copies...)
+				owner := make([]int, g)
+				for j := range owner {
+					owner[j] = r.IntN(k)
+				}
+				shareOut(&plan, def, g, h, func(j int) int { return owner[j] })
+				cs, err := BuildPlan(orig, &plan, instrument.Options{CountHits: true})
+				if err != nil {
+					t.Fatalf("seed %d function %d loop %d: %v", seed, def, h, err)
+				}
+				var parts [][]profile.Function
+				for c, res := range cs.Copy {
+					var counts counters.Counts
+					var direct uint64
+					cfg := runner.Config{Modules: counters.Modules(res.Counters)}
+					cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) (err error) {
+						direct = mods[runner.ProgramKey].ExportedGlobal(instrument.HitsGlobal).Get()
+						counts, err = counters.ReadInstance(mods)
+						return err
+					}
+					if _, err := runner.Run(ctx, res.Module, cfg); err != nil {
+						t.Fatalf("seed %d function %d loop %d copy %d: %v", seed, def, h, c, err)
+					}
+					part, _, err := res.Functions(counts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					parts = append(parts, part)
+					computed, err := res.HitsOfRun(exact.Functions, part, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if computed != direct {
+						t.Errorf("seed %d function %d loop %d (%d slots of %v) copy %d: %d hits counted at run time, %d computed", seed, def, h, g, owner, c, direct, computed)
+					}
+				}
+				checkMerged(t, fmt.Sprintf("seed %d function %d loop %d (%d slots of %v)", seed, def, h, g, owner), exact, parts, cs.Shared())
+			}
+		}
+	}
+	t.Logf("%d loops shared, %d refused", shared, refused)
+	if shared < 50 {
+		t.Fatalf("only %d loops shared", shared)
+	}
+}
+
+// slicesHasBack reports whether Graph block h is the target of a back edge.
+func slicesHasBack(f *instrument.Func, h int32) bool {
+	for _, e := range f.Graph.Blocks[h].In {
+		if f.Graph.Edges[e].Back {
+			return true
+		}
+	}
+	return false
+}

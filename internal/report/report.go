@@ -1,0 +1,410 @@
+// Package report turns a path profile into what a person reads: the
+// hottest paths of the program, path coverage per function, and the facts
+// of the run, as aligned text or as JSON. Given the original module it names
+// functions from the name section, places blocks within their functions,
+// and maps them to source lines through DWARF.
+package report
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"math/bits"
+	"slices"
+
+	"github.com/pathprof/pathprof/internal/srcmap"
+	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/profile"
+)
+
+// DefaultTop is how many hottest paths are listed unless Options say.
+const DefaultTop = 10
+
+// Options select what Build puts in a report.
+type Options struct {
+	// Top is how many paths each hottest list holds; 0 means DefaultTop.
+	Top int
+	// Module is the original (uninstrumented) module, or nil. With it,
+	// blocks are placed in their functions and, where the module has DWARF,
+	// in the source.
+	Module []byte
+	// ModulePath names Module in the report; it defaults to the profile's.
+	ModulePath string
+}
+
+// Report is a profile arranged for reading. Its JSON form is what
+// "pathprof report --json" prints.
+type Report struct {
+	Run    Run    `json:"run"`
+	Totals Totals `json:"totals"`
+	// Functions are every function of the profile, most executed first.
+	Functions []Function `json:"functions"`
+	// Hottest lists the paths with the highest counts; HottestByLength
+	// those with the highest count × length, which favours long paths:
+	// where the program spends its blocks rather than its path runs.
+	Hottest         []Hot `json:"hottest"`
+	HottestByLength []Hot `json:"hottest_by_length"`
+	// Warnings are problems that left the report with less detail.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Run is how the profile was obtained.
+type Run struct {
+	Module string `json:"module"`
+	SHA256 string `json:"sha256,omitempty"`
+	// Source says where block locations come from: "dwarf", "offsets"
+	// (a module without DWARF), or "none" (no module: file offsets only).
+	Source   string `json:"source"`
+	Strategy string `json:"strategy"`
+	Copies   int    `json:"copies"`
+	Complete bool   `json:"complete"`
+	// Incomplete says why the profile is incomplete.
+	Incomplete string        `json:"incomplete,omitempty"`
+	ExitCode   uint32        `json:"exit_code"`
+	Runs       []profile.Run `json:"runs"`
+}
+
+// Totals sum the profile.
+type Totals struct {
+	Functions int `json:"functions"`
+	Profiled  int `json:"profiled"`
+	Skipped   int `json:"skipped"`
+	// Executed is the number of functions with at least one path.
+	Executed int `json:"executed"`
+	// Executions is the sum of all path counts.
+	Executions json.Number `json:"executions"`
+	Calls      json.Number `json:"calls"`
+	Paths      int         `json:"paths"`
+	// PossiblePaths sums the profiled functions' possible paths (decimal).
+	PossiblePaths string `json:"possible_paths"`
+	// Coverage is Paths / PossiblePaths in percent.
+	Coverage float64 `json:"coverage"`
+}
+
+// Function is one function's paths and coverage.
+type Function struct {
+	Index  uint32 `json:"index"`
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	// Executions is the sum of the function's path counts; Calls the sum
+	// of those of its paths that start at the function's entry: how often
+	// it was called, less the calls that ended before their first path did
+	// (a trap, an exception passing through, the program's exit).
+	Executions    json.Number `json:"executions"`
+	Calls         json.Number `json:"calls"`
+	ExecutedPaths int         `json:"executed_paths"`
+	PossiblePaths string      `json:"possible_paths"`
+	// Coverage is ExecutedPaths / PossiblePaths in percent; absent for a
+	// skipped function.
+	Coverage *float64 `json:"coverage,omitempty"`
+	Cuts     []Block  `json:"cuts,omitempty"`
+	// Paths are the executed paths, highest count first.
+	Paths []Path `json:"paths"`
+
+	executions, calls *big.Int
+}
+
+// Path is one executed path.
+type Path struct {
+	ID     uint64  `json:"id"`
+	Count  uint64  `json:"count"`
+	Kind   string  `json:"kind"`
+	Blocks []Block `json:"blocks"`
+}
+
+// Block is where one block of a path starts.
+type Block struct {
+	// Offset is the block's file offset in the original module.
+	Offset int `json:"offset"`
+	// FuncOffset is Offset from the start of the function's body (its
+	// locals declarations), as wasm-objdump and DWARF count; 0 without
+	// the module.
+	FuncOffset int    `json:"func_offset,omitempty"`
+	File       string `json:"file,omitempty"`
+	Line       int    `json:"line,omitempty"`
+	// Instr is the block's first instruction.
+	Instr string `json:"instr,omitempty"`
+	// At is how the text report shows the block: file:line, else
+	// function+0xOFFSET, else the file offset in hex.
+	At string `json:"at"`
+}
+
+// Hot is one entry of a hottest-paths list; Functions holds the path's
+// blocks.
+type Hot struct {
+	Rank     int    `json:"rank"`
+	Function string `json:"function"`
+	Index    uint32 `json:"index"`
+	ID       uint64 `json:"id"`
+	Kind     string `json:"kind"`
+	Count    uint64 `json:"count"`
+	Length   int    `json:"length"`
+	// Weight is Count × Length, exactly.
+	Weight json.Number `json:"weight"`
+
+	path *Path
+}
+
+// Build arranges p for reading. p must be valid (profile.Read validates);
+// a module that is given must be the one profiled.
+func Build(p *profile.Profile, opt Options) (*Report, error) {
+	top := opt.Top
+	if top <= 0 {
+		top = DefaultTop
+	}
+	r := &Report{Run: Run{
+		Module:     p.Module.Path,
+		SHA256:     p.Module.SHA256,
+		Source:     "none",
+		Strategy:   p.Strategy,
+		Copies:     p.Copies,
+		Complete:   p.Complete,
+		Incomplete: p.Incomplete,
+		ExitCode:   p.ExitCode,
+		Runs:       p.Runs,
+	}}
+	if r.Run.Runs == nil {
+		r.Run.Runs = []profile.Run{}
+	}
+	if !p.Complete && p.Incomplete == "" {
+		r.Run.Incomplete = "no reason given"
+	}
+	if opt.ModulePath != "" {
+		r.Run.Module = opt.ModulePath
+	}
+	var loc *locator
+	if opt.Module != nil {
+		var err error
+		var warn string
+		if loc, warn, err = newLocator(p, opt.Module); err != nil {
+			return nil, err
+		}
+		if warn != "" {
+			r.Warnings = append(r.Warnings, warn)
+		}
+		r.Run.Source = "offsets"
+		if loc.src != nil {
+			r.Run.Source = "dwarf"
+		}
+	}
+
+	totalExec, totalCalls, totalPossible := new(big.Int), new(big.Int), new(big.Int)
+	var hot []*Hot
+	for _, pf := range p.Functions {
+		f := Function{
+			Index:         pf.Index,
+			Name:          pf.Name,
+			Status:        pf.Status,
+			ExecutedPaths: len(pf.Paths),
+			PossiblePaths: pf.PossiblePaths,
+			Paths:         make([]Path, 0, len(pf.Paths)),
+			executions:    new(big.Int),
+			calls:         new(big.Int),
+		}
+		if f.Name == "" && loc != nil {
+			f.Name = loc.m.FuncName(pf.Index)
+		}
+		if f.Name == "" {
+			f.Name = fmt.Sprintf("func[%d]", pf.Index)
+		}
+		r.Totals.Functions++
+		if pf.Status == "profiled" {
+			r.Totals.Profiled++
+			possible, ok := new(big.Int).SetString(pf.PossiblePaths, 10)
+			if !ok || possible.Sign() < 0 {
+				return nil, fmt.Errorf("function %d: possible paths %q", pf.Index, pf.PossiblePaths)
+			}
+			totalPossible.Add(totalPossible, possible)
+			// A function whose every path traps has no possible paths,
+			// and no coverage to speak of.
+			if possible.Sign() > 0 {
+				c := percent(len(pf.Paths), possible)
+				f.Coverage = &c
+			}
+		} else {
+			r.Totals.Skipped++
+		}
+		var code *wasm.Code
+		if loc != nil {
+			var err error
+			if code, err = loc.code(pf.Index); err != nil {
+				return nil, err
+			}
+		}
+		for _, off := range pf.Cuts {
+			b, err := loc.block(code, f.Name, off)
+			if err != nil {
+				return nil, fmt.Errorf("function %d (%s): cut: %v", pf.Index, f.Name, err)
+			}
+			f.Cuts = append(f.Cuts, b)
+		}
+		var n big.Int
+		for _, pp := range pf.Paths {
+			path := Path{ID: pp.ID, Count: pp.Count, Kind: pp.Kind, Blocks: make([]Block, len(pp.Blocks))}
+			for i, off := range pp.Blocks {
+				b, err := loc.block(code, f.Name, off)
+				if err != nil {
+					return nil, fmt.Errorf("function %d (%s), path %d: %v", pf.Index, f.Name, pp.ID, err)
+				}
+				path.Blocks[i] = b
+			}
+			n.SetUint64(pp.Count)
+			f.executions.Add(f.executions, &n)
+			if pp.Kind == profile.KindEntryExit || pp.Kind == profile.KindEntryBack {
+				f.calls.Add(f.calls, &n)
+			}
+			f.Paths = append(f.Paths, path)
+		}
+		slices.SortStableFunc(f.Paths, func(a, b Path) int {
+			return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.ID, b.ID))
+		})
+		f.Executions = json.Number(f.executions.String())
+		f.Calls = json.Number(f.calls.String())
+		totalExec.Add(totalExec, f.executions)
+		totalCalls.Add(totalCalls, f.calls)
+		if len(f.Paths) > 0 {
+			r.Totals.Executed++
+		}
+		r.Totals.Paths += len(f.Paths)
+		r.Functions = append(r.Functions, f)
+	}
+	slices.SortStableFunc(r.Functions, func(a, b Function) int {
+		return cmp.Or(b.executions.Cmp(a.executions), cmp.Compare(a.Index, b.Index))
+	})
+	for i := range r.Functions {
+		f := &r.Functions[i]
+		for j := range f.Paths {
+			hot = append(hot, &Hot{Function: f.Name, Index: f.Index, ID: f.Paths[j].ID,
+				Kind: f.Paths[j].Kind, Count: f.Paths[j].Count, Length: len(f.Paths[j].Blocks), path: &f.Paths[j]})
+		}
+	}
+	if r.Functions == nil {
+		r.Functions = []Function{}
+	}
+	r.Totals.Executions = json.Number(totalExec.String())
+	r.Totals.Calls = json.Number(totalCalls.String())
+	r.Totals.PossiblePaths = totalPossible.String()
+	if totalPossible.Sign() > 0 {
+		r.Totals.Coverage = percent(r.Totals.Paths, totalPossible)
+	}
+
+	// Ties go to the lower function index, then the lower path id, so that
+	// the lists do not depend on the order of the profile's functions.
+	tie := func(a, b *Hot) int { return cmp.Or(cmp.Compare(a.Index, b.Index), cmp.Compare(a.ID, b.ID)) }
+	slices.SortStableFunc(hot, func(a, b *Hot) int { return cmp.Or(cmp.Compare(b.Count, a.Count), tie(a, b)) })
+	r.Hottest = rank(hot, top)
+	slices.SortStableFunc(hot, func(a, b *Hot) int { return cmp.Or(cmpWeight(b, a), tie(a, b)) })
+	r.HottestByLength = rank(hot, top)
+	return r, nil
+}
+
+// rank copies the first top entries of sorted, numbering them from 1.
+func rank(sorted []*Hot, top int) []Hot {
+	out := make([]Hot, 0, min(top, len(sorted)))
+	for i, h := range sorted[:min(top, len(sorted))] {
+		e := *h
+		e.Rank = i + 1
+		hi, lo := bits.Mul64(h.Count, uint64(h.Length))
+		e.Weight = json.Number(new(big.Int).Add(new(big.Int).Lsh(new(big.Int).SetUint64(hi), 64), new(big.Int).SetUint64(lo)).String())
+		out = append(out, e)
+	}
+	return out
+}
+
+// cmpWeight compares count × length exactly: the product can pass 2^64.
+func cmpWeight(a, b *Hot) int {
+	ahi, alo := bits.Mul64(a.Count, uint64(a.Length))
+	bhi, blo := bits.Mul64(b.Count, uint64(b.Length))
+	return cmp.Or(cmp.Compare(ahi, bhi), cmp.Compare(alo, blo))
+}
+
+// percent is 100 × n / d as a float64, exact up to its rounding even when
+// d is far beyond 2^64.
+func percent(n int, d *big.Int) float64 {
+	q := new(big.Rat).SetFrac(big.NewInt(int64(n)), d)
+	q.Mul(q, big.NewRat(100, 1))
+	f, _ := q.Float64()
+	return f
+}
+
+// locator places block offsets in the module.
+type locator struct {
+	m   *wasm.Module
+	src *srcmap.Map // nil without DWARF
+	rd  *wasm.Reader
+}
+
+// newLocator also returns a warning when the module's DWARF cannot be
+// read: source lines are an extra, and without them blocks are still named
+// by function and offset.
+func newLocator(p *profile.Profile, module []byte) (*locator, string, error) {
+	if p.Module.SHA256 != "" {
+		sum := sha256.Sum256(module)
+		if got := hex.EncodeToString(sum[:]); got != p.Module.SHA256 {
+			return nil, "", fmt.Errorf("the module is not the one profiled: its sha256 is %s, the profile's %s", got, p.Module.SHA256)
+		}
+	}
+	m, err := wasm.Decode(module)
+	if err != nil {
+		return nil, "", err
+	}
+	if p.Module.CodeOffset != 0 && p.Module.CodeOffset != m.CodePayloadOff {
+		return nil, "", fmt.Errorf("the module's code section payload starts at %d, the profile says %d", m.CodePayloadOff, p.Module.CodeOffset)
+	}
+	warn := ""
+	src, err := srcmap.FromModule(m)
+	if err != nil {
+		warn = fmt.Sprintf("no source lines: %v", err)
+	}
+	return &locator{m: m, src: src, rd: wasm.NewReader(nil, 0, "code")}, warn, nil
+}
+
+// code returns the body of function idx.
+func (l *locator) code(idx uint32) (*wasm.Code, error) {
+	if idx < l.m.NumImportedFuncs || idx >= l.m.NumFuncs() {
+		return nil, fmt.Errorf("function %d is not a function defined in the module (it has %d imported and %d defined)",
+			idx, l.m.NumImportedFuncs, len(l.m.Code))
+	}
+	return &l.m.Code[idx-l.m.NumImportedFuncs], nil
+}
+
+// block describes the block at file offset off of the function whose body
+// is c (nil without a module).
+func (l *locator) block(c *wasm.Code, name string, off int) (Block, error) {
+	b := Block{Offset: off, At: fmt.Sprintf("0x%x", off)}
+	if l == nil {
+		return b, nil
+	}
+	rel := off - c.OrigOff
+	if rel < int(c.ExprOff) || rel >= len(c.Body) {
+		return b, fmt.Errorf("block offset %d is not within the function's code (%d to %d)", off, c.OrigOff+int(c.ExprOff), c.OrigOff+len(c.Body))
+	}
+	b.FuncOffset = rel
+	b.At = fmt.Sprintf("%s+0x%x", name, rel)
+	l.rd.Reset(c.Body, c.OrigOff)
+	l.rd.Seek(rel)
+	var in wasm.Instr
+	if l.rd.Next(&in) == nil {
+		b.Instr = in.Op.Name()
+	}
+	if file, line, ok := l.src.Lookup(off); ok {
+		b.File, b.Line = file, line
+		b.At = fmt.Sprintf("%s:%d", file, line)
+	}
+	return b, nil
+}
+
+// JSON returns the report's JSON form, indented.
+func (r *Report) JSON() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
