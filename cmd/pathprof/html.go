@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/pathprof/pathprof/internal/htmlreport"
 	"github.com/pathprof/pathprof/internal/report"
@@ -15,13 +14,8 @@ import (
 // htmlFlags are the report command's flags for the HTML report.
 type htmlFlags struct {
 	file    string
-	sources stringList
+	sources multiFlag
 }
-
-type stringList []string
-
-func (l *stringList) String() string     { return strings.Join(*l, ",") }
-func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 
 func addHTMLFlags(fs *flag.FlagSet) *htmlFlags {
 	h := &htmlFlags{}
