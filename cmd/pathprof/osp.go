@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -12,7 +10,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -172,9 +169,9 @@ func showOSP(path, modPath string, top int, stdout, stderr io.Writer) int {
 		return 1
 	}
 	var loc *osp.Locator
-	module, name, warn := findModule(prof, path, modPath)
-	if modPath != "" && module == nil {
-		fmt.Fprintf(stderr, "pathprof: %s\n", warn)
+	module, name, warn, err := findModule(prof.Module.Path, prof.Module.SHA256, path, modPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
 	if module != nil {
@@ -190,38 +187,6 @@ func showOSP(path, modPath string, top int, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// findModule reads the module given with --module, or the one the profile
-// names (at its path, or next to the profile), if it is unchanged.
-func findModule(prof *osp.Profile, profilePath, explicit string) (module []byte, name, warn string) {
-	tries := []string{explicit}
-	if explicit == "" {
-		if prof.Module.Path == "" {
-			return nil, "", "the profile names no module"
-		}
-		tries = []string{prof.Module.Path}
-		if !filepath.IsAbs(prof.Module.Path) {
-			tries = append(tries, filepath.Join(filepath.Dir(profilePath), prof.Module.Path))
-		}
-	}
-	warn = fmt.Sprintf("module %s not found", tries[0])
-	for _, t := range tries {
-		b, err := os.ReadFile(t)
-		if err != nil {
-			if !errors.Is(err, os.ErrNotExist) {
-				warn = err.Error()
-			}
-			continue
-		}
-		sum := sha256.Sum256(b)
-		if prof.Module.SHA256 != "" && hex.EncodeToString(sum[:]) != prof.Module.SHA256 {
-			warn = fmt.Sprintf("%s is not the module profiled (its sha256 differs)", t)
-			continue
-		}
-		return b, t, ""
-	}
-	return nil, "", warn
 }
 
 // cmdOSPScore runs a program twice, once sampling and once counting every

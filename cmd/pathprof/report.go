@@ -1,14 +1,9 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/pathprof/pathprof/internal/report"
 	"github.com/pathprof/pathprof/profile"
@@ -49,24 +44,15 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 
 	opt := report.Options{Top: *top}
 	explicit := *modFlag != ""
-	if explicit {
-		b, err := os.ReadFile(*modFlag)
-		if err != nil {
-			fmt.Fprintf(stderr, "pathprof: %v\n", err)
-			return 1
-		}
-		if sum := sha256hex(b); p.Module.SHA256 != "" && sum != p.Module.SHA256 {
-			fmt.Fprintf(stderr, "pathprof: %s is not the module %s profiled (sha256 %s, the profile's %s)\n", *modFlag, path, sum, p.Module.SHA256)
-			return 1
-		}
-		opt.Module, opt.ModulePath = b, *modFlag
-	} else {
-		b, name, warn := defaultModule(p, path)
-		if warn != "" {
-			fmt.Fprintf(stderr, "pathprof: warning: %s; blocks are shown as file offsets (--module FILE gives the module)\n", warn)
-		}
-		opt.Module, opt.ModulePath = b, name
+	b, name, warn, err := findModule(p.Module.Path, p.Module.SHA256, path, *modFlag)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
 	}
+	if warn != "" {
+		fmt.Fprintf(stderr, "pathprof: warning: %s; blocks are shown as file offsets (--module FILE gives the module)\n", warn)
+	}
+	opt.Module, opt.ModulePath = b, name
 
 	r, err := report.Build(p, opt)
 	if err != nil && !explicit && opt.Module != nil {
@@ -108,44 +94,4 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-// defaultModule finds the module a profile names: at its recorded path, or,
-// for a relative path, next to the profile (a profile and its module are
-// often moved together). It returns no module and a warning when none is
-// found or the one found is not the module profiled.
-func defaultModule(p *profile.Profile, profilePath string) (module []byte, name, warn string) {
-	if p.Module.Path == "" {
-		return nil, "", "the profile names no module"
-	}
-	tries := []string{p.Module.Path}
-	if !filepath.IsAbs(p.Module.Path) {
-		if alt := filepath.Join(filepath.Dir(profilePath), p.Module.Path); alt != filepath.Clean(p.Module.Path) {
-			tries = append(tries, alt)
-		}
-	}
-	var changed []string
-	for _, name := range tries {
-		b, err := os.ReadFile(name)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, "", err.Error()
-		}
-		if p.Module.SHA256 != "" && sha256hex(b) != p.Module.SHA256 {
-			changed = append(changed, name)
-			continue
-		}
-		return b, name, ""
-	}
-	if len(changed) > 0 {
-		return nil, "", fmt.Sprintf("module %s has changed since it was profiled (its sha256 differs)", changed[0])
-	}
-	return nil, "", fmt.Sprintf("module %s not found", p.Module.Path)
-}
-
-func sha256hex(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
 }
