@@ -1,0 +1,152 @@
+package partition
+
+// This file chooses which heavy functions P3 slices, sharing out their calls
+// or a loop's iterations among copies, and prices the slots.
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/pathprof/pathprof/internal/cfg"
+	"github.com/pathprof/pathprof/internal/wasm"
+)
+
+// chooseSlices shares out the calls of the heaviest functions that stay
+// whole among copies, or the iterations of one of their three heaviest
+// loops, where that lowers the largest copy load by LPT: a function in g
+// slots costs each slot about a g-th of its cost, plus the test that every
+// copy sharing its calls runs at each call, or, for a loop, the probes
+// around the loop that every copy sharing it runs. So it pays for
+// functions that run many paths per call, a loop or a long function,
+// which no class split can divide: every class of a loop pays each
+// iteration's back edge. Slots are priced by slotCosts and
+// loopCost.slotCosts. Like splits, the slicings kept must lower the
+// largest load by minSplitGain in all.
+func chooseSlices(perFunc [][]task, k int, m *wasm.Module, graphs []*cfg.DAG, weights [][]float64, shareLoop func(int, int32) bool) {
+	type option struct {
+		def  int
+		cost int64
+	}
+	type slicing struct {
+		g     int
+		loop  int32
+		costs []int64
+	}
+	var tries []option
+	costs := make([][]int64, len(perFunc))
+	for i, ts := range perFunc {
+		costs[i] = taskCosts(ts)
+		if len(ts) == 1 && ts[0].edges == nil && weights[i] != nil {
+			tries = append(tries, option{i, ts[0].cost})
+		}
+	}
+	slices.SortStableFunc(tries, func(a, b option) int { return cmp.Compare(b.cost, a.cost) })
+	if len(tries) > maxSplitTries {
+		tries = tries[:maxSplitTries]
+	}
+	// Unrolled loops grow the copies' code: at most a quarter more, or
+	// unrolledBytes on small modules.
+	budget := int64(unrolledBytes)
+	for _, c := range m.Code {
+		budget += int64(len(c.Body)) / 4
+	}
+	base := maxLoad(slices.Concat(costs...), k)
+	best := base
+	chosen := map[int]slicing{}
+	for _, t := range tries {
+		var alts []slicing
+		// A slot costs at least the calls: slicing a function that
+		// runs about one sequence per call cannot pay. And calls may
+		// differ: a function called a few times is not sliced.
+		if calls := Calls(graphs[t.def], weights[t.def]); calls >= minSliceCalls*2 && 2*calls < t.cost {
+			for g := 2; g <= min(k, MaxSlices, int(calls/minSliceCalls)); g++ {
+				alts = append(alts, slicing{g: g, costs: slotCosts(t.cost, calls, g)})
+			}
+		}
+		if shareLoop != nil {
+			size := int64(len(m.Code[t.def].Body))
+			for _, l := range heavyLoops(graphs[t.def], weights[t.def], func(h int32) bool { return shareLoop(t.def, h) }) {
+				for g := 2; g <= min(k, MaxSlices, int(l.perEntry())); g++ {
+					if int64(g-1)*size <= budget && int64(g)*size <= maxUnrolled {
+						alts = append(alts, slicing{g: g, loop: l.header, costs: l.slotCosts(t.cost, g)})
+					}
+				}
+			}
+		}
+		whole := costs[t.def]
+		for _, a := range alts {
+			costs[t.def] = a.costs
+			if l := maxLoad(slices.Concat(costs...), k); l < best {
+				best, chosen[t.def] = l, a
+			}
+		}
+		costs[t.def] = whole
+		if a, ok := chosen[t.def]; ok {
+			costs[t.def] = a.costs
+			if a.loop != 0 {
+				budget -= int64(a.g-1) * int64(len(m.Code[t.def].Body))
+			}
+		}
+	}
+	if best > base-int64(float64(base)*minSplitGain) {
+		return
+	}
+	for def, a := range chosen {
+		ts := make([]task, a.g)
+		for j, c := range a.costs {
+			ts[j] = task{def: def, cost: c, slots: a.g, slot: j, loop: a.loop}
+		}
+		perFunc[def] = ts
+	}
+}
+
+// unrolledBytes is the code that unrolled loops may add to any module,
+// however small.
+const unrolledBytes = 256 << 10
+
+// maxUnrolled bounds the body of a function whose loop is unrolled, in
+// bytes, counted as the whole body once per replica. Unrolled large, a
+// function runs slower than its probes explain, in every copy, probed in
+// the loop or not: Lua's luaV_execute (20 KB) unrolled 4 times made
+// spectralnorm 2.0 times slower, 3 times 1.3-1.7 and twice 1.05-1.27
+// (its probes alone 1.1); vm-O0's run (14 KB) unrolled 8 times 1.28, and
+// twice 1.11-1.15.
+const maxUnrolled = 48 << 10
+
+// minSliceCalls is the fewest calls per slot of a sliced function: the
+// profile tells only the calls' total cost, and the fewer calls a slot
+// has, the more its share can differ from the average.
+const minSliceCalls = 4
+
+// slotCosts prices the g slots of a function that costs cost and is called
+// calls times: slot j has the calls n = 1 .. calls with n mod g = j, each
+// costing the average, and runs the test at every call. Calls differ, and
+// the profile does not say how, so a slot's share is raised by 1/√(its
+// calls), as a loop's slot's is by its iterations (loopCost.slotCosts):
+// of a function's calls and its loop, the finer grain wins when they
+// cost alike.
+func slotCosts(cost, calls int64, g int) []int64 {
+	c := make([]int64, g)
+	for j := range c {
+		n := calls / int64(g) // calls in slot j
+		if r := calls % int64(g); j >= 1 && int64(j) <= r {
+			n++
+		}
+		c[j] = int64(math.Ceil(float64(cost)*float64(n)/float64(calls)*(1+1/math.Sqrt(float64(max(n, 1)))))) + calls
+	}
+	return c
+}
+
+// Calls is how many times a function was called, by its DAG edge
+// frequencies w: the runs of the edge from the virtual entry to the first
+// block.
+func Calls(d *cfg.DAG, w []float64) int64 {
+	var n float64
+	for _, e := range d.Out[cfg.Entry] {
+		if d.Edges[e].Kind == cfg.EdgeEntry {
+			n += w[e]
+		}
+	}
+	return int64(math.Round(n))
+}
