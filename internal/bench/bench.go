@@ -21,6 +21,7 @@ import (
 	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/profiler"
 	"github.com/pathprof/pathprof/internal/runner"
+	"github.com/pathprof/pathprof/internal/stats"
 	"github.com/pathprof/pathprof/profile"
 )
 
@@ -298,7 +299,7 @@ func Run(ctx context.Context, s *Suite, opt Options) (*Report, error) {
 			}
 		}
 		if len(ratios) > 0 { // none for copies not timed (HitsOnly)
-			rep.GeoMean[st.String()] = GeoMean(ratios)
+			rep.GeoMean[st.String()] = stats.GeoMean(ratios)
 		}
 	}
 	rep.Seconds = time.Since(start).Seconds()
@@ -434,8 +435,8 @@ func (b *benchmark) run(ctx context.Context) (r ProgramResult) {
 		b.progress("run %d/%d: original %s, sbl %s", i, b.opt.Runs, ms(o.runTime), ms(g.runTime))
 	}
 	r.OutputsMatch = true
-	r.Original.MedianSeconds = Median(r.Original.Seconds)
-	sbl.MedianSeconds = Median(sbl.Seconds)
+	r.Original.MedianSeconds = stats.Median(r.Original.Seconds)
+	sbl.MedianSeconds = stats.Median(sbl.Seconds)
 	sbl.Ratio = sbl.MedianSeconds / r.Original.MedianSeconds
 	r.Strategies = []Measure{sbl}
 	b.progress("median: original %s, sbl %s, ratio %.3f",
@@ -618,8 +619,8 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Str
 		origSecs = append(origSecs, o.runTime.Seconds())
 		m.Seconds = append(m.Seconds, g.runTime.Seconds())
 	}
-	m.MedianSeconds = Median(m.Seconds)
-	m.Ratio = m.MedianSeconds / Median(origSecs)
+	m.MedianSeconds = stats.Median(m.Seconds)
+	m.Ratio = m.MedianSeconds / stats.Median(origSecs)
 	b.progress("%s: profiles equal; slowest copy ratio %.3f", st, m.Ratio)
 	return m, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/pathprof/pathprof/internal/cputime"
 	"github.com/pathprof/pathprof/internal/osp"
 	"github.com/pathprof/pathprof/internal/runner"
+	"github.com/pathprof/pathprof/internal/stats"
 )
 
 // KindOSP marks an OSPReport's results.json, so that --from can tell it
@@ -289,7 +290,7 @@ func (a *OSPAccuracy) add(sc *osp.Score) {
 // geoMeanOr0 is GeoMean, or 0 where that is NaN (for none), which JSON
 // cannot hold.
 func geoMeanOr0(xs []float64) float64 {
-	if g := GeoMean(xs); g == g {
+	if g := stats.GeoMean(xs); g == g {
 		return g
 	}
 	return 0
@@ -417,10 +418,10 @@ func (b *ospBenchmark) run(ctx context.Context) (r OSPProgram) {
 		b.progress("run %d/%d: original %s, osp %s", i, b.o.Runs, ms(o.runTime), ms(g.runTime))
 	}
 	r.Original.Seconds, r.Sampled.Seconds = ow, sw
-	r.Original.MedianSeconds, r.Sampled.MedianSeconds = Median(ow), Median(sw)
+	r.Original.MedianSeconds, r.Sampled.MedianSeconds = stats.Median(ow), stats.Median(sw)
 	r.Ratio = r.Sampled.MedianSeconds / r.Original.MedianSeconds
-	if c := Median(r.OriginalCPU); c > 0 {
-		r.CPURatio = Median(r.SampledCPU) / c
+	if c := stats.Median(r.OriginalCPU); c > 0 {
+		r.CPURatio = stats.Median(r.SampledCPU) / c
 	}
 	r.MinRatio = slices.Min(sw) / slices.Min(ow)
 	r.BlockEntries, r.Samples = prof.Run.BlockEntries, prof.Sampling.Samples

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pathprof/pathprof/internal/osp"
+	"github.com/pathprof/pathprof/internal/stats"
 )
 
 // WriteMarkdown writes the report: the run's facts, the overhead table
@@ -167,7 +168,7 @@ func medians(sc *osp.Score) (recall, err float64) {
 	for _, l := range sc.Lengths {
 		rec, errs = append(rec, l.At[0].Recall), append(errs, l.At[0].MedianError)
 	}
-	return Median(rec), Median(errs)
+	return stats.Median(rec), stats.Median(errs)
 }
 
 // unboundedName names an unbounded count in the --memory column.

@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 	"text/tabwriter"
+
+	"github.com/pathprof/pathprof/internal/stats"
 )
 
 // Score compares a sampled profile with the exact counts of the same run.
@@ -235,24 +237,11 @@ func scoreAt(ks []int, top []candidate, distinct int, ranked []candidate, value 
 		if a.InProfile > 0 {
 			a.Covered = float64(covered) / float64(a.InProfile)
 		}
-		a.MedianError = median(errs)
+		a.MedianError = stats.Median(errs)
 		a.MaxError = slices.Max(errs)
 		out = append(out, a)
 	}
 	return out
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // topK returns the k candidates of highest value, best first (ties by

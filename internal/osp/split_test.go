@@ -16,6 +16,7 @@ import (
 
 	"github.com/pathprof/pathprof/internal/cputime"
 	"github.com/pathprof/pathprof/internal/runner"
+	"github.com/pathprof/pathprof/internal/stats"
 	"github.com/pathprof/pathprof/internal/wasm"
 )
 
@@ -204,9 +205,9 @@ func splitProgram(t *testing.T, ctx context.Context, p program, opt Options) (or
 		}
 	}
 	for i := range runs {
-		parts = append(parts, partTimes{time.Duration(median(pw[i])), time.Duration(median(pc[i]))})
+		parts = append(parts, partTimes{time.Duration(stats.Median(pw[i])), time.Duration(stats.Median(pc[i]))})
 	}
-	return partTimes{time.Duration(median(ow)), time.Duration(median(oc))}, parts
+	return partTimes{time.Duration(stats.Median(ow)), time.Duration(stats.Median(oc))}, parts
 }
 
 func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }

@@ -1,4 +1,6 @@
-package bench
+// Package stats holds the summaries of repeated measurements that bench and
+// osp report: the median and the geometric mean.
+package stats
 
 import (
 	"math"
