@@ -37,10 +37,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	sweep := fs.String("sweep", "", "with --osp: other `BYTES` bounds, comma-separated, at which each program is sampled again (untimed) and scored")
 	set := map[string]bool{}
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: pathprof bench [--quick] [--strategies [--hits-only]] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]\n"+
-			"       pathprof bench --osp [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact=false] [--concise] [--sweep BYTES,...] [--quick] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]\n"+
-			"       pathprof bench --prepare [--no-debian] [--suite DIR] [--src DIR]\n"+
-			"       pathprof bench --from RESULTS.json -o DIR")
+		fmt.Fprintln(stderr, usageOf("bench"))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(interleaved(fs, args)); err != nil {

@@ -32,7 +32,7 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 	weights := fs.String("weights", "", "place the probes (and plan pbl and p3) by the edge frequencies of an earlier `PROFILE` of this module")
 	counterModule := fs.Bool("counter-module", false, "keep the counters in counter modules the copies call, not in the program's memory above what it sees")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: pathprof instrument [--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] [--counter-module] -o DIR MODULE")
+		fmt.Fprintln(stderr, usageOf("instrument"))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(interleaved(fs, args)); err != nil {
@@ -112,7 +112,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	countsFile := fs.String("counts", "", "do not run: read the counter memory a node run wrote to `FILE`")
 	exitCode := fs.Int("exit-code", 0, "with --counts: the exit code of the node run")
 	outputFile := fs.String("output", "", "with --counts: a `FILE` holding the node run's stdout followed by its stderr, to check the copies agree")
-	rf, progArgs, ok := parseWithRun(fs, "usage: pathprof exec [-o FILE] [runner flags] DIR COPY [-- ARGS...]\n       pathprof exec --counts FILE [--exit-code N] [--output FILE] DIR COPY", args, stderr)
+	rf, progArgs, ok := parseWithRun(fs, usageOf("exec"), args, stderr)
 	if !ok {
 		return 2
 	}
@@ -214,7 +214,7 @@ func cmdMerge(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "pathprof.json", "write the profile to `FILE`")
 	dir := fs.String("dir", "", "the copies' `DIR` (default: the directory of the first part)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: pathprof merge [-o FILE] [--dir DIR] PARTS...")
+		fmt.Fprintln(stderr, usageOf("merge"))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(interleaved(fs, args)); err != nil {

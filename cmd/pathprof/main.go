@@ -1,10 +1,8 @@
 // Command pathprof gives exact path profiles of WebAssembly programs.
 //
-// Usage:
-//
-//	pathprof inspect [--json] [--func NAME] [--dot FILE] MODULE
-//	pathprof profile [--strategy sbl|pbl|p3] [--copies K] [-o FILE] [runner flags] MODULE [-- ARGS...]
-//	pathprof report [--top N] [--json] PROFILE
+// The commands, their synopses and summaries are the table commands below:
+// "pathprof help" prints them, "pathprof COMMAND -h" a command's flags, and
+// docs/commands.md describes each command at length.
 package main
 
 import (
@@ -13,38 +11,122 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/inspect"
 	"github.com/pathprof/pathprof/internal/wasm"
 )
 
-const usage = `pathprof gives exact path profiles of WebAssembly programs.
+// A command is one row of the command line's table.
+type command struct {
+	name string
+	// synopsis holds one line per form of the command, without
+	// "pathprof NAME"; a "\n" inside a form continues it on the next line.
+	synopsis []string
+	// summary says in one line what the command does.
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
 
-Usage:
-  pathprof inspect [--json] [--func NAME] [--dot FILE] MODULE
-      Per function: index, name, blocks, edges, loops and acyclic paths.
-  pathprof profile [--strategy sbl|pbl|p3] [--copies K] [--jobs N] [-o FILE] [--top N]
-                   [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]
-      Run a WASI program deterministically and write its exact path profile.
-  pathprof report [--top N] [--json] [--module FILE] PROFILE
-      Hottest paths, path coverage per function, source lines.
-  pathprof instrument [--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] [--counter-module] -o DIR MODULE
-      Write the copies, their counter modules, a manifest and a node runner.
-  pathprof exec [-o FILE] [runner flags] DIR COPY [-- ARGS...]
-      Run one copy and write its part; or --counts FILE to take a node run's.
-  pathprof merge [-o FILE] [--dir DIR] PARTS...
-      Merge the copies' parts into the exact profile.
-  pathprof osp [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact=false] [--concise] [-o FILE] [--top N]
-               [runner flags] MODULE [-- ARGS...]
-      Sample hot subpaths (block sequences across calls) with bounded memory.
-  pathprof osp-score [sampling flags] [runner flags] MODULE [-- ARGS...]
-      Score the sampled hot subpaths against exact counts of the same run.
-  pathprof bench [--quick] [--prepare] [--suite DIR] [-o DIR] [--runs N]
-      Measure profiling overhead on the benchmark suite.
+// commands is the command line's one table: the top-level usage and each
+// command's usage line are printed from it, and a test checks the README's
+// table of commands against it. It is filled in init, since the commands'
+// functions print their usage from it.
+var commands []command
 
-Run "pathprof COMMAND -h" for a command's flags.
-`
+func init() {
+	commands = []command{
+		{"profile", []string{
+			"[--strategy sbl|pbl|p3] [--copies K] [--jobs N] [--weights PROFILE] [--counter-module] [-o FILE] [--top N] [-q]\n" +
+				"[--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]",
+		}, "Run a WASI program deterministically and write its exact path profile.", cmdProfile},
+		{"report", []string{
+			"[--top N] [--json] [--html FILE [--source DIR]] [--module FILE] PROFILE",
+		}, "Print a profile's hottest paths, path coverage per function and source lines, or write an HTML report.", cmdReport},
+		{"inspect", []string{
+			"[--json] [--func NAME] [--dot FILE] MODULE",
+		}, "List each function's blocks, edges, loops and acyclic paths; draw one's CFG and DAG.", cmdInspect},
+		{"instrument", []string{
+			"[--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] [--counter-module] -o DIR MODULE",
+		}, "Write a strategy's copies, their counter modules, a manifest and a node runner.", cmdInstrument},
+		{"exec", []string{
+			"[-o FILE] [runner flags] DIR COPY [-- ARGS...]",
+			"--counts FILE [--exit-code N] [--output FILE] DIR COPY",
+		}, "Run one copy and write its part, or make the part from a node run's counts.", cmdExec},
+		{"merge", []string{
+			"[-o FILE] [--dir DIR] PARTS...",
+		}, "Merge the copies' parts into the exact profile.", cmdMerge},
+		{"osp", []string{
+			"[--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact=false] [--concise] [-o FILE] [--top N] [-q]\n" +
+				"[--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]",
+			"--show PROFILE [--top N] [--module FILE]",
+		}, "Sample hot subpaths (block sequences across calls) within a memory bound.", cmdOSP},
+		{"osp-score", []string{
+			"[--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact=false] [--concise] [--profile FILE | --unbounded] [-o FILE] [--top N]\n" +
+				"[--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]",
+		}, "Score the sampled hot subpaths against exact counts of the same run.", cmdOSPScore},
+		{"bench", []string{
+			"[--quick] [--strategies [--hits-only]] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]",
+			"--osp [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact=false] [--concise] [--sweep BYTES,...]\n" +
+				"[--quick] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]",
+			"--prepare [--no-debian] [--suite DIR] [--src DIR]",
+			"--from RESULTS.json -o DIR",
+		}, "Measure SBL, PBL, P3 or OSP on the benchmark suite: overhead, probe hits, accuracy.", cmdBench},
+	}
+}
+
+// lookup returns the command called name, or nil.
+func lookup(name string) *command {
+	for i := range commands {
+		if commands[i].name == name {
+			return &commands[i]
+		}
+	}
+	return nil
+}
+
+// forms writes the command's forms, each line after prefix and each
+// continuation line indented under the first one's flags.
+func (c *command) forms(w *strings.Builder, first, others string) {
+	for i, form := range c.synopsis {
+		lead := others + "pathprof " + c.name + " "
+		if i == 0 {
+			lead = first + "pathprof " + c.name + " "
+		}
+		indent := strings.Repeat(" ", len(lead))
+		for j, line := range strings.Split(form, "\n") {
+			if j == 0 {
+				w.WriteString(lead)
+			} else {
+				w.WriteString(indent)
+			}
+			w.WriteString(line)
+			w.WriteByte('\n')
+		}
+	}
+}
+
+// usageOf is the usage line of the command called name, as its flag set
+// prints it before the flags.
+func usageOf(name string) string {
+	var b strings.Builder
+	lookup(name).forms(&b, "usage: ", "       ")
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// usage is the top-level usage: every command's forms and summary.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("pathprof gives exact path profiles of WebAssembly programs.\n\nUsage:\n")
+	for i := range commands {
+		c := &commands[i]
+		c.forms(&b, "  ", "  ")
+		fmt.Fprintf(&b, "      %s\n", c.summary)
+	}
+	b.WriteString("\nRun \"pathprof COMMAND -h\" for a command's flags.\n")
+	return b.String()
+}
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -52,33 +134,16 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage())
 		if len(args) == 0 {
 			return 2
 		}
 		return 0
 	}
-	switch args[0] {
-	case "inspect":
-		return cmdInspect(args[1:], stdout, stderr)
-	case "profile":
-		return cmdProfile(args[1:], stdout, stderr)
-	case "report":
-		return cmdReport(args[1:], stdout, stderr)
-	case "bench":
-		return cmdBench(args[1:], stdout, stderr)
-	case "instrument":
-		return cmdInstrument(args[1:], stdout, stderr)
-	case "exec":
-		return cmdExec(args[1:], stdout, stderr)
-	case "merge":
-		return cmdMerge(args[1:], stdout, stderr)
-	case "osp":
-		return cmdOSP(args[1:], stdout, stderr)
-	case "osp-score":
-		return cmdOSPScore(args[1:], stdout, stderr)
+	if c := lookup(args[0]); c != nil {
+		return c.run(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "pathprof: unknown command %q\n\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "pathprof: unknown command %q\n\n%s", args[0], usage())
 	return 2
 }
 
@@ -89,7 +154,7 @@ func cmdInspect(args []string, stdout, stderr io.Writer) int {
 	fn := fs.String("func", "", "only the function with this name or index (with --dot: the function to draw)")
 	dot := fs.String("dot", "", "write the CFG and DAG of the --func function to this Graphviz file")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: pathprof inspect [--json] [--func NAME] [--dot FILE] MODULE")
+		fmt.Fprintln(stderr, usageOf("inspect"))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(interleaved(fs, args)); err != nil {

@@ -17,13 +17,6 @@ import (
 	"github.com/pathprof/pathprof/internal/runner"
 )
 
-const ospUsage = `usage: pathprof osp [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact=false] [--concise] [-o FILE] [--top N] [-q]
-                   [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]
-       pathprof osp --show PROFILE [--top N] [--module FILE]`
-
-const ospScoreUsage = `usage: pathprof osp-score [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact=false] [--concise] [--profile FILE | --unbounded] [-o FILE] [--top N]
-                         [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]`
-
 // ospFlags are the sampling flags of osp and osp-score.
 type ospFlags struct {
 	memory  byteSize
@@ -95,7 +88,7 @@ func cmdOSP(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	show := fs.String("show", "", "print the report of the OSP profile `PROFILE` instead of running anything")
 	modFlag := fs.String("module", "", "with --show: the profiled module `FILE` (default: the one the profile names)")
-	rf, progArgs, ok := parseWithRun(fs, ospUsage, args, stderr)
+	rf, progArgs, ok := parseWithRun(fs, usageOf("osp"), args, stderr)
 	if !ok {
 		return 2
 	}
@@ -201,7 +194,7 @@ func cmdOSPScore(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "", "also write the score as JSON to `FILE`")
 	top := fs.Int("top", 0, "list the true `N` hottest subpaths of each length with their estimates")
 	unbounded := fs.Bool("unbounded", false, "also score the samples counted with no memory bound, the hot list's windows and every window of each sample: what more memory or more windows could find")
-	rf, progArgs, ok := parseWithRun(fs, ospScoreUsage, args, stderr)
+	rf, progArgs, ok := parseWithRun(fs, usageOf("osp-score"), args, stderr)
 	if !ok {
 		return 2
 	}

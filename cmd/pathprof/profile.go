@@ -138,7 +138,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	top := fs.Int("top", 0, "after the run, print the report with the `N` hottest paths to stderr")
 	counterModule := fs.Bool("counter-module", false, "keep the counters in a counter module the copies call, not in the program's memory above what it sees (an access beyond the program's memory then traps as in the original)")
-	rf, progArgs, ok := parseWithRun(fs, "usage: pathprof profile [--strategy sbl|pbl|p3] [--copies K] [--jobs N] [--weights PROFILE] [--counter-module] [-o FILE] [--top N] [-q] [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]", args, stderr)
+	rf, progArgs, ok := parseWithRun(fs, usageOf("profile"), args, stderr)
 	if !ok {
 		return 2
 	}

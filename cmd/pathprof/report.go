@@ -9,8 +9,6 @@ import (
 	"github.com/pathprof/pathprof/profile"
 )
 
-const reportUsage = "usage: pathprof report [--top N] [--json] [--html FILE [--source DIR]] [--module FILE] PROFILE"
-
 // cmdReport prints a profile's hottest paths, per-function path coverage
 // and run facts.
 func cmdReport(args []string, stdout, stderr io.Writer) int {
@@ -21,7 +19,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	modFlag := fs.String("module", "", "the profiled module, for function offsets and source lines (default: the module the profile names, if unchanged)")
 	html := addHTMLFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, reportUsage)
+		fmt.Fprintln(stderr, usageOf("report"))
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(interleaved(fs, args)); err != nil {

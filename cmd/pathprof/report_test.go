@@ -174,8 +174,8 @@ func TestReportErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{nil, 2, reportUsage},
-		{[]string{prof, prof}, 2, reportUsage},
+		{nil, 2, usageOf("report")},
+		{[]string{prof, prof}, 2, usageOf("report")},
 		{[]string{"--top", "0", prof}, 2, "--top 0: want at least 1"},
 		{[]string{"--top", "x", prof}, 2, "invalid value"},
 		{[]string{"--bogus", prof}, 2, "flag provided but not defined"},
