@@ -10,12 +10,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pathprof/pathprof/internal/gobuild"
 )
 
 // PrepareOptions configure Prepare.
@@ -139,7 +140,7 @@ func Prepare(dir string, opt PrepareOptions) (*Suite, error) {
 		}
 		start := time.Now()
 		progress("building %s for wasip1", name)
-		if err := goBuild(opt.Go, opt.Source, out, pkg, test); err != nil {
+		if err := gobuild.Build(opt.Go, opt.Source, out, pkg, test); err != nil {
 			return "", err
 		}
 		progress("built %s in %.1fs", name, time.Since(start).Seconds())
@@ -333,7 +334,7 @@ type goEnvVars struct {
 }
 
 func goEnv(goCmd, dir string) (*goEnvVars, error) {
-	out, err := runGo(goCmd, dir, "env", "-json", "GOVERSION", "GOROOT")
+	out, err := gobuild.Cmd(goCmd, dir, "env", "-json", "GOVERSION", "GOROOT")
 	if err != nil {
 		return nil, err
 	}
@@ -345,45 +346,6 @@ func goEnv(goCmd, dir string) (*goEnvVars, error) {
 		return nil, errors.New("go env printed no GOVERSION or GOROOT")
 	}
 	return &e, nil
-}
-
-// goBuild builds pkg (or its test binary) for wasip1 into out. The go
-// command writes a private file that is renamed into place only when
-// complete, so an interrupted build never leaves a partial module behind.
-func goBuild(goCmd, dir, out, pkg string, test bool) error {
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+"-*")
-	if err != nil {
-		return err
-	}
-	tmp.Close()
-	defer os.Remove(tmp.Name())
-	args := []string{"build", "-buildvcs=false", "-o", tmp.Name(), pkg}
-	if test {
-		args = []string{"test", "-c", "-o", tmp.Name(), pkg}
-	}
-	if _, err := runGo(goCmd, dir, args...); err != nil {
-		return err
-	}
-	if fi, err := os.Stat(tmp.Name()); err != nil || fi.Size() == 0 {
-		return fmt.Errorf("go %s produced no binary", strings.Join(args, " "))
-	}
-	return os.Rename(tmp.Name(), out)
-}
-
-func runGo(goCmd, dir string, args ...string) ([]byte, error) {
-	cmd := exec.Command(goCmd, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
-	}
-	return out, nil
 }
 
 // hashDir hashes the names and contents of the regular files directly in

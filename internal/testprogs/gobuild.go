@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pathprof/pathprof/internal/gobuild"
 )
 
 // BuildOptions selects what BuildGo builds.
@@ -174,36 +176,8 @@ func buildGo(t testing.TB, e *goEnv, dir, pkg string, opts BuildOptions) (string
 		return path, nil
 	}
 
-	// The go command writes to a private file that is renamed into place
-	// only when complete, so concurrent test processes never see a partial
-	// module and the last of several identical builds simply wins.
-	tmp, err := os.CreateTemp(dir, name+"-*.tmp")
-	if err != nil {
-		return "", err
-	}
-	tmp.Close()
-	defer os.Remove(tmp.Name())
-
-	args := []string{"build"}
-	if opts.Test {
-		args = []string{"test", "-c"}
-	} else {
-		// Without this a build inside a Git work tree embeds the
-		// commit and dirty flag, so the module would change with them.
-		args = append(args, "-buildvcs=false")
-	}
-	args = append(args, "-o", tmp.Name())
-	args = append(args, opts.Flags...)
-	args = append(args, pkg)
 	start := time.Now()
-	if _, err := goCmd(e, args...); err != nil {
-		return "", err
-	}
-	if fi, err := os.Stat(tmp.Name()); err != nil || fi.Size() == 0 {
-		// go test -c succeeds without output for a package with no tests.
-		return "", fmt.Errorf("go %s produced no binary", strings.Join(args, " "))
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := gobuild.Build(e.goTool, filepath.Dir(e.GOMOD), path, pkg, opts.Test, opts.Flags...); err != nil {
 		return "", err
 	}
 	if fi, err := os.Stat(path); err == nil {
@@ -322,7 +296,7 @@ func loadEnv() (*goEnv, error) {
 		return nil, fmt.Errorf("the go command is needed to build test programs: %w", err)
 	}
 	e := &goEnv{goTool: tool}
-	out, err := goCmdIn(e, "", "env", "-json", "GOVERSION", "GOROOT", "GOMOD", "GOFLAGS", "GOWASM")
+	out, err := gobuild.Cmd(e.goTool, "", "env", "-json", "GOVERSION", "GOROOT", "GOMOD", "GOFLAGS", "GOWASM")
 	if err != nil {
 		return nil, err
 	}
@@ -332,7 +306,7 @@ func loadEnv() (*goEnv, error) {
 	if e.GOMOD == "" || e.GOMOD == os.DevNull {
 		return nil, errors.New("not inside the pathprof module: go env GOMOD is empty")
 	}
-	out, err = goCmdIn(e, filepath.Dir(e.GOMOD), "list", "-m", "-f", "{{.Path}}")
+	out, err = gobuild.Cmd(e.goTool, filepath.Dir(e.GOMOD), "list", "-m", "-f", "{{.Path}}")
 	if err != nil {
 		return nil, err
 	}
@@ -343,18 +317,5 @@ func loadEnv() (*goEnv, error) {
 // goCmd runs the go command in the module root for wasip1 and returns its
 // standard output.
 func goCmd(e *goEnv, args ...string) ([]byte, error) {
-	return goCmdIn(e, filepath.Dir(e.GOMOD), args...)
-}
-
-func goCmdIn(e *goEnv, dir string, args ...string) ([]byte, error) {
-	cmd := exec.Command(e.goTool, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
-	}
-	return out, nil
+	return gobuild.Cmd(e.goTool, filepath.Dir(e.GOMOD), args...)
 }

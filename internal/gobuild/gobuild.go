@@ -1,0 +1,63 @@
+// Package gobuild runs the go command for GOOS=wasip1 GOARCH=wasm: the one
+// builder behind the bench suite's Go programs and the test programs.
+package gobuild
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Build builds the package pkg for wasip1 into the file out, or with test
+// its test binary (go test -c); flags are extra build flags, such as
+// "-trimpath". goTool is the go command and dir the directory it runs in.
+// The go command writes a private file that is renamed into place only when
+// complete, so concurrent builds never see a partial module, the last of
+// several identical builds simply wins, and an interrupted build leaves
+// nothing behind.
+func Build(goTool, dir, out, pkg string, test bool, flags ...string) error {
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+"-*")
+	if err != nil {
+		return err
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	args := []string{"test", "-c"}
+	if !test {
+		// Without this a build inside a Git work tree embeds the commit
+		// and dirty flag, so the module would change with them.
+		args = []string{"build", "-buildvcs=false"}
+	}
+	args = append(args, "-o", tmp.Name())
+	args = append(args, flags...)
+	args = append(args, pkg)
+	if _, err := Cmd(goTool, dir, args...); err != nil {
+		return err
+	}
+	if fi, err := os.Stat(tmp.Name()); err != nil || fi.Size() == 0 {
+		// go test -c succeeds without output for a package with no tests.
+		return fmt.Errorf("go %s produced no binary", strings.Join(args, " "))
+	}
+	return os.Rename(tmp.Name(), out)
+}
+
+// Cmd runs the go command goTool with args in dir for wasip1 and returns
+// its standard output; an error carries its standard error.
+func Cmd(goTool, dir string, args ...string) ([]byte, error) {
+	cmd := exec.Command(goTool, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
+	}
+	return out, nil
+}
