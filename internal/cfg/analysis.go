@@ -123,39 +123,8 @@ func (g *Graph) DAG() *DAG {
 			dummyIn[e.To] = add(DAGEdge{From: Entry, To: e.To, Kind: EdgeDummyEntry, Orig: -1, Back: []int32{ei}})
 		}
 	}
-	d.Topo = d.topo()
+	d.Topo = d.TopoOrder()
 	return d
-}
-
-// topo returns the nodes reachable from the entry in topological order
-// (reverse postorder of a depth-first search).
-func (d *DAG) topo() []int32 {
-	seen := make([]bool, d.NumNodes)
-	post := make([]int32, 0, d.NumNodes)
-	type item struct {
-		n    int32
-		next int
-	}
-	stack := []item{{Entry, 0}}
-	seen[Entry] = true
-	for len(stack) > 0 {
-		top := &stack[len(stack)-1]
-		if top.next == len(d.Out[top.n]) {
-			post = append(post, top.n)
-			stack = stack[:len(stack)-1]
-			continue
-		}
-		to := d.Edges[d.Out[top.n][top.next]].To
-		top.next++
-		if !seen[to] {
-			seen[to] = true
-			stack = append(stack, item{to, 0})
-		}
-	}
-	for i, j := 0, len(post)-1; i < j; i, j = i+1, j-1 {
-		post[i], post[j] = post[j], post[i]
-	}
-	return post
 }
 
 // NumPaths returns the number of entry-to-exit paths of the DAG, exactly.

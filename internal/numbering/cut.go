@@ -271,40 +271,11 @@ func buildCut(d *cfg.DAG, reach, cutv []bool) *CutResult {
 		nd.Out[e.From] = append(nd.Out[e.From], int32(i))
 		nd.In[e.To] = append(nd.In[e.To], int32(i))
 	}
-	nd.Topo = topoOrder(nd)
+	nd.Topo = nd.TopoOrder()
 	for v, c := range cutTo {
 		if c {
 			r.Vertices = append(r.Vertices, int32(v))
 		}
 	}
 	return r
-}
-
-// topoOrder returns the nodes reachable from the entry in reverse postorder
-// of a depth-first search, which is topological in a DAG.
-func topoOrder(d *cfg.DAG) []int32 {
-	seen := make([]bool, d.NumNodes)
-	post := make([]int32, 0, d.NumNodes)
-	type frame struct {
-		v    int32
-		next int
-	}
-	stack := []frame{{cfg.Entry, 0}}
-	seen[cfg.Entry] = true
-	for len(stack) > 0 {
-		top := &stack[len(stack)-1]
-		if top.next == len(d.Out[top.v]) {
-			post = append(post, top.v)
-			stack = stack[:len(stack)-1]
-			continue
-		}
-		w := d.Edges[d.Out[top.v][top.next]].To
-		top.next++
-		if !seen[w] {
-			seen[w] = true
-			stack = append(stack, frame{w, 0})
-		}
-	}
-	slices.Reverse(post)
-	return post
 }

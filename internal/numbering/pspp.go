@@ -136,7 +136,7 @@ func PSPP(d *cfg.DAG, interesting []bool) (*Selective, error) {
 	if len(interesting) != len(d.Edges) {
 		return nil, fmt.Errorf("numbering: %d interesting flags for %d edges", len(interesting), len(d.Edges))
 	}
-	s, err := selective(d, onInterestingPaths(d, interesting), MaxPaths, decreasingMin)
+	s, err := selective(d, d.OnPaths(interesting), MaxPaths, decreasingMin)
 	if oe, ok := err.(*OverflowError); ok {
 		oe.Paths = countPaths(d)
 	}
@@ -162,37 +162,6 @@ func decreasingMin(d *cfg.DAG, out []int32, min, numPaths []int64) {
 		}
 		return cmp.Compare(numPaths[wb], numPaths[wa])
 	})
-}
-
-// onInterestingPaths narrows a set of edges to those on some entry-to-exit
-// path of edges of the set.
-func onInterestingPaths(d *cfg.DAG, interesting []bool) []bool {
-	fwd := make([]bool, d.NumNodes)
-	fwd[cfg.Entry] = true
-	for _, v := range d.Topo {
-		if fwd[v] {
-			for _, e := range d.Out[v] {
-				if interesting[e] {
-					fwd[d.Edges[e].To] = true
-				}
-			}
-		}
-	}
-	bwd := make([]bool, d.NumNodes)
-	bwd[cfg.Exit] = true
-	for i := len(d.Topo) - 1; i >= 0; i-- {
-		v := d.Topo[i]
-		for _, e := range d.Out[v] {
-			if interesting[e] && bwd[d.Edges[e].To] {
-				bwd[v] = true
-			}
-		}
-	}
-	on := make([]bool, len(d.Edges))
-	for i, e := range d.Edges {
-		on[i] = interesting[i] && fwd[e.From] && bwd[e.To]
-	}
-	return on
 }
 
 // selective runs the three steps of PSPP on a validated DAG with the given

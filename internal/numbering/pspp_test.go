@@ -495,7 +495,7 @@ func TestSPPCounterexample(t *testing.T) {
 		if !ok {
 			continue
 		}
-		in := onInterestingPaths(d, randInteresting(r, d, ps))
+		in := d.OnPaths(randInteresting(r, d, ps))
 		tried++
 		for _, c := range []struct {
 			ord minOrder

@@ -71,7 +71,7 @@ func reverseDAG(d *cfg.DAG) *cfg.DAG {
 		rd.Out[swap(int32(v))] = d.In[v]
 		rd.In[swap(int32(v))] = d.Out[v]
 	}
-	rd.Topo = topoOrder(rd)
+	rd.Topo = rd.TopoOrder()
 	return rd
 }
 

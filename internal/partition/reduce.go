@@ -2,7 +2,6 @@ package partition
 
 import (
 	"math"
-	"slices"
 
 	"github.com/pathprof/pathprof/internal/cfg"
 )
@@ -188,35 +187,9 @@ func (r *reducer) topo() []int32 {
 	if !r.nodeAlive[cfg.Entry] {
 		return nil
 	}
-	n := len(r.nodeAlive)
-	seen := make([]bool, n)
-	post := make([]int32, 0, n)
-	type item struct {
-		v    int32
-		next int
-	}
-	stack := []item{{cfg.Entry, 0}}
-	seen[cfg.Entry] = true
-	for len(stack) > 0 {
-		top := &stack[len(stack)-1]
-		out := r.out[top.v]
-		if top.next == len(out) {
-			post = append(post, top.v)
-			stack = stack[:len(stack)-1]
-			continue
-		}
-		e := out[top.next]
-		top.next++
-		if !r.alive[e] {
-			continue
-		}
-		if w := r.to[e]; !seen[w] {
-			seen[w] = true
-			stack = append(stack, item{w, 0})
-		}
-	}
-	slices.Reverse(post)
-	return post
+	return cfg.ReversePostorder(len(r.nodeAlive),
+		func(v int32) []int32 { return r.out[v] },
+		func(e int32) (int32, bool) { return r.to[e], r.alive[e] })
 }
 
 // soleOut returns the one alive out edge of a node with out-degree 1.

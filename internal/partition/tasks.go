@@ -205,42 +205,12 @@ func (r *Reduced) classes(prefixes [][]int32) [][]bool {
 				c[i] = inNode[r.Dummies[-o-1].Node] == stamp
 			}
 		}
-		r.prune(c)
-		classes[ci] = c
+		// Drop the edges that lie on none of the class's paths: the inside
+		// of a dummy that the class only enters through its end vertex,
+		// and its in edges from outside. The class keeps the same paths,
+		// and a copy given several classes is less likely to be given
+		// edges of others too.
+		classes[ci] = r.dag.OnPaths(c)
 	}
 	return classes
-}
-
-// prune drops the edges of a class that lie on none of its paths: the
-// inside of a dummy that the class only enters through its end vertex, and
-// its in edges from outside. The class keeps the same paths, and a copy
-// given several classes is less likely to be given edges of others too.
-func (r *Reduced) prune(c []bool) {
-	d := r.dag
-	fwd := make([]bool, d.NumNodes)
-	fwd[cfg.Entry] = true
-	for _, v := range d.Topo {
-		if fwd[v] {
-			for _, e := range d.Out[v] {
-				if c[e] {
-					fwd[d.Edges[e].To] = true
-				}
-			}
-		}
-	}
-	bwd := make([]bool, d.NumNodes)
-	bwd[cfg.Exit] = true
-	for i := len(d.Topo) - 1; i >= 0; i-- {
-		v := d.Topo[i]
-		for _, e := range d.Out[v] {
-			if c[e] && bwd[d.Edges[e].To] {
-				bwd[v] = true
-			}
-		}
-	}
-	for e, in := range c {
-		if in {
-			c[e] = fwd[d.Edges[e].From] && bwd[d.Edges[e].To]
-		}
-	}
 }

@@ -1,0 +1,80 @@
+// This file holds the walks other packages share over a DAG and the graphs
+// they derive from one: the topological order, and the edges of a set that
+// lie on its entry-to-exit paths.
+package cfg
+
+import "slices"
+
+// ReversePostorder returns the nodes of a graph of n nodes reachable from
+// the entry, in reverse postorder of a depth-first search: a topological
+// order when the graph is acyclic. out(v) lists v's out edges in the order
+// the search takes them; to(e) is edge e's head, or false for an edge the
+// search passes over.
+func ReversePostorder(n int, out func(v int32) []int32, to func(e int32) (int32, bool)) []int32 {
+	seen := make([]bool, n)
+	post := make([]int32, 0, n)
+	type item struct {
+		v    int32
+		next int
+	}
+	stack := []item{{Entry, 0}}
+	seen[Entry] = true
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		es := out(top.v)
+		if top.next == len(es) {
+			post = append(post, top.v)
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		w, ok := to(es[top.next])
+		top.next++
+		if ok && !seen[w] {
+			seen[w] = true
+			stack = append(stack, item{w, 0})
+		}
+	}
+	slices.Reverse(post)
+	return post
+}
+
+// TopoOrder returns the nodes reachable from the entry in topological
+// order, the reverse postorder of a depth-first search taking out edges in
+// d.Out's order. It is what Topo holds; code that builds or rewrites a DAG
+// sets Topo with it.
+func (d *DAG) TopoOrder() []int32 {
+	return ReversePostorder(d.NumNodes,
+		func(v int32) []int32 { return d.Out[v] },
+		func(e int32) (int32, bool) { return d.Edges[e].To, true })
+}
+
+// OnPaths returns which edges of set (indexed by edge) lie on some
+// entry-to-exit path made only of edges of set.
+func (d *DAG) OnPaths(set []bool) []bool {
+	fwd := make([]bool, d.NumNodes)
+	fwd[Entry] = true
+	for _, v := range d.Topo {
+		if fwd[v] {
+			for _, e := range d.Out[v] {
+				if set[e] {
+					fwd[d.Edges[e].To] = true
+				}
+			}
+		}
+	}
+	bwd := make([]bool, d.NumNodes)
+	bwd[Exit] = true
+	for i := len(d.Topo) - 1; i >= 0; i-- {
+		v := d.Topo[i]
+		for _, e := range d.Out[v] {
+			if set[e] && bwd[d.Edges[e].To] {
+				bwd[v] = true
+			}
+		}
+	}
+	on := make([]bool, len(d.Edges))
+	for i, e := range d.Edges {
+		on[i] = set[i] && fwd[e.From] && bwd[e.To]
+	}
+	return on
+}
