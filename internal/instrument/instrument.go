@@ -13,6 +13,7 @@ package instrument
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -990,7 +991,10 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 				return nil, fmt.Errorf("no placement for probes on %s edges", e.Kind)
 			}
 		}
-		for site, es := range bySite {
+		// Sites in order: the types and globals that probes add are then
+		// numbered alike in every build of the copy.
+		for _, site := range slices.Sorted(maps.Keys(bySite)) {
+			es := bySite[site]
 			if g.Edges[es[0]].Kind == cfg.EdgeBrTable {
 				code, err := brTableCode(m, s, site, g, es, has, emit, idx, v.seqs)
 				if err != nil {
