@@ -1,0 +1,203 @@
+package wasm
+
+// This file holds Decode, the loop over a module's sections, and the
+// decoder of one section's payload with its readers of primitive values
+// and constant expressions.
+
+import (
+	"bytes"
+	"fmt"
+	"unicode/utf8"
+)
+
+// decoder reads one section's payload.
+type decoder struct {
+	b    []byte
+	pos  int
+	base int // absolute offset of b[0]
+	sect string
+	r    Reader
+}
+
+func (d *decoder) errf(at int, format string, args ...any) error {
+	return &DecodeError{Section: d.sect, Offset: d.base + at, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (d *decoder) u32(what string) (uint32, error) {
+	v, n, err := readU(d.b[d.pos:], 32)
+	if err != nil {
+		return 0, d.errf(d.pos, "%s: %v", what, err)
+	}
+	d.pos += n
+	return uint32(v), nil
+}
+
+func (d *decoder) u64(what string) (uint64, error) {
+	v, n, err := readU(d.b[d.pos:], 64)
+	if err != nil {
+		return 0, d.errf(d.pos, "%s: %v", what, err)
+	}
+	d.pos += n
+	return v, nil
+}
+
+func (d *decoder) byte1(what string) (byte, error) {
+	if d.pos >= len(d.b) {
+		return 0, d.errf(d.pos, "%s: unexpected end", what)
+	}
+	c := d.b[d.pos]
+	d.pos++
+	return c, nil
+}
+
+func (d *decoder) bytes(n uint32, what string) ([]byte, error) {
+	if uint64(n) > uint64(len(d.b)-d.pos) {
+		return nil, d.errf(d.pos, "%s: length %d out of bounds", what, n)
+	}
+	b := d.b[d.pos : d.pos+int(n)]
+	d.pos += int(n)
+	return b, nil
+}
+
+func (d *decoder) name(what string) (string, error) {
+	at := d.pos
+	n, err := d.u32(what + " length")
+	if err != nil {
+		return "", err
+	}
+	b, err := d.bytes(n, what)
+	if err != nil {
+		return "", err
+	}
+	if !utf8.Valid(b) {
+		return "", d.errf(at, "%s: malformed UTF-8 encoding", what)
+	}
+	return string(b), nil
+}
+
+// count reads a vector length, refusing lengths that cannot fit in the
+// rest of the payload (each element takes at least min bytes) so that a
+// hostile length never causes a huge allocation.
+func (d *decoder) count(what string, min int) (uint32, error) {
+	at := d.pos
+	n, err := d.u32(what + " count")
+	if err != nil {
+		return 0, err
+	}
+	if uint64(n)*uint64(min) > uint64(len(d.b)-d.pos) {
+		return 0, d.errf(at, "%s count %d: too large for the section", what, n)
+	}
+	return n, nil
+}
+
+func (d *decoder) valType() (ValType, error) {
+	d.r.Reset(d.b, d.base)
+	d.r.sect = d.sect
+	d.r.pos = d.pos
+	t, err := d.r.valType()
+	d.pos = d.r.pos
+	return t, err
+}
+
+func (d *decoder) refType() (ValType, error) {
+	at := d.pos
+	t, err := d.valType()
+	if err != nil {
+		return t, err
+	}
+	switch t.Code {
+	case FuncRef, ExternRef, ExnRef, Ref, RefNull:
+		return t, nil
+	}
+	return t, d.errf(at, "malformed reference type %s", t)
+}
+
+// constExpr reads a constant expression up to and including its end.
+func (d *decoder) constExpr(what string) ([]byte, error) {
+	start := d.pos
+	d.r.Reset(d.b, d.base)
+	d.r.sect = d.sect
+	d.r.pos = d.pos
+	var in Instr
+	depth := 0
+	for {
+		if d.r.pos >= len(d.b) {
+			return nil, d.errf(d.r.pos, "%s: unexpected end of constant expression", what)
+		}
+		if err := d.r.Next(&in); err != nil {
+			return nil, err
+		}
+		switch in.Op {
+		case OpBlock, OpLoop, OpIf, OpTry, OpTryTable:
+			depth++
+		case OpEnd:
+			if depth == 0 {
+				d.pos = d.r.pos
+				return d.b[start:d.pos], nil
+			}
+			depth--
+		}
+	}
+}
+
+// Decode decodes a binary module. The module keeps references into b.
+func Decode(b []byte) (*Module, error) {
+	if len(b) < 4 || !bytes.Equal(b[:4], []byte{0, 'a', 's', 'm'}) {
+		return nil, &DecodeError{Section: "header", Offset: 0, Msg: "magic header not detected"}
+	}
+	if len(b) < 8 {
+		return nil, &DecodeError{Section: "header", Offset: 4, Msg: "unexpected end: missing version"}
+	}
+	m := &Module{Version: uint32(b[4]) | uint32(b[5])<<8 | uint32(b[6])<<16 | uint32(b[7])<<24}
+	if m.Version != 1 {
+		return nil, &DecodeError{Section: "header", Offset: 4, Msg: fmt.Sprintf("unknown binary version %d", m.Version)}
+	}
+	pos := 8
+	lastRank := 0
+	for pos < len(b) {
+		start := pos
+		id := b[pos]
+		pos++
+		size, n, err := readU(b[pos:], 32)
+		if err != nil {
+			return nil, &DecodeError{Section: SectionName(id), Offset: pos, Msg: fmt.Sprintf("section size: %v", err)}
+		}
+		pos += n
+		if size > uint64(len(b)-pos) {
+			return nil, &DecodeError{Section: SectionName(id), Offset: pos, Msg: fmt.Sprintf("section size %d: length out of bounds (%d bytes left)", size, len(b)-pos)}
+		}
+		payload := b[pos : pos+int(size)]
+		s := &Section{ID: id, Off: start, Payload: payload, raw: b[start : pos+int(size)]}
+		d := &decoder{b: payload, base: pos, sect: SectionName(id)}
+		pos += int(size)
+		if id > SecTag {
+			return nil, &DecodeError{Section: "module", Offset: start, Msg: fmt.Sprintf("malformed section id %d", id)}
+		}
+		if id != SecCustom {
+			r := sectionRank(id)
+			if r <= lastRank {
+				return nil, &DecodeError{Section: SectionName(id), Offset: start, Msg: "unexpected section: out of order or duplicate"}
+			}
+			lastRank = r
+		}
+		m.Sections = append(m.Sections, s)
+		if id == SecCustom {
+			err = m.decodeCustom(s, d)
+		} else {
+			err = sectionCodecs[id].decode(m, d)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if d.pos != len(d.b) {
+			return nil, d.errf(d.pos, "section size mismatch: %d bytes left over", len(d.b)-d.pos)
+		}
+	}
+	if len(m.Funcs) > 0 && m.section(SecCode) == nil {
+		return nil, &DecodeError{Section: "module", Offset: len(b), Msg: fmt.Sprintf("function and code section have inconsistent lengths (%d functions, no code section)", len(m.Funcs))}
+	}
+	if m.HasDataCount && int(m.DataCount) != len(m.Data) {
+		return nil, &DecodeError{Section: "data", Offset: len(b), Msg: fmt.Sprintf("data count and data section have inconsistent lengths (%d, %d)", m.DataCount, len(m.Data))}
+	}
+	return m, nil
+}

@@ -1,0 +1,54 @@
+package wasm
+
+// This file holds the tag section: exception tags, and tag types as
+// imports also hold them.
+
+// Tag is an exception tag.
+type Tag struct {
+	Attr byte
+	Type uint32
+}
+
+func (m *Module) decodeTags(d *decoder) error {
+	cnt, err := d.count("tag", 2)
+	if err != nil {
+		return err
+	}
+	for range cnt {
+		t, err := d.tag()
+		if err != nil {
+			return err
+		}
+		m.Tags = append(m.Tags, t)
+	}
+	return nil
+}
+
+func (m *Module) encodeTags() []byte {
+	b := appendU(nil, uint64(len(m.Tags)))
+	for _, t := range m.Tags {
+		b = appendTag(b, t)
+	}
+	return b
+}
+
+// tag reads a tag type: its attribute, 0 (an exception) being the only
+// one, and its function type index.
+func (d *decoder) tag() (Tag, error) {
+	var t Tag
+	at := d.pos
+	var err error
+	if t.Attr, err = d.byte1("tag attribute"); err != nil {
+		return t, err
+	}
+	if t.Attr != 0 {
+		return t, d.errf(at, "malformed tag attribute 0x%02x", t.Attr)
+	}
+	t.Type, err = d.u32("tag type index")
+	return t, err
+}
+
+func appendTag(b []byte, t Tag) []byte {
+	b = append(b, t.Attr)
+	return appendU(b, uint64(t.Type))
+}
