@@ -15,8 +15,7 @@ import (
 )
 
 func cmdBench(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("bench", stderr)
 	quick := fs.Bool("quick", false, fmt.Sprintf("only the quick subset, %d runs each unless --runs says otherwise", bench.QuickRuns))
 	suiteDir := fs.String("suite", bench.DefaultDir(), "suite `DIR` (holding suite.json); prepared on first use")
 	out := fs.String("o", "bench-out", "write results.md and results.json into `DIR`")
@@ -36,10 +35,6 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	of.register(fs)
 	sweep := fs.String("sweep", "", "with --osp: other `BYTES` bounds, comma-separated, at which each program is sampled again (untimed) and scored")
 	set := map[string]bool{}
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, usageOf("bench"))
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(interleaved(fs, args)); err != nil {
 		return 2
 	}

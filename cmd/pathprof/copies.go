@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,17 +23,12 @@ import (
 
 // cmdInstrument writes the copies of a strategy into a directory.
 func cmdInstrument(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("instrument", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("instrument", stderr)
 	strategy := fs.String("strategy", "p3", "profiling strategy: sbl, pbl or p3")
 	k := fs.Int("copies", 4, "number of copies `K`")
 	out := fs.String("o", "", "write the copies, counter modules, manifest and node runner into `DIR`")
 	weights := fs.String("weights", "", "place the probes (and plan pbl and p3) by the edge frequencies of an earlier `PROFILE` of this module")
 	counterModule := fs.Bool("counter-module", false, "keep the counters in counter modules the copies call, not in the program's memory above what it sees")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, usageOf("instrument"))
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(interleaved(fs, args)); err != nil {
 		return 2
 	}
@@ -106,13 +100,12 @@ func planOptions(orig []byte, weightsPath string) (partition.Options, error) {
 
 // cmdExec runs one copy (or converts its counts from a node run) into a part.
 func cmdExec(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("exec", stderr)
 	out := fs.String("o", "", "write the part to `FILE` (default DIR/part-COPY.json)")
 	countsFile := fs.String("counts", "", "do not run: read the counter memory a node run wrote to `FILE`")
 	exitCode := fs.Int("exit-code", 0, "with --counts: the exit code of the node run")
 	outputFile := fs.String("output", "", "with --counts: a `FILE` holding the node run's stdout followed by its stderr, to check the copies agree")
-	rf, progArgs, ok := parseWithRun(fs, usageOf("exec"), args, stderr)
+	rf, progArgs, ok := parseWithRun(fs, args)
 	if !ok {
 		return 2
 	}
@@ -209,14 +202,9 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 
 // cmdMerge merges the parts of a directory's copies into one profile.
 func cmdMerge(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("merge", stderr)
 	out := fs.String("o", "pathprof.json", "write the profile to `FILE`")
 	dir := fs.String("dir", "", "the copies' `DIR` (default: the directory of the first part)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, usageOf("merge"))
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(interleaved(fs, args)); err != nil {
 		return 2
 	}

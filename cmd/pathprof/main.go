@@ -115,6 +115,19 @@ func usageOf(name string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
+// newFlagSet returns the flag set of the command called name: errors go to
+// stderr, and its usage is the command's usage line from the table followed
+// by the flags.
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, usageOf(name))
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
 // usage is the top-level usage: every command's forms and summary.
 func usage() string {
 	var b strings.Builder
@@ -148,15 +161,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 func cmdInspect(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("inspect", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
 	fn := fs.String("func", "", "only the function with this name or index (with --dot: the function to draw)")
 	dot := fs.String("dot", "", "write the CFG and DAG of the --func function to this Graphviz file")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, usageOf("inspect"))
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(interleaved(fs, args)); err != nil {
 		return 2
 	}

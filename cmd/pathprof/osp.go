@@ -79,8 +79,7 @@ func (b *byteSize) Set(s string) error {
 // cmdOSP samples hot subpaths of a run (online subpath profiling) and
 // writes the profile; with --show it prints a written profile's report.
 func cmdOSP(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("osp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("osp", stderr)
 	var of ospFlags
 	of.register(fs)
 	out := fs.String("o", "pathprof-osp.json", "write the profile to `FILE`")
@@ -88,7 +87,7 @@ func cmdOSP(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	show := fs.String("show", "", "print the report of the OSP profile `PROFILE` instead of running anything")
 	modFlag := fs.String("module", "", "with --show: the profiled module `FILE` (default: the one the profile names)")
-	rf, progArgs, ok := parseWithRun(fs, usageOf("osp"), args, stderr)
+	rf, progArgs, ok := parseWithRun(fs, args)
 	if !ok {
 		return 2
 	}
@@ -186,15 +185,14 @@ func showOSP(path, modPath string, top int, stdout, stderr io.Writer) int {
 // subpath of the sampled lengths exactly, and prints how well the samples
 // found the truly hottest subpaths.
 func cmdOSPScore(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("osp-score", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("osp-score", stderr)
 	var of ospFlags
 	of.register(fs)
 	profPath := fs.String("profile", "", "score the OSP profile `FILE` (of this module and input) instead of sampling")
 	out := fs.String("o", "", "also write the score as JSON to `FILE`")
 	top := fs.Int("top", 0, "list the true `N` hottest subpaths of each length with their estimates")
 	unbounded := fs.Bool("unbounded", false, "also score the samples counted with no memory bound, the hot list's windows and every window of each sample: what more memory or more windows could find")
-	rf, progArgs, ok := parseWithRun(fs, usageOf("osp-score"), args, stderr)
+	rf, progArgs, ok := parseWithRun(fs, args)
 	if !ok {
 		return 2
 	}

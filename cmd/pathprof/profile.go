@@ -100,16 +100,12 @@ func (r *runFlags) load(path string, args []string, stdout, stderr io.Writer) ([
 }
 
 // parseWithRun registers the runner flags on fs, whose own flags are
-// already registered, sets its usage line, and parses args: the command's
-// flags and operands before "--", the program's arguments after. ok is
-// false when parsing failed (fs has said why).
-func parseWithRun(fs *flag.FlagSet, usage string, args []string, stderr io.Writer) (rf *runFlags, progArgs []string, ok bool) {
+// already registered, and parses args: the command's flags and operands
+// before "--", the program's arguments after. ok is false when parsing
+// failed (fs has said why).
+func parseWithRun(fs *flag.FlagSet, args []string) (rf *runFlags, progArgs []string, ok bool) {
 	rf = &runFlags{}
 	rf.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, usage)
-		fs.PrintDefaults()
-	}
 	own, progArgs := splitArgs(args)
 	if err := fs.Parse(interleaved(fs, own)); err != nil {
 		return nil, nil, false
@@ -128,8 +124,7 @@ func splitArgs(args []string) (own, prog []string) {
 }
 
 func cmdProfile(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("profile", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("profile", stderr)
 	strategy := fs.String("strategy", "sbl", "profiling strategy: sbl, pbl or p3")
 	copies := fs.Int("copies", 0, "number of copies `K` for pbl and p3 (default 4)")
 	jobs := fs.Int("jobs", 0, "run at most `N` copies at once (default: all)")
@@ -138,7 +133,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	top := fs.Int("top", 0, "after the run, print the report with the `N` hottest paths to stderr")
 	counterModule := fs.Bool("counter-module", false, "keep the counters in a counter module the copies call, not in the program's memory above what it sees (an access beyond the program's memory then traps as in the original)")
-	rf, progArgs, ok := parseWithRun(fs, usageOf("profile"), args, stderr)
+	rf, progArgs, ok := parseWithRun(fs, args)
 	if !ok {
 		return 2
 	}

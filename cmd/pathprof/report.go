@@ -12,16 +12,11 @@ import (
 // cmdReport prints a profile's hottest paths, per-function path coverage
 // and run facts.
 func cmdReport(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("report", stderr)
 	top := fs.Int("top", report.DefaultTop, "list the `N` hottest paths")
 	asJSON := fs.Bool("json", false, "print JSON")
 	modFlag := fs.String("module", "", "the profiled module, for function offsets and source lines (default: the module the profile names, if unchanged)")
 	html := addHTMLFlags(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, usageOf("report"))
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(interleaved(fs, args)); err != nil {
 		return 2
 	}
