@@ -33,10 +33,7 @@ func randGraph(r *rand.Rand, maxNodes int) (int, []gedge) {
 // back edges found by a depth-first search from the entry, then one dummy
 // edge v->exit per back-edge source and entry->w per back-edge target.
 func dagOf(nn int, edges []gedge) (*cfg.DAG, []bool) {
-	out := make([][]int32, nn)
-	for i, e := range edges {
-		out[e.from] = append(out[e.from], int32(i))
-	}
+	out := outEdges(nn, edges)
 	back := make([]bool, len(edges))
 	state := make([]uint8, nn) // 0 new, 1 on the stack, 2 done
 	var dfs func(v int32)
@@ -54,34 +51,77 @@ func dagOf(nn int, edges []gedge) (*cfg.DAG, []bool) {
 	}
 	dfs(cfg.Entry)
 	var de []cfg.DAGEdge
-	dx := map[int32]int{}
-	dn := map[int32]int{}
 	for i, e := range edges {
 		if !back[i] {
 			de = append(de, cfg.DAGEdge{From: e.from, To: e.to, Kind: cfg.EdgeBr, Orig: int32(i)})
 		}
 	}
-	for i, e := range edges {
-		if !back[i] {
-			continue
+	// The dummy exit edges, then the dummy entry edges, one per back-edge
+	// source and target.
+	for _, kind := range []cfg.EdgeKind{cfg.EdgeDummyExit, cfg.EdgeDummyEntry} {
+		at := map[int32]int{}
+		for i, e := range edges {
+			if !back[i] {
+				continue
+			}
+			dummy, v := cfg.DAGEdge{From: e.from, To: cfg.Exit, Kind: kind, Orig: -1}, e.from
+			if kind == cfg.EdgeDummyEntry {
+				dummy.From, dummy.To, v = cfg.Entry, e.to, e.to
+			}
+			if _, ok := at[v]; !ok {
+				at[v] = len(de)
+				de = append(de, dummy)
+			}
+			de[at[v]].Back = append(de[at[v]].Back, int32(i))
 		}
-		if _, ok := dx[e.from]; !ok {
-			dx[e.from] = len(de)
-			de = append(de, cfg.DAGEdge{From: e.from, To: cfg.Exit, Kind: cfg.EdgeDummyExit, Orig: -1})
-		}
-		de[dx[e.from]].Back = append(de[dx[e.from]].Back, int32(i))
-	}
-	for i, e := range edges {
-		if !back[i] {
-			continue
-		}
-		if _, ok := dn[e.to]; !ok {
-			dn[e.to] = len(de)
-			de = append(de, cfg.DAGEdge{From: cfg.Entry, To: e.to, Kind: cfg.EdgeDummyEntry, Orig: -1})
-		}
-		de[dn[e.to]].Back = append(de[dn[e.to]].Back, int32(i))
 	}
 	return mkDAG(nn, de), back
+}
+
+// outEdges lists each node's out edges.
+func outEdges(nn int, edges []gedge) [][]int32 {
+	out := make([][]int32, nn)
+	for i, e := range edges {
+		out[e.from] = append(out[e.from], int32(i))
+	}
+	return out
+}
+
+// walk is what a random walk over a graph's edges needs beside its DAG and
+// plan: each node's out edges, and for each Graph edge the DAG edge behind
+// it or, for a back edge, the dummy exit and entry edges behind it.
+type walk struct {
+	out                      [][]int32
+	dagEdge, exitOf, entryOf []int32
+	probes                   map[int32][]Op // the plan's probes by Graph edge
+}
+
+func newWalk(nn int, edges []gedge, d *cfg.DAG, plan *Plan) *walk {
+	w := &walk{
+		out:     outEdges(nn, edges),
+		dagEdge: make([]int32, len(edges)),
+		exitOf:  make([]int32, len(edges)),
+		entryOf: make([]int32, len(edges)),
+		probes:  map[int32][]Op{},
+	}
+	for i, e := range d.Edges {
+		switch e.Kind {
+		case cfg.EdgeDummyExit:
+			for _, g := range e.Back {
+				w.exitOf[g] = int32(i)
+			}
+		case cfg.EdgeDummyEntry:
+			for _, g := range e.Back {
+				w.entryOf[g] = int32(i)
+			}
+		default:
+			w.dagEdge[e.Orig] = int32(i)
+		}
+	}
+	for _, p := range plan.Probes {
+		w.probes[p.Edge] = append(w.probes[p.Edge], p.Op)
+	}
+	return w
 }
 
 // TestGraphWalks runs the plan's Graph-edge probes along random executions
@@ -90,10 +130,7 @@ func dagOf(nn int, edges []gedge) (*cfg.DAG, []bool) {
 // are made of.
 func TestGraphWalks(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
-	iters := 2000
-	if testing.Short() {
-		iters = 200
-	}
+	iters := iterations(2000)
 	var walks, counted, traps, loops int
 	for range iters {
 		nn, edges := randGraph(r, 10)
@@ -113,33 +150,7 @@ func TestGraphWalks(t *testing.T) {
 		}
 		checkDAG(t, d, nil, r.Uint64())
 
-		probes := map[int32][]Op{}
-		for _, p := range plan.Probes {
-			probes[p.Edge] = append(probes[p.Edge], p.Op)
-		}
-		// The DAG edge behind each Graph edge, and the dummy edges
-		// behind each back edge.
-		dagEdge := make([]int32, len(edges))
-		exitOf := make([]int32, len(edges))
-		entryOf := make([]int32, len(edges))
-		for i, e := range d.Edges {
-			switch e.Kind {
-			case cfg.EdgeDummyExit:
-				for _, g := range e.Back {
-					exitOf[g] = int32(i)
-				}
-			case cfg.EdgeDummyEntry:
-				for _, g := range e.Back {
-					entryOf[g] = int32(i)
-				}
-			default:
-				dagEdge[e.Orig] = int32(i)
-			}
-		}
-		out := make([][]int32, nn)
-		for i, e := range edges {
-			out[e.from] = append(out[e.from], int32(i))
-		}
+		w := newWalk(nn, edges, d, plan)
 
 		for range 20 {
 			want := map[int64]int{}
@@ -153,7 +164,7 @@ func TestGraphWalks(t *testing.T) {
 					ok = false // the walk is stuck in a loop with no way out
 					break
 				}
-				choice := out[v]
+				choice := w.out[v]
 				if step > 100 {
 					// Head for the exit: prefer forward edges that can
 					// still reach it.
@@ -172,24 +183,17 @@ func TestGraphWalks(t *testing.T) {
 					break // a trap: the current path is not counted
 				}
 				g := choice[r.IntN(len(choice))]
-				for _, op := range probes[g] {
-					switch op.Kind {
-					case Init:
-						reg = op.Value
-					case Add:
-						reg += op.Value
-					case Count:
-						got[reg+op.Value]++
-					case CountConst:
-						got[op.Value]++
+				for _, op := range w.probes[g] {
+					if c, ok := runOp(op, &reg); ok {
+						got[c]++
 					}
 				}
 				if back[g] {
-					want[seg+n.Val[exitOf[g]]]++
-					seg = n.Val[entryOf[g]]
+					want[seg+n.Val[w.exitOf[g]]]++
+					seg = n.Val[w.entryOf[g]]
 					taken++
 				} else {
-					seg += n.Val[dagEdge[g]]
+					seg += n.Val[w.dagEdge[g]]
 					if edges[g].to == cfg.Exit {
 						want[seg]++
 					}

@@ -14,10 +14,7 @@ import (
 
 func TestRandomDAGs(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	iters := 10000
-	if testing.Short() {
-		iters = 1000
-	}
+	iters := iterations(10000)
 	var checked, paths, empty int
 	for it := range iters {
 		d := randDAG(r, 12)
@@ -754,10 +751,7 @@ func TestProfileWeights(t *testing.T) {
 // operation, and every path is still counted with its id.
 func TestPlaceFixed(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	iters := 3000
-	if testing.Short() {
-		iters = 300
-	}
+	iters := iterations(3000)
 	var fixedEdges, checked int
 	for range iters {
 		d := randDAG(r, 12)

@@ -331,53 +331,9 @@ func checkSelectiveCounts(t *testing.T, d *cfg.DAG, s *Selective, plan *Plan, pa
 	}
 }
 
-// checkProbes checks that the probes on Graph edges are the DAG edges'
-// operations, a back edge running its dummy exit edge's before its dummy
-// entry edge's.
-func checkProbes(t *testing.T, d *cfg.DAG, plan *Plan) {
-	t.Helper()
-	want := map[int32][]Op{}
-	back := map[int32][2]int32{}
-	for i, e := range d.Edges {
-		switch e.Kind {
-		case cfg.EdgeDummyExit, cfg.EdgeDummyEntry:
-			k := b2i(e.Kind == cfg.EdgeDummyEntry)
-			for _, g := range e.Back {
-				b := back[g]
-				b[k] = int32(i) + 1
-				back[g] = b
-			}
-		default:
-			if plan.Ops[i].Kind != None {
-				want[e.Orig] = append(want[e.Orig], plan.Ops[i])
-			}
-		}
-	}
-	for g, b := range back {
-		for _, e := range b {
-			if op := plan.Ops[e-1]; op.Kind != None {
-				want[g] = append(want[g], op)
-			}
-		}
-	}
-	got := map[int32][]Op{}
-	for i, p := range plan.Probes {
-		if i > 0 && plan.Probes[i-1].Edge > p.Edge {
-			t.Fatalf("probes not sorted: %v", plan.Probes)
-		}
-		got[p.Edge] = append(got[p.Edge], p.Op)
-	}
-	if !maps.EqualFunc(got, want, slices.Equal) {
-		t.Fatalf("probes %v, want %v", got, want)
-	}
-}
-
 func TestPSPPRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
-	iters := 6000
-	if testing.Short() {
-		iters = 600
-	}
+	iters := iterations(6000)
 	var checked, paths, unint int
 	for range iters {
 		d := randDAG(r, 11)
@@ -532,10 +488,7 @@ func TestSPPCounterexample(t *testing.T) {
 // back: exactly the counts of the interesting acyclic paths taken.
 func TestPSPPGraphWalks(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
-	iters := 1500
-	if testing.Short() {
-		iters = 150
-	}
+	iters := iterations(1500)
 	var walks, kept, dropped, loops int
 	for range iters {
 		nn, edges := randGraph(r, 10)
@@ -552,31 +505,7 @@ func TestPSPPGraphWalks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		probes := map[int32][]Op{}
-		for _, p := range plan.Probes {
-			probes[p.Edge] = append(probes[p.Edge], p.Op)
-		}
-		dagEdge := make([]int32, len(edges))
-		exitOf := make([]int32, len(edges))
-		entryOf := make([]int32, len(edges))
-		for i, e := range d.Edges {
-			switch e.Kind {
-			case cfg.EdgeDummyExit:
-				for _, g := range e.Back {
-					exitOf[g] = int32(i)
-				}
-			case cfg.EdgeDummyEntry:
-				for _, g := range e.Back {
-					entryOf[g] = int32(i)
-				}
-			default:
-				dagEdge[e.Orig] = int32(i)
-			}
-		}
-		out := make([][]int32, nn)
-		for i, e := range edges {
-			out[e.from] = append(out[e.from], int32(i))
-		}
+		w := newWalk(nn, edges, d, plan)
 		for range 10 {
 			got := map[uint64]uint64{}  // the copy's counters
 			want := map[uint64]uint64{} // interesting paths taken, by id
@@ -594,7 +523,7 @@ func TestPSPPGraphWalks(t *testing.T) {
 			v := int32(cfg.Entry)
 			for step := 0; v != cfg.Exit; step++ {
 				var choice []int32
-				for _, g := range out[v] {
+				for _, g := range w.out[v] {
 					if step < 60 || (!back[g] && s.Initial.NumPaths[edges[g].to] > 0) {
 						choice = append(choice, g)
 					}
@@ -603,25 +532,18 @@ func TestPSPPGraphWalks(t *testing.T) {
 					break // a trap, or stuck: the path is not counted
 				}
 				g := choice[r.IntN(len(choice))]
-				for _, op := range probes[g] {
-					switch op.Kind {
-					case Init:
-						reg = op.Value
-					case Add:
-						reg += op.Value
-					case Count:
-						got[uint64(reg+op.Value)]++
-					case CountConst:
-						got[uint64(op.Value)]++
+				for _, op := range w.probes[g] {
+					if c, ok := runOp(op, &reg); ok {
+						got[uint64(c)]++
 					}
 				}
 				if back[g] {
-					seg = append(seg, exitOf[g])
+					seg = append(seg, w.exitOf[g])
 					end()
-					seg = append(seg[:0], entryOf[g])
+					seg = append(seg[:0], w.entryOf[g])
 					loops++
 				} else {
-					seg = append(seg, dagEdge[g])
+					seg = append(seg, w.dagEdge[g])
 					if edges[g].to == cfg.Exit {
 						end()
 					}

@@ -13,10 +13,7 @@ import (
 // Ball-Larus id of each, and probes placed from Forward counting them.
 func TestReverseRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	iters := 5000
-	if testing.Short() {
-		iters = 500
-	}
+	iters := iterations(5000)
 	var checked, paths int
 	for it := range iters {
 		d := randDAG(r, 12)
