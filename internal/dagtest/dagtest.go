@@ -2,7 +2,11 @@
 // the packages that number and partition DAGs.
 package dagtest
 
-import "github.com/pathprof/pathprof/internal/cfg"
+import (
+	"slices"
+
+	"github.com/pathprof/pathprof/internal/cfg"
+)
 
 // New fills Out, In and Topo (Kahn's algorithm over the nodes reachable
 // from the entry) for an edge list.
@@ -44,4 +48,29 @@ func New(nn int, edges []cfg.DAGEdge) *cfg.DAG {
 		}
 	}
 	return d
+}
+
+// Paths enumerates the paths from v to the exit, or reports false when
+// there are more than limit.
+func Paths(d *cfg.DAG, v int32, limit int) ([][]int32, bool) {
+	var out [][]int32
+	var cur []int32
+	var walk func(v int32) bool
+	walk = func(v int32) bool {
+		if v == cfg.Exit {
+			out = append(out, slices.Clone(cur))
+			return len(out) <= limit
+		}
+		for _, e := range d.Out[v] {
+			cur = append(cur, e)
+			ok := walk(d.Edges[e].To)
+			cur = cur[:len(cur)-1]
+			if !ok {
+				return false
+			}
+		}
+		return true
+	}
+	ok := walk(v)
+	return out, ok
 }

@@ -128,31 +128,6 @@ func randDAG(r *rand.Rand, maxNodes int) *cfg.DAG {
 	return ranked(nn, r.Perm(nn-2), specs, r.Uint64())
 }
 
-// allPaths enumerates the paths from v to the exit, or reports false when
-// there are more than limit.
-func allPaths(d *cfg.DAG, v int32, limit int) ([][]int32, bool) {
-	var out [][]int32
-	var cur []int32
-	var walk func(v int32) bool
-	walk = func(v int32) bool {
-		if v == cfg.Exit {
-			out = append(out, slices.Clone(cur))
-			return len(out) <= limit
-		}
-		for _, e := range d.Out[v] {
-			cur = append(cur, e)
-			ok := walk(d.Edges[e].To)
-			cur = cur[:len(cur)-1]
-			if !ok {
-				return false
-			}
-		}
-		return true
-	}
-	ok := walk(v)
-	return out, ok
-}
-
 func pathSum(n *Numbering, p []int32) int64 {
 	var s int64
 	for _, e := range p {
@@ -240,7 +215,7 @@ func checkDAG(t *testing.T, d *cfg.DAG, weights []float64, seed uint64) int {
 	if err != nil {
 		t.Fatalf("Number: %v", err)
 	}
-	paths, ok := allPaths(d, cfg.Entry, 20000)
+	paths, ok := dagtest.Paths(d, cfg.Entry, 20000)
 	if !ok {
 		return -1
 	}
@@ -280,7 +255,7 @@ func checkNumbering(t *testing.T, d *cfg.DAG, n *Numbering, paths [][]int32) {
 		t.Fatalf("%d paths, NumPaths(entry) = %d", len(paths), n.Paths())
 	}
 	for _, v := range d.Topo {
-		ps, _ := allPaths(d, v, math.MaxInt)
+		ps, _ := dagtest.Paths(d, v, math.MaxInt)
 		if int64(len(ps)) != n.NumPaths[v] {
 			t.Fatalf("node %d: %d paths, NumPaths %d", v, len(ps), n.NumPaths[v])
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pathprof/pathprof/internal/cfg"
+	"github.com/pathprof/pathprof/internal/dagtest"
 )
 
 func TestRandomDAGs(t *testing.T) {
@@ -474,7 +475,7 @@ func TestEdgeOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		paths, _ := allPaths(d, cfg.Entry, math.MaxInt)
+		paths, _ := dagtest.Paths(d, cfg.Entry, math.MaxInt)
 		checkValues := func() {
 			seen := map[int64]bool{}
 			for _, p := range paths {
@@ -732,7 +733,7 @@ func TestProfileWeights(t *testing.T) {
 	if hits(plan) >= hits(static) {
 		t.Fatalf("placed by the profile %v hits, statically %v", hits(plan), hits(static))
 	}
-	paths, _ := allPaths(d, cfg.Entry, 100)
+	paths, _ := dagtest.Paths(d, cfg.Entry, 100)
 	checkPlan(t, d, n, inc, plan, PlaceOptions{NoCountFolding: true}, paths, rand.New(rand.NewPCG(1, 2)))
 
 	if _, err := ProfileWeights(d, freq[1:]); err == nil {
@@ -759,7 +760,7 @@ func TestPlaceFixed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		paths, ok := allPaths(d, cfg.Entry, 20000)
+		paths, ok := dagtest.Paths(d, cfg.Entry, 20000)
 		if !ok || len(paths) == 0 {
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/pathprof/pathprof/internal/cfg"
+	"github.com/pathprof/pathprof/internal/dagtest"
 )
 
 // randInteresting picks an interesting set: every edge, none, each edge
@@ -124,7 +125,7 @@ func checkSelective(t *testing.T, d *cfg.DAG, interesting []bool, paths [][]int3
 	// Min, and the order of each node's out edges: uninteresting ones
 	// below interesting ones, interesting ones by decreasing Min.
 	for _, v := range d.Topo {
-		ps, _ := allPaths(d, v, math.MaxInt)
+		ps, _ := dagtest.Paths(d, v, math.MaxInt)
 		want := int64(-1)
 		for _, p := range ps {
 			if usesOnly(s.Interesting, p) && (want < 0 || pathSum(n, p) < want) {
@@ -337,7 +338,7 @@ func TestPSPPRandom(t *testing.T) {
 	var checked, paths, unint int
 	for range iters {
 		d := randDAG(r, 11)
-		ps, ok := allPaths(d, cfg.Entry, 3000)
+		ps, ok := dagtest.Paths(d, cfg.Entry, 3000)
 		if !ok {
 			continue
 		}
@@ -375,7 +376,7 @@ func TestPSPPAllInteresting(t *testing.T) {
 				t.Fatalf("Min[%d] = %d with %d paths", v, s.Min[v], n.NumPaths[v])
 			}
 		}
-		ps, ok := allPaths(d, cfg.Entry, 3000)
+		ps, ok := dagtest.Paths(d, cfg.Entry, 3000)
 		if !ok {
 			continue
 		}
@@ -417,7 +418,7 @@ func increasingMin(d *cfg.DAG, out []int32, min, numPaths []int64) {
 
 func TestSPPCounterexample(t *testing.T) {
 	d, in := sppDAG()
-	paths, _ := allPaths(d, cfg.Entry, 100)
+	paths, _ := dagtest.Paths(d, cfg.Entry, 100)
 	spp, err := selective(d, in, MaxPaths, increasingMin)
 	if err != nil {
 		t.Fatal(err)
@@ -447,7 +448,7 @@ func TestSPPCounterexample(t *testing.T) {
 	var first *cfg.DAG
 	for range 4000 {
 		d := randDAG(r, 8)
-		ps, ok := allPaths(d, cfg.Entry, 500)
+		ps, ok := dagtest.Paths(d, cfg.Entry, 500)
 		if !ok {
 			continue
 		}
@@ -493,7 +494,7 @@ func TestPSPPGraphWalks(t *testing.T) {
 	for range iters {
 		nn, edges := randGraph(r, 10)
 		d, back := dagOf(nn, edges)
-		ps, ok := allPaths(d, cfg.Entry, 3000)
+		ps, ok := dagtest.Paths(d, cfg.Entry, 3000)
 		if !ok {
 			continue
 		}
@@ -710,7 +711,7 @@ func FuzzPSPP(f *testing.F) {
 		if d == nil {
 			return
 		}
-		ps, ok := allPaths(d, cfg.Entry, 5000)
+		ps, ok := dagtest.Paths(d, cfg.Entry, 5000)
 		if !ok {
 			return
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pathprof/pathprof/internal/cfg"
+	"github.com/pathprof/pathprof/internal/dagtest"
 )
 
 // Reverse ids against brute-force enumeration: a bijection onto
@@ -21,7 +22,7 @@ func TestReverseRandom(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		all, ok := allPaths(d, cfg.Entry, 20000)
+		all, ok := dagtest.Paths(d, cfg.Entry, 20000)
 		if !ok {
 			continue
 		}

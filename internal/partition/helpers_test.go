@@ -3,7 +3,6 @@ package partition
 import (
 	"errors"
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/pathprof/pathprof/internal/cfg"
@@ -172,31 +171,6 @@ func structuredDAG(t testing.TB, r *rand.Rand, size int) *cfg.DAG {
 		t.Fatal(err)
 	}
 	return g.DAG()
-}
-
-// allPaths enumerates the entry-to-exit paths, or reports false when there
-// are more than limit.
-func allPaths(d *cfg.DAG, limit int) ([][]int32, bool) {
-	var out [][]int32
-	var cur []int32
-	var walk func(v int32) bool
-	walk = func(v int32) bool {
-		if v == cfg.Exit {
-			out = append(out, slices.Clone(cur))
-			return len(out) <= limit
-		}
-		for _, e := range d.Out[v] {
-			cur = append(cur, e)
-			ok := walk(d.Edges[e].To)
-			cur = cur[:len(cur)-1]
-			if !ok {
-				return false
-			}
-		}
-		return true
-	}
-	ok := walk(cfg.Entry)
-	return out, ok
 }
 
 // moduleBuilder writes a binary module by hand: one type () -> (), defined

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/pathprof/pathprof/internal/cfg"
+	"github.com/pathprof/pathprof/internal/dagtest"
 	"github.com/pathprof/pathprof/internal/numbering"
 	"github.com/pathprof/pathprof/internal/testprogs"
 	"github.com/pathprof/pathprof/internal/wasm"
@@ -124,7 +125,7 @@ func checkClasses(t *testing.T, d *cfg.DAG, classes [][]bool, tau int) bool {
 	if len(classes) < 1 || len(classes) > max(tau, 1) {
 		t.Fatalf("%d classes for tau %d", len(classes), tau)
 	}
-	paths, ok := allPaths(d, 5000)
+	paths, ok := dagtest.Paths(d, cfg.Entry, 5000)
 	if !ok {
 		return false
 	}
@@ -1295,7 +1296,7 @@ func loopFuncs(t *testing.T, m *wasm.Module, seed uint64, entry func(paths float
 	for def := range graphs {
 		for {
 			d := structuredDAG(t, r, 12)
-			paths, ok := allPaths(d, 200)
+			paths, ok := dagtest.Paths(d, cfg.Entry, 200)
 			loop := slices.ContainsFunc(d.Edges, func(e cfg.DAGEdge) bool { return e.Kind == cfg.EdgeDummyEntry })
 			if !ok || len(paths) < 3 || def == 0 && !loop {
 				continue
