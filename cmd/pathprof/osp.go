@@ -230,79 +230,62 @@ func cmdOSPScore(args []string, stdout, stderr io.Writer) int {
 		code           uint32
 	}
 	config := func(o *output) (runner.Config, error) { return rf.config(path, progArgs, &o.stdout, &o.stderr) }
-
-	var prof *osp.Profile
-	var sampled *output
-	var counts []*osp.Unbounded
-	if *profPath != "" {
-		if prof, err = osp.ReadFile(*profPath); err != nil {
-			fmt.Fprintf(stderr, "pathprof: %v\n", err)
-			return 1
-		}
-		if prof.Module.SHA256 != ins.SHA256 {
-			fmt.Fprintf(stderr, "pathprof: %s is not a profile of %s (sha256 %s, the module's %s)\n", *profPath, path, prof.Module.SHA256, ins.SHA256)
-			return 1
-		}
-		opt.Lengths = prof.Sampling.Lengths
-	} else {
-		sampled = &output{}
-		cfg, err := config(sampled)
-		if err != nil {
-			fmt.Fprintf(stderr, "pathprof: %v\n", err)
-			return 2
-		}
-		p, err := osp.Compile(ctx, ins, osp.ModeSample, cfg)
-		if err != nil {
-			fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, err)
-			return 1
-		}
-		if *unbounded {
-			if counts, opt.Observe, err = osp.UnboundedCounts(ins, opt.Lengths); err != nil {
-				fmt.Fprintf(stderr, "pathprof: %v\n", err)
-				return 2
-			}
-		}
-		var res runner.Result
-		prof, res, err = p.Sample(ctx, opt, cfg)
-		p.Close(context.WithoutCancel(ctx))
-		if err != nil {
-			fmt.Fprintf(stderr, "pathprof: sampled run: %v\n", err)
-			return 1
-		}
-		prof.Module.Path = path
-		sampled.code = res.ExitCode
-	}
-
-	traced := &output{}
-	cfg, err := config(traced)
+	compileCfg, err := config(&output{})
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 2
 	}
-	p, err := osp.Compile(ctx, ins, osp.ModeTrace, cfg)
+	so := osp.ScoreOptions{Sampling: opt, Unbounded: *unbounded}
+	var sample *osp.Program
+	if *profPath != "" {
+		if so.Profile, err = osp.ReadFile(*profPath); err != nil {
+			fmt.Fprintf(stderr, "pathprof: %v\n", err)
+			return 1
+		}
+		if so.Profile.Module.SHA256 != ins.SHA256 {
+			fmt.Fprintf(stderr, "pathprof: %s is not a profile of %s (sha256 %s, the module's %s)\n", *profPath, path, so.Profile.Module.SHA256, ins.SHA256)
+			return 1
+		}
+	} else {
+		if sample, err = osp.Compile(ctx, ins, osp.ModeSample, compileCfg); err != nil {
+			fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, err)
+			return 1
+		}
+		defer sample.Close(context.WithoutCancel(ctx))
+	}
+	trace, err := osp.Compile(ctx, ins, osp.ModeTrace, compileCfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, err)
 		return 1
 	}
-	ex, res, err := p.Trace(ctx, opt.Lengths, cfg)
-	p.Close(context.WithoutCancel(ctx))
-	if err != nil {
-		fmt.Fprintf(stderr, "pathprof: traced run: %v\n", err)
-		return 1
+	defer trace.Close(context.WithoutCancel(ctx))
+	var first *output
+	so.Run = func(what string, run func(runner.Config) (runner.Result, error)) error {
+		o := &output{}
+		cfg, err := config(o)
+		if err != nil {
+			return err
+		}
+		res, err := run(cfg)
+		if err != nil {
+			return fmt.Errorf("%s: %v", what, err)
+		}
+		o.code = res.ExitCode
+		if first == nil {
+			first = o
+		} else if first.stdout.String() != o.stdout.String() || first.stderr.String() != o.stderr.String() || first.code != o.code {
+			return errors.New("the sampled and the traced run printed or exited differently: the runs are not comparable")
+		}
+		return nil
 	}
-	traced.code = res.ExitCode
-	if sampled != nil && (sampled.stdout.String() != traced.stdout.String() || sampled.stderr.String() != traced.stderr.String() || sampled.code != traced.code) {
-		fmt.Fprintln(stderr, "pathprof: the sampled and the traced run printed or exited differently: the runs are not comparable")
-		return 1
-	}
-	if ex.Blocks != prof.Run.BlockEntries {
-		fmt.Fprintf(stderr, "pathprof: the traced run had %d block entries, the sampled one %d: the runs are not comparable\n", ex.Blocks, prof.Run.BlockEntries)
-		return 1
-	}
-	score, err := osp.ScoreProfile(ex, prof, []int{10, 100})
+	rs, err := osp.ScoreRun(ctx, sample, trace, so)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
+	}
+	prof, ex, score := rs.Profile, rs.Exact, rs.Score
+	if *profPath == "" {
+		prof.Module.Path = path
 	}
 	fmt.Fprintf(stdout, "%s: %d block entries; %d samples (mean skip %g, seed %d); hot list %d bytes (bound %d), %d subpaths\n",
 		path, ex.Blocks, prof.Sampling.Samples, prof.Sampling.MeanSkip, prof.Sampling.Seed, prof.Memory.HotListBytes, prof.Memory.Bound, prof.Memory.Pairs)
@@ -310,27 +293,16 @@ func cmdOSPScore(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
-	type unboundedScore struct {
-		Every bool       `json:"every"`
-		Score *osp.Score `json:"score"`
-	}
-	var unboundedScores []unboundedScore
-	for _, u := range counts {
-		sc, err := u.Score(ex, prof.Run.BlockEntries, []int{10, 100})
-		if err != nil {
-			fmt.Fprintf(stderr, "pathprof: %v\n", err)
-			return 1
-		}
+	for _, u := range rs.Unbounded {
 		what := "the hot list's windows"
 		if u.Every {
 			what = "every window of each sample"
 		}
 		fmt.Fprintf(stdout, "\nThe same samples counted with no bound, %s:\n", what)
-		if err := sc.WriteText(stdout); err != nil {
+		if err := u.Score.WriteText(stdout); err != nil {
 			fmt.Fprintf(stderr, "pathprof: %v\n", err)
 			return 1
 		}
-		unboundedScores = append(unboundedScores, unboundedScore{u.Every, sc})
 	}
 	if *top > 0 {
 		for _, r := range score.Lengths {
@@ -347,13 +319,13 @@ func cmdOSPScore(args []string, stdout, stderr io.Writer) int {
 	}
 	if *out != "" {
 		b, err := json.MarshalIndent(struct {
-			Module       string           `json:"module"`
-			BlockEntries uint64           `json:"block_entries"`
-			Sampling     osp.Sampling     `json:"sampling"`
-			Memory       osp.Memory       `json:"memory"`
-			Score        *osp.Score       `json:"score"`
-			Unbounded    []unboundedScore `json:"unbounded,omitempty"`
-		}{path, ex.Blocks, prof.Sampling, prof.Memory, score, unboundedScores}, "", " ")
+			Module       string               `json:"module"`
+			BlockEntries uint64               `json:"block_entries"`
+			Sampling     osp.Sampling         `json:"sampling"`
+			Memory       osp.Memory           `json:"memory"`
+			Score        *osp.Score           `json:"score"`
+			Unbounded    []osp.UnboundedScore `json:"unbounded,omitempty"`
+		}{path, ex.Blocks, prof.Sampling, prof.Memory, score, rs.Unbounded}, "", " ")
 		if err == nil {
 			err = os.WriteFile(*out, append(b, '\n'), 0o644)
 		}

@@ -429,60 +429,53 @@ func (b *ospBenchmark) run(ctx context.Context) (r OSPProgram) {
 		ms(secs(r.Original.MedianSeconds)), ms(secs(r.Sampled.MedianSeconds)), r.Ratio, r.CPURatio, r.MinRatio)
 
 	// The same samples again, untimed, counted with no bound too, to
-	// tell the bound's misses from the samples'.
-	so := b.o.Sampling
-	unbounded, observe, err := osp.UnboundedCounts(ins, so.Lengths)
-	if err != nil {
-		return fail("%v", err)
-	}
-	so.Observe = observe
-	g, pr, err := b.sampleOnce(ctx, sample, so, nil)
-	if err == nil {
-		err = sameOutput(want, g)
-	}
-	if err == nil && (pr.Run.BlockEntries != prof.Run.BlockEntries || pr.Sampling.Samples != prof.Sampling.Samples) {
-		err = fmt.Errorf("%d block entries and %d samples, the timed runs %d and %d", pr.Run.BlockEntries, pr.Sampling.Samples, prof.Run.BlockEntries, prof.Sampling.Samples)
-	}
-	if err != nil {
-		return fail("sampled run counted with no bound: %v", err)
-	}
-
+	// tell the bound's misses from the samples', then the run counting
+	// every subpath exactly, against which they are scored.
 	trace, err := osp.Compile(ctx, ins, osp.ModeTrace, compileCfg)
 	if err != nil {
 		return fail("compile osp trace: %v", err)
 	}
 	defer trace.Close(context.WithoutCancel(ctx))
-	start = time.Now()
-	traced, ex, err := b.traceOnce(ctx, trace)
-	if err == nil {
-		err = sameOutput(want, traced)
-	}
+	rs, err := osp.ScoreRun(ctx, sample, trace, osp.ScoreOptions{
+		Sampling:  b.o.Sampling,
+		Unbounded: true,
+		Run: func(what string, run func(runner.Config) (runner.Result, error)) error {
+			start := time.Now()
+			out, err := b.runWith(ctx, run)
+			if err == nil {
+				err = sameOutput(want, out)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %v%s", what, err, out.tail())
+			}
+			if what == osp.TracedRun {
+				r.TraceSeconds = time.Since(start).Seconds()
+				b.progress("counted every subpath in %.1fs", r.TraceSeconds)
+			}
+			return nil
+		},
+	})
 	if err != nil {
-		return fail("traced run: %v%s", err, traced.tail())
-	}
-	r.TraceSeconds = time.Since(start).Seconds()
-	if ex.Blocks != r.BlockEntries {
-		return fail("the traced run made %d block entries, the sampled one %d", ex.Blocks, r.BlockEntries)
-	}
-	b.progress("counted every subpath in %.1fs", r.TraceSeconds)
-	if err := b.score(&r, ex, prof, b.o.Sampling.Memory); err != nil {
 		return fail("%v", err)
 	}
-	for _, u := range unbounded {
-		sc, err := u.Score(ex, r.BlockEntries, []int{10, 100})
-		if err != nil {
-			return fail("%v", err)
-		}
-		dropTop(sc)
-		r.Unbounded = append(r.Unbounded, OSPUnbounded{Every: u.Every, Score: *sc})
-		_, meet, near := meets(sc, 1<<30)
+	if pr := rs.Profile; pr.Run.BlockEntries != prof.Run.BlockEntries || pr.Sampling.Samples != prof.Sampling.Samples {
+		return fail("sampled run counted with no bound: %d block entries and %d samples, the timed runs %d and %d",
+			pr.Run.BlockEntries, pr.Sampling.Samples, prof.Run.BlockEntries, prof.Sampling.Samples)
+	}
+	if err := b.addScore(&r, rs.Profile, rs.Score, b.o.Sampling.Memory); err != nil {
+		return fail("%v", err)
+	}
+	for _, u := range rs.Unbounded {
+		dropTop(u.Score)
+		r.Unbounded = append(r.Unbounded, OSPUnbounded{Every: u.Every, Score: *u.Score})
+		_, meet, near := meets(u.Score, 1<<30)
 		what := "the hot list's windows"
 		if u.Every {
 			what = "every window"
 		}
 		b.progress("the samples with no bound, %s: %d lengths meet the target (%d with near ties)", what, meet, near)
 	}
-	unbounded = nil // their memory is not needed in the sweep's runs
+	ex := rs.Exact
 	for _, m := range b.o.Sweep {
 		so := b.o.Sampling
 		so.Memory = m
@@ -493,21 +486,21 @@ func (b *ospBenchmark) run(ctx context.Context) (r OSPProgram) {
 		if err != nil {
 			return fail("sampled run at --memory %d: %v", m, err)
 		}
-		if err := b.score(&r, ex, pr, m); err != nil {
+		sc, err := osp.ScoreProfile(ex, pr, osp.ScoreTops)
+		if err == nil {
+			err = b.addScore(&r, pr, sc, m)
+		}
+		if err != nil {
 			return fail("%v", err)
 		}
 	}
 	return r
 }
 
-// score appends prof's score against ex, at memory bound m, to r.
-func (b *ospBenchmark) score(r *OSPProgram, ex *osp.Exact, prof *osp.Profile, m int) error {
+// addScore appends sc, prof's score at memory bound m, to r.
+func (b *ospBenchmark) addScore(r *OSPProgram, prof *osp.Profile, sc *osp.Score, m int) error {
 	if prof.Memory.HotListBytes > m {
 		return fmt.Errorf("at --memory %d the hot list took %d bytes", m, prof.Memory.HotListBytes)
-	}
-	sc, err := osp.ScoreProfile(ex, prof, []int{10, 100})
-	if err != nil {
-		return err
 	}
 	dropTop(sc)
 	s := OSPScore{Memory: m, HotListBytes: prof.Memory.HotListBytes, Pairs: prof.Memory.Pairs, Score: *sc}
@@ -563,16 +556,4 @@ func (b *ospBenchmark) sampleOnce(ctx context.Context, prog *osp.Program, so osp
 		return res, err
 	})
 	return out, prof, err
-}
-
-// traceOnce runs the tracing build once, counting every subpath of the
-// sampled lengths.
-func (b *ospBenchmark) traceOnce(ctx context.Context, prog *osp.Program) (output, *osp.Exact, error) {
-	var ex *osp.Exact
-	out, err := b.runWith(ctx, func(cfg runner.Config) (runner.Result, error) {
-		e, res, err := prog.Trace(ctx, b.o.Sampling.Lengths, cfg)
-		ex = e
-		return res, err
-	})
-	return out, ex, err
 }
