@@ -60,17 +60,7 @@ func profiled(t *testing.T, key, path string, cfg func(t *testing.T) runner.Conf
 // calcRun is the C calculator with DWARF, on its committed input.
 func calcRun(t *testing.T) *run {
 	c := testprogs.CProgramByName(t, "calc")
-	return profiled(t, "calc", c.Wasm, func(t *testing.T) runner.Config {
-		cfg := runner.Config{Args: c.Args}
-		if c.Stdin != "" {
-			in, err := os.ReadFile(c.Stdin)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.Stdin = bytes.NewReader(in)
-		}
-		return cfg
-	})
+	return profiled(t, "calc", c.Wasm, func(t *testing.T) runner.Config { return c.Config(t) })
 }
 
 // goTestRun is a standard-library package's test binary, run with

@@ -83,11 +83,8 @@ func TestCPrograms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg := runner.Config{Args: p.Args, ProgramName: filepath.Base(p.Wasm)}
-			if p.Stdin != "" {
-				b, _ := os.ReadFile(p.Stdin)
-				cfg.Stdin = bytes.NewReader(b)
-			}
+			cfg := p.Config(t)
+			cfg.ProgramName = filepath.Base(p.Wasm)
 			out, code, fs, _ := runProfiled(t, orig, cfg)
 			if out != p.WantStdout || code != p.WantExitCode {
 				t.Fatalf("instrumented program: exit %d, want %d; output differs: %v", code, p.WantExitCode, out != p.WantStdout)

@@ -21,15 +21,8 @@ func TestCPrograms(t *testing.T) {
 		t.Run(p.Name, func(t *testing.T) {
 			t.Parallel()
 			var stdout, stderr bytes.Buffer
-			cfg := runner.Config{Args: p.Args, Stdout: &stdout, Stderr: &stderr}
-			if p.Stdin != "" {
-				f, err := os.Open(p.Stdin)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer f.Close()
-				cfg.Stdin = f
-			}
+			cfg := p.Config(t)
+			cfg.Stdout, cfg.Stderr = &stdout, &stderr
 			res, err := runner.RunFile(context.Background(), p.Wasm, cfg)
 			if err != nil {
 				t.Fatalf("%v\nstderr:\n%s", err, stderr.Bytes())

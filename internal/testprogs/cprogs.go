@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/pathprof/pathprof/internal/runner"
 )
 
 // CProgram is one of the C programs committed under testdata/c, built by
@@ -25,6 +27,22 @@ type CProgram struct {
 	// printed and exited with on these inputs.
 	WantStdout   string
 	WantExitCode uint32
+}
+
+// Config is the runner configuration of the program's run: its arguments
+// and, if it reads one, its input as a bytes.Reader, which a caller may
+// rewind to run again.
+func (p CProgram) Config(t testing.TB) runner.Config {
+	t.Helper()
+	cfg := runner.Config{Args: p.Args}
+	if p.Stdin != "" {
+		b, err := os.ReadFile(p.Stdin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Stdin = bytes.NewReader(b)
+	}
+	return cfg
 }
 
 // CPrograms returns the committed C programs in the order of

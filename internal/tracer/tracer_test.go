@@ -32,15 +32,8 @@ func TestCPrograms(t *testing.T) {
 			wasmtest.Validate(t, "the traced module", tr.Wasm)
 			run := func(wasm []byte, trace bool) (*tracer.Result, runner.Result, string) {
 				var stdout, stderr bytes.Buffer
-				cfg := runner.Config{Args: p.Args, Stdout: &stdout, Stderr: &stderr}
-				if p.Stdin != "" {
-					f, err := os.Open(p.Stdin)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer f.Close()
-					cfg.Stdin = f
-				}
+				cfg := p.Config(t)
+				cfg.Stdout, cfg.Stderr = &stdout, &stderr
 				var r *tracer.Result
 				var res runner.Result
 				if trace {

@@ -138,15 +138,7 @@ func TestEditedModulesRun(t *testing.T) {
 	}
 	var progs []prog
 	for _, p := range testprogs.CPrograms(t) {
-		cfg := runner.Config{Args: p.Args}
-		if p.Stdin != "" {
-			b, err := os.ReadFile(p.Stdin)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.Stdin = bytes.NewReader(b)
-		}
-		progs = append(progs, prog{p.Name, p.Wasm, cfg})
+		progs = append(progs, prog{p.Name, p.Wasm, p.Config(t)})
 	}
 	progs = append(progs, prog{"go-hello", testprogs.GoHello(t), runner.Config{}})
 	dir := testprogs.StdPackageDir(t, "sort")
