@@ -118,16 +118,7 @@ func TestPlanLargeModules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			profitable := 0
-			for _, f := range p.Funcs {
-				if f.Profitable() {
-					profitable++
-				}
-			}
-			var loads []int64
-			for _, c := range p.Copies {
-				loads = append(loads, c.Load)
-			}
+			profitable, loads := planLoads(p)
 			t.Logf("%s (%d functions, DAGs built in %v): %s k=%d planned in %v; %d profitable; loads %v",
 				in.name, len(pi.m.Code), pi.build.Round(time.Millisecond), s.strategy, s.k,
 				el.Round(time.Millisecond), profitable, loads)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"reflect"
 	"slices"
 	"testing"
@@ -387,15 +386,7 @@ func TestLPT(t *testing.T) {
 }
 
 func TestCandidatesC(t *testing.T) {
-	p := testprogs.CProgramByName(t, "sort")
-	b, err := os.ReadFile(p.Wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := wasm.Decode(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := decodeFile(t, testprogs.CProgramByName(t, "sort").Wasm)
 	c, err := FindCallers(m)
 	if err != nil {
 		t.Fatal(err)
@@ -496,16 +487,9 @@ func TestCandidatesSynthetic(t *testing.T) {
 // TestBallLarusCostIsProbeCount compares the default cost of a whole
 // function with the probes the numbering package places for it.
 func TestBallLarusCostIsProbeCount(t *testing.T) {
-	for _, p := range testprogs.CPrograms(t) {
-		b, err := os.ReadFile(p.Wasm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := wasm.Decode(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, d := range dagsOf(t, m) {
+	names, _, gs := realModules(t)
+	for k, graphs := range gs {
+		for i, d := range graphs {
 			n, err := numbering.Number(d)
 			if err != nil {
 				t.Fatal(err)
@@ -532,7 +516,7 @@ func TestBallLarusCostIsProbeCount(t *testing.T) {
 					t.Fatal(err)
 				}
 				if c != len(plan.Probes) {
-					t.Fatalf("%s function %d: cost %d, %d probes", p.Name, i, c, len(plan.Probes))
+					t.Fatalf("%s function %d: cost %d, %d probes", names[k], i, c, len(plan.Probes))
 				}
 			}
 		}
@@ -600,14 +584,7 @@ func TestCosts(t *testing.T) {
 // realModules returns some real modules and their DAGs: the C programs.
 func realModules(t *testing.T) (names []string, ms []*wasm.Module, gs [][]*cfg.DAG) {
 	for _, p := range testprogs.CPrograms(t) {
-		b, err := os.ReadFile(p.Wasm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := wasm.Decode(b)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m := decodeFile(t, p.Wasm)
 		names = append(names, p.Name)
 		ms = append(ms, m)
 		gs = append(gs, dagsOf(t, m))
@@ -633,16 +610,7 @@ func TestMakeStrategies(t *testing.T) {
 				}
 				checkPlan(t, m, graphs, p)
 				if strategy == P3 && k == 4 {
-					profitable := 0
-					for _, f := range p.Funcs {
-						if f.Profitable() {
-							profitable++
-						}
-					}
-					var loads []int64
-					for _, c := range p.Copies {
-						loads = append(loads, c.Load)
-					}
+					profitable, loads := planLoads(p)
 					t.Logf("%s: %d of %d functions profitable, loads %v", names[i], profitable, len(m.Code), loads)
 				}
 			}
