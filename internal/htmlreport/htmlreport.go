@@ -13,7 +13,7 @@ package htmlreport
 
 import (
 	"bufio"
-	_ "embed"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -424,8 +424,32 @@ func satAdd(a, b uint64) uint64 {
 //go:embed page.css
 var pageCSS string
 
-//go:embed page.js
-var pageJS string
+//go:embed page/*.js
+var pageFiles embed.FS
+
+// pageScripts lists the page's script files in the order they are
+// concatenated into its one script element, which keeps the page a single
+// file that works offline: the data and helpers first, the views, and the
+// router, which starts the page, last.
+var pageScripts = []string{"data.js", "helpers.js", "overview.js", "function.js", "layout.js", "graph.js", "code.js", "route.js"}
+
+var pageJS = concatScripts()
+
+// concatScripts joins the page's scripts, a blank line apart.
+func concatScripts() string {
+	var b strings.Builder
+	for i, name := range pageScripts {
+		js, err := pageFiles.ReadFile("page/" + name)
+		if err != nil {
+			panic(err) // a listed file that is not embedded
+		}
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.Write(js)
+	}
+	return b.String()
+}
 
 func (pg *page) write(w io.Writer) error {
 	ov, err := json.Marshal(pg.ov)

@@ -3,6 +3,7 @@ package htmlreport
 import (
 	"bytes"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"regexp"
 	"strconv"
@@ -141,6 +142,25 @@ func TestSelfContained(t *testing.T) {
 		}
 		if n := bytes.Count(page, []byte("<script>")); n != 1 {
 			t.Errorf("%d executable scripts, want 1", n)
+		}
+	}
+}
+
+// TestPageScripts checks that pageScripts names every script file of the
+// page once: a file left out would be missing from every page. (A listed
+// file that is not embedded stops the package at init.)
+func TestPageScripts(t *testing.T) {
+	files, err := fs.Glob(pageFiles, "page/*.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]int{}
+	for _, name := range pageScripts {
+		listed["page/"+name]++
+	}
+	for _, f := range files {
+		if listed[f] != 1 {
+			t.Errorf("%s is listed %d times in pageScripts", f, listed[f])
 		}
 	}
 }
