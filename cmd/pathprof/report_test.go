@@ -10,7 +10,7 @@ import (
 
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/testprogs"
-	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/internal/wasmtest"
 	"github.com/pathprof/pathprof/profile"
 )
 
@@ -25,20 +25,8 @@ func runReport(args ...string) (int, string, string) {
 // The profile names the module by modulePath.
 func calcReportProfile(t *testing.T, dir, modulePath string) (string, []byte) {
 	t.Helper()
-	b, err := os.ReadFile(testprogs.CProgramByName(t, "calc").Wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := wasm.Decode(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	def := -1
-	for i := range m.Code {
-		if m.FuncName(m.NumImportedFuncs+uint32(i)) == "fn_gcd" {
-			def = i
-		}
-	}
+	b, m := wasmtest.DecodeFile(t, testprogs.CProgramByName(t, "calc").Wasm)
+	def := wasmtest.DefinedFunc(t, m, "fn_gcd")
 	g, err := cfg.Build(m, def, cfg.Options{})
 	if err != nil {
 		t.Fatal(err)

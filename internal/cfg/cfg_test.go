@@ -8,6 +8,7 @@ import (
 
 	"github.com/pathprof/pathprof/internal/testprogs"
 	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/internal/wasmtest"
 )
 
 // checkModule builds every function's graph and compares it with the
@@ -379,14 +380,7 @@ func TestRealPrograms(t *testing.T) {
 		paths = append(paths, p.Wasm)
 	}
 	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := wasm.Decode(b)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, m := wasmtest.DecodeFile(t, p)
 		checked, enumerated := checkModule(t, p, m)
 		t.Logf("%s: %d of %d functions matched the independent walk, %d path counts matched enumeration", p, checked, len(m.Code), enumerated)
 		if checked != len(m.Code) {

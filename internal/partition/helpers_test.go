@@ -3,7 +3,6 @@ package partition
 import (
 	"errors"
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	"github.com/pathprof/pathprof/internal/cfg"
@@ -250,20 +249,6 @@ func (mb *moduleBuilder) bytes() []byte {
 		c = append(c, body...)
 	}
 	return section(b, 10, c)
-}
-
-// decodeFile reads and decodes the module at path.
-func decodeFile(t testing.TB, path string) *wasm.Module {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := wasm.Decode(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 // planLoads is how many of a plan's functions are profitable, and its

@@ -16,6 +16,7 @@ import (
 	"github.com/pathprof/pathprof/internal/numbering"
 	"github.com/pathprof/pathprof/internal/testprogs"
 	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/internal/wasmtest"
 )
 
 // checkReduced checks the structure of a reduced DAG against its DAG: every
@@ -386,7 +387,7 @@ func TestLPT(t *testing.T) {
 }
 
 func TestCandidatesC(t *testing.T) {
-	m := decodeFile(t, testprogs.CProgramByName(t, "sort").Wasm)
+	_, m := wasmtest.DecodeFile(t, testprogs.CProgramByName(t, "sort").Wasm)
 	c, err := FindCallers(m)
 	if err != nil {
 		t.Fatal(err)
@@ -584,7 +585,7 @@ func TestCosts(t *testing.T) {
 // realModules returns some real modules and their DAGs: the C programs.
 func realModules(t *testing.T) (names []string, ms []*wasm.Module, gs [][]*cfg.DAG) {
 	for _, p := range testprogs.CPrograms(t) {
-		m := decodeFile(t, p.Wasm)
+		_, m := wasmtest.DecodeFile(t, p.Wasm)
 		names = append(names, p.Name)
 		ms = append(ms, m)
 		gs = append(gs, dagsOf(t, m))

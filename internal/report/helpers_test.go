@@ -10,6 +10,7 @@ import (
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/testprogs"
 	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/internal/wasmtest"
 	"github.com/pathprof/pathprof/profile"
 )
 
@@ -23,14 +24,7 @@ type prog struct {
 func loadProg(t *testing.T, name string) *prog {
 	t.Helper()
 	p := testprogs.CProgramByName(t, name)
-	b, err := os.ReadFile(p.Wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := wasm.Decode(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, m := wasmtest.DecodeFile(t, p.Wasm)
 	src, err := os.ReadFile(p.Source)
 	if err != nil {
 		t.Fatal(err)

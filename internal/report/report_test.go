@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/pathprof/pathprof/internal/testprogs"
-	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/internal/wasmtest"
 	"github.com/pathprof/pathprof/profile"
 )
 
@@ -247,23 +246,8 @@ func TestNoModule(t *testing.T) {
 // TestOffsetsWithoutDWARF: a Go module has no DWARF, so blocks are named
 // function+offset from the body start.
 func TestOffsetsWithoutDWARF(t *testing.T) {
-	b, err := os.ReadFile(testprogs.GoHello(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := wasm.Decode(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	def := -1
-	for i := range m.Code {
-		if m.FuncName(m.NumImportedFuncs+uint32(i)) == "main.main" {
-			def = i
-		}
-	}
-	if def < 0 {
-		t.Fatal("no main.main")
-	}
+	b, m := wasmtest.DecodeFile(t, testprogs.GoHello(t))
+	def := wasmtest.DefinedFunc(t, m, "main.main")
 	code := &m.Code[def]
 	first := code.OrigOff + int(code.ExprOff)
 	p := (&prog{bytes: b, m: m}).header()

@@ -12,20 +12,8 @@ import (
 
 	"github.com/pathprof/pathprof/internal/testprogs"
 	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/internal/wasmtest"
 )
-
-func load(t *testing.T, path string) ([]byte, *wasm.Module) {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := wasm.Decode(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b, m
-}
 
 // rawDWARF opens the module's DWARF directly, as an oracle independent of
 // Map's search.
@@ -48,7 +36,7 @@ func rawDWARF(t *testing.T, m *wasm.Module) *dwarf.Data {
 // body is the function of that name.
 func TestAddressConvention(t *testing.T) {
 	for _, p := range testprogs.CPrograms(t) {
-		_, m := load(t, p.Wasm)
+		_, m := wasmtest.DecodeFile(t, p.Wasm)
 		bodies := map[int]string{}
 		for i, c := range m.Code {
 			bodies[c.OrigOff] = m.FuncName(m.NumImportedFuncs + uint32(i))
@@ -115,7 +103,7 @@ func definitions(t *testing.T, src string) (map[string]int, []string) {
 func TestFunctionStarts(t *testing.T) {
 	total := 0
 	for _, p := range testprogs.CPrograms(t) {
-		b, m := load(t, p.Wasm)
+		b, m := wasmtest.DecodeFile(t, p.Wasm)
 		sm, err := New(b)
 		if err != nil || sm == nil {
 			t.Fatalf("%s: New = %v, %v", p.Name, sm, err)
@@ -171,7 +159,7 @@ func TestFunctionStarts(t *testing.T) {
 // between rows the row before, and a line-0 row the line of the nearest
 // row before it with a line.
 func TestRows(t *testing.T) {
-	b, m := load(t, testprogs.CProgramByName(t, "calc").Wasm)
+	b, m := wasmtest.DecodeFile(t, testprogs.CProgramByName(t, "calc").Wasm)
 	sm, err := New(b)
 	if err != nil {
 		t.Fatal(err)
@@ -285,7 +273,7 @@ func TestBadInput(t *testing.T) {
 	if _, err := New([]byte("not wasm")); err == nil {
 		t.Fatal("no error for a non-module")
 	}
-	b, m := load(t, testprogs.CProgramByName(t, "calc").Wasm)
+	b, m := wasmtest.DecodeFile(t, testprogs.CProgramByName(t, "calc").Wasm)
 	for _, name := range []string{".debug_info", ".debug_line", ".debug_abbrev"} {
 		var sec *wasm.Section
 		for _, s := range m.CustomSections() {
@@ -319,7 +307,7 @@ func TestBadInput(t *testing.T) {
 // .debug_addr, 0-based file numbers) and whose wasi-libc objects have
 // DWARF 4.
 func TestDWARF5(t *testing.T) {
-	b, m := load(t, filepath.Join("testdata", "dwarf5.wasm"))
+	b, m := wasmtest.DecodeFile(t, filepath.Join("testdata", "dwarf5.wasm"))
 	for _, name := range []string{".debug_line_str", ".debug_str_offsets", ".debug_addr"} {
 		found := false
 		for _, s := range m.CustomSections() {
@@ -340,15 +328,7 @@ func TestDWARF5(t *testing.T) {
 		if !ok {
 			t.Fatalf("no definition of %s", name)
 		}
-		var code *wasm.Code
-		for i := range m.Code {
-			if m.FuncName(m.NumImportedFuncs+uint32(i)) == wasmName {
-				code = &m.Code[i]
-			}
-		}
-		if code == nil {
-			t.Fatalf("no function %s in the module", name)
-		}
+		code := &m.Code[wasmtest.DefinedFunc(t, m, wasmName)]
 		if file, line, ok := sm.Lookup(code.OrigOff); !ok || file != "dwarf5.c" || line != def+1 || lines[line-1] != "{" {
 			t.Errorf("%s body start maps to %s:%d, %v; want dwarf5.c:%d", name, file, line, ok, def+1)
 		}
