@@ -1,5 +1,8 @@
 package wasm
 
+// This file holds Asm, which writes instructions for code that is
+// generated rather than decoded.
+
 // Asm appends instructions to a byte slice: the instrumenter and the
 // generated counter module write code with it.
 type Asm struct {

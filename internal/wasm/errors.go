@@ -1,5 +1,7 @@
 package wasm
 
+// This file defines DecodeError, the error of every malformed module.
+
 import "fmt"
 
 // DecodeError is a malformed or unsupported module: it names the section and

@@ -1,5 +1,8 @@
 package wasm
 
+// This file reads and writes LEB128 integers, the binary format's
+// variable-length encoding.
+
 import "errors"
 
 var (

@@ -1,5 +1,8 @@
 package wasm
 
+// This file holds the name section: decoded, remapped when function
+// indices shift, and encoded.
+
 import "sort"
 
 // Names is the decoded "name" custom section. Subsections other than the

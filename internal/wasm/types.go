@@ -1,5 +1,8 @@
 package wasm
 
+// This file defines the binary format's types: value, function and block
+// types, and limits.
+
 import (
 	"fmt"
 	"strings"
