@@ -1,5 +1,9 @@
 package partition
 
+// This file finds who calls each function: its call sites, and whether it
+// can be called from elsewhere (export, start, reference), which decides
+// the P3 candidates.
+
 import (
 	"fmt"
 

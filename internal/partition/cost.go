@@ -1,5 +1,9 @@
 package partition
 
+// This file prices tasks: the probes, static or weighted by edge
+// frequencies, that a copy needs to profile a function's paths on a set of
+// edges.
+
 import (
 	"fmt"
 	"math"

@@ -1,5 +1,8 @@
 package partition
 
+// This file finds a function's heaviest loops and prices the slots that
+// share out their iterations among copies.
+
 import (
 	"cmp"
 	"math"

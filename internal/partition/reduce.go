@@ -1,5 +1,8 @@
 package partition
 
+// This file reduces a DAG (P3 paper §3.2): its live part, with diamonds
+// and triangles collapsed repeatedly.
+
 import (
 	"math"
 

@@ -1,5 +1,8 @@
 package partition
 
+// This file cuts a function into tasks: the prefixes of the reduced DAG,
+// by weight or count, and the classes of paths they start.
+
 import (
 	"container/heap"
 	"math"
