@@ -301,3 +301,14 @@ func (r *recorder) putTable(area []byte, entries []entry) {
 	r.next.Set(uint64(base))
 	r.tlimit.Set(uint64(base + tableBytes))
 }
+
+// records calls f with each record in b, in order.
+func records(b []byte, f func(fn, start uint32, p uint64) error) error {
+	for o := 0; o+recordSize <= len(b); o += recordSize {
+		r := b[o : o+recordSize]
+		if err := f(binary.LittleEndian.Uint32(r), binary.LittleEndian.Uint32(r[4:]), binary.LittleEndian.Uint64(r[8:])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
