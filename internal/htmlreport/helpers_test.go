@@ -67,12 +67,7 @@ func calcRun(t *testing.T) *run {
 // -test.short in its source directory.
 func goTestRun(t *testing.T, pkg string) *run {
 	path := testprogs.GoStdTest(t, pkg)
-	return profiled(t, pkg+".test", path, func(t *testing.T) runner.Config {
-		dir := testprogs.StdPackageDir(t, pkg)
-		tmp := t.TempDir()
-		return runner.Config{Args: []string{"-test.short"}, Env: []string{"PWD=" + dir},
-			Dirs: []runner.Mount{{HostDir: dir, GuestPath: dir, ReadOnly: true}, {HostDir: tmp, GuestPath: "/tmp"}}}
-	})
+	return profiled(t, pkg+".test", path, func(t *testing.T) runner.Config { return testprogs.GoStdTestConfig(t, pkg) })
 }
 
 // synthRun is a generated module of n functions, each a loop around an

@@ -107,18 +107,13 @@ func TestCPrograms(t *testing.T) {
 // TestGoPrograms instruments Go programs (br_table dispatch in every
 // function, if/else, huge path counts) and checks they behave as before.
 func TestGoPrograms(t *testing.T) {
-	dir := testprogs.StdPackageDir(t, "sort")
 	progs := []struct {
 		name string
 		path string
 		cfg  runner.Config
 	}{
 		{"hello", testprogs.GoHello(t), runner.Config{}},
-		{"sort.test", testprogs.GoStdTest(t, "sort"), runner.Config{
-			Args: []string{"-test.short"},
-			Env:  []string{"PWD=" + dir},
-			Dirs: []runner.Mount{{HostDir: dir, GuestPath: dir, ReadOnly: true}, {HostDir: t.TempDir(), GuestPath: "/tmp"}},
-		}},
+		{"sort.test", testprogs.GoStdTest(t, "sort"), testprogs.GoStdTestConfig(t, "sort")},
 	}
 	for _, p := range progs {
 		t.Run(p.name, func(t *testing.T) {

@@ -53,14 +53,22 @@ func CRuns(t testing.TB) []Run {
 	return rs
 }
 
-// GoTestRun is the test binary of a standard-library package, run with
-// -test.short in the package's directory (mounted read-only, with PWD
-// set) and a fresh /tmp, named PKG.test.
+// GoTestRun is the test binary of a standard-library package, run as
+// GoStdTestConfig says, named PKG.test.
 func GoTestRun(t testing.TB, pkg string) Run {
+	cfg := GoStdTestConfig(t, pkg)
+	return Run{Name: pkg + ".test", Path: GoStdTest(t, pkg), Args: cfg.Args, Env: cfg.Env,
+		Dirs: func(t testing.TB) []runner.Mount { return stdTestMounts(t, pkg) }}
+}
+
+// GoStdTestConfig is the runner configuration of the test binary of a
+// standard-library package: -test.short, in the package's directory
+// (mounted read-only at its host path, with PWD set), with a fresh /tmp.
+func GoStdTestConfig(t testing.TB, pkg string) runner.Config {
+	return runner.Config{Args: []string{"-test.short"}, Env: []string{"PWD=" + StdPackageDir(t, pkg)}, Dirs: stdTestMounts(t, pkg)}
+}
+
+func stdTestMounts(t testing.TB, pkg string) []runner.Mount {
 	dir := StdPackageDir(t, pkg)
-	return Run{Name: pkg + ".test", Path: GoStdTest(t, pkg), Args: []string{"-test.short"},
-		Env: []string{"PWD=" + dir},
-		Dirs: func(t testing.TB) []runner.Mount {
-			return []runner.Mount{{HostDir: dir, GuestPath: dir, ReadOnly: true}, {HostDir: t.TempDir(), GuestPath: "/tmp"}}
-		}}
+	return []runner.Mount{{HostDir: dir, GuestPath: dir, ReadOnly: true}, {HostDir: t.TempDir(), GuestPath: "/tmp"}}
 }

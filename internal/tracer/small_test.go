@@ -15,7 +15,6 @@ import (
 	"github.com/pathprof/pathprof/internal/runner"
 	"github.com/pathprof/pathprof/internal/tracer"
 	"github.com/pathprof/pathprof/internal/wasm"
-	"github.com/pathprof/pathprof/internal/wasmtest"
 	"github.com/pathprof/pathprof/profile"
 )
 
@@ -106,11 +105,7 @@ func TestLoop(t *testing.T) {
 	for _, end := range []string{"return", "exit", "trap"} {
 		t.Run(end, func(t *testing.T) {
 			b := loopModule(t, n, end)
-			tr, err := tracer.Instrument(b)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wasmtest.Validate(t, "the traced module", tr.Wasm)
+			tr := instrument(t, b)
 			r, res, err := tr.Run(context.Background(), runner.Config{})
 			if r == nil {
 				t.Fatal(err)

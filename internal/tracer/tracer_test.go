@@ -14,6 +14,26 @@ import (
 	"github.com/pathprof/pathprof/internal/wasmtest"
 )
 
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// instrument traces module b and checks that the traced module validates.
+func instrument(t *testing.T, b []byte) *tracer.Traced {
+	t.Helper()
+	tr, err := tracer.Instrument(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wasmtest.Validate(t, "the traced module", tr.Wasm)
+	return tr
+}
+
 // TestCPrograms traces every committed C program: the traced module must
 // validate and behave like the original, and its paths must pass
 // checkPaths.
@@ -21,21 +41,15 @@ func TestCPrograms(t *testing.T) {
 	for _, p := range testprogs.CPrograms(t) {
 		t.Run(p.Name, func(t *testing.T) {
 			t.Parallel()
-			orig, err := os.ReadFile(p.Wasm)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tr, err := tracer.Instrument(orig)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wasmtest.Validate(t, "the traced module", tr.Wasm)
+			orig := readFile(t, p.Wasm)
+			tr := instrument(t, orig)
 			run := func(wasm []byte, trace bool) (*tracer.Result, runner.Result, string) {
 				var stdout, stderr bytes.Buffer
 				cfg := p.Config(t)
 				cfg.Stdout, cfg.Stderr = &stdout, &stderr
 				var r *tracer.Result
 				var res runner.Result
+				var err error
 				if trace {
 					r, res, err = tr.Run(context.Background(), cfg)
 				} else {
@@ -69,15 +83,8 @@ func TestCPrograms(t *testing.T) {
 // TestGoHello traces a Go program: a large runtime, goroutines that switch
 // by unwinding the wasm stack, and proc_exit at the end.
 func TestGoHello(t *testing.T) {
-	orig, err := os.ReadFile(testprogs.GoHello(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := tracer.Instrument(orig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wasmtest.Validate(t, "the traced module", tr.Wasm)
+	orig := readFile(t, testprogs.GoHello(t))
+	tr := instrument(t, orig)
 	var stdout, stderr bytes.Buffer
 	r, res, err := tr.Run(context.Background(), runner.Config{Stdout: &stdout, Stderr: &stderr})
 	if err != nil || res.ExitCode != 0 {
@@ -107,22 +114,11 @@ func TestGoStdTest(t *testing.T) {
 	}
 	for pkg := range strings.SplitSeq(pkgs, ",") {
 		t.Run(pkg, func(t *testing.T) {
-			orig, err := os.ReadFile(testprogs.GoStdTest(t, pkg))
-			if err != nil {
-				t.Fatal(err)
-			}
-			dir := testprogs.StdPackageDir(t, pkg)
+			orig := readFile(t, testprogs.GoStdTest(t, pkg))
 			var stdout, stderr bytes.Buffer
-			r, res, err := tracer.Run(context.Background(), orig, runner.Config{
-				Args:   []string{"-test.short"},
-				Env:    []string{"PWD=" + dir},
-				Stdout: &stdout,
-				Stderr: &stderr,
-				Dirs: []runner.Mount{
-					{HostDir: dir, GuestPath: dir, ReadOnly: true},
-					{HostDir: t.TempDir(), GuestPath: "/tmp"},
-				},
-			})
+			cfg := testprogs.GoStdTestConfig(t, pkg)
+			cfg.Stdout, cfg.Stderr = &stdout, &stderr
+			r, res, err := tracer.Run(context.Background(), orig, cfg)
 			if err != nil || !strings.HasSuffix(stdout.String(), "PASS\n") {
 				t.Fatalf("error %v\nstdout:\n%.2000s\nstderr:\n%.2000s", err, stdout.String(), stderr.String())
 			}

@@ -141,12 +141,7 @@ func TestEditedModulesRun(t *testing.T) {
 		progs = append(progs, prog{p.Name, p.Wasm, p.Config(t)})
 	}
 	progs = append(progs, prog{"go-hello", testprogs.GoHello(t), runner.Config{}})
-	dir := testprogs.StdPackageDir(t, "sort")
-	progs = append(progs, prog{"go-sort-test", testprogs.GoStdTest(t, "sort"), runner.Config{
-		Args: []string{"-test.short"},
-		Env:  []string{"PWD=" + dir},
-		Dirs: []runner.Mount{{HostDir: dir, GuestPath: dir, ReadOnly: true}, {HostDir: t.TempDir(), GuestPath: "/tmp"}},
-	}})
+	progs = append(progs, prog{"go-sort-test", testprogs.GoStdTest(t, "sort"), testprogs.GoStdTestConfig(t, "sort")})
 	for _, p := range progs {
 		t.Run(p.name, func(t *testing.T) {
 			orig, err := os.ReadFile(p.path)
