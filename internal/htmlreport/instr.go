@@ -1,5 +1,8 @@
 package htmlreport
 
+// This file formats a function's instructions for the instruction view:
+// one text a line, with their offsets.
+
 import (
 	"fmt"
 	"math"

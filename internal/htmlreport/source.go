@@ -1,5 +1,8 @@
 package htmlreport
 
+// This file maps a function's blocks to source lines, finds the source
+// files DWARF names, and embeds the lines the page shows.
+
 import (
 	"fmt"
 	"os"
