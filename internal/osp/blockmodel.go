@@ -1,3 +1,6 @@
+// The block model: which blocks may follow each block of a run, so that
+// the hot list codes a subpath as its choices among them.
+
 package osp
 
 import (

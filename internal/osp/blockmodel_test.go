@@ -1,3 +1,6 @@
+// Tests of the block model: its choices, any block sequence coded and
+// decoded, and the compact code's size.
+
 package osp
 
 import (

@@ -1,3 +1,6 @@
+// Exact: every subpath of the sampled lengths counted in a traced run,
+// keyed by a hash of its blocks' file offsets, the yardstick of scores.
+
 package osp
 
 import (

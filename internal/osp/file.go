@@ -1,3 +1,5 @@
+// The OSP profile file: Profile and its parts, written and read as JSON.
+
 package osp
 
 import (

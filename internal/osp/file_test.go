@@ -1,3 +1,5 @@
+// Tests of the profile file: docs/osp.md names every field.
+
 package osp
 
 import (

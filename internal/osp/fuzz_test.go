@@ -1,3 +1,5 @@
+// Fuzzing of the profile file's decoding: refused, or reported and round-tripped.
+
 package osp
 
 import (

@@ -1,3 +1,5 @@
+// Benchmark of HotList.AddSample.
+
 package osp
 
 import (

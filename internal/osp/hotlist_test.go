@@ -1,3 +1,6 @@
+// Tests of HotList: exact while it fits, bounded, unbiased, τ raised and
+// counts thinned, windows of a sample, fingerprints.
+
 package osp
 
 import (

@@ -1,3 +1,7 @@
+// The sampling copy: Instrument numbers every function's paths, which end
+// before calls too, and adds the countdown where they end; Instrumented
+// turns the paths a run reports back into its blocks.
+
 package osp
 
 import (

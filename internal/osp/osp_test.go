@@ -1,3 +1,7 @@
+// Tests of sampling runs end to end: copies that validate and run as the
+// original, determinism, accuracy, traps, interruptions, the report and the
+// recorder's memory.
+
 package osp
 
 import (

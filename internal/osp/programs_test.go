@@ -1,3 +1,5 @@
+// The test programs OSP's tests run, instrumented and compiled.
+
 package osp
 
 import (

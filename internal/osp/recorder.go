@@ -1,3 +1,7 @@
+// The recorder: $tick and the inline record that the sampling copy runs
+// where the countdown is out, its area in the program's memory, and the Go
+// side that reads its records and writes its tables.
+
 package osp
 
 import (

@@ -1,3 +1,6 @@
+// The text report of an OSP profile: the run's facts and each length's
+// hottest subpaths, located by source line where the module has DWARF.
+
 package osp
 
 import (

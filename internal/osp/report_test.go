@@ -1,3 +1,5 @@
+// Tests of the text report: block lines and the few-samples warning.
+
 package osp
 
 import "testing"

@@ -1,3 +1,6 @@
+// Score: a sampled profile against the exact counts of the same run, by
+// recall and error of each length's true top k.
+
 package osp
 
 import (

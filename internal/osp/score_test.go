@@ -1,3 +1,5 @@
+// Tests of the exact counts and of Score, by hand and with near ties.
+
 package osp
 
 import (

@@ -1,3 +1,6 @@
+// TestCostSplit: where OSP's overhead comes from, build by build
+// (run with -osp.split).
+
 package osp
 
 import (

@@ -1,3 +1,6 @@
+// Tests that a sampling copy's paths rebuild the run's block entries: wide
+// functions cut, long paths block by block, empty paths without an end.
+
 package osp
 
 import (

@@ -1,3 +1,6 @@
+// Unbounded: a run's samples counted with no memory bound, to tell the
+// bound's misses from the samples'.
+
 package osp
 
 import (

@@ -1,3 +1,5 @@
+// Tests of the unbounded counts of a run's samples.
+
 package osp
 
 import (
