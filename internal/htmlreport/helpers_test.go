@@ -14,6 +14,8 @@ import (
 	"github.com/pathprof/pathprof/internal/report"
 	"github.com/pathprof/pathprof/internal/runner"
 	"github.com/pathprof/pathprof/internal/testprogs"
+	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/internal/wasmtest"
 	"github.com/pathprof/pathprof/profile"
 )
 
@@ -80,25 +82,8 @@ func synthRun(t *testing.T, n int) *run {
 	return profiled(t, "synth"+strconv.Itoa(n), path, func(t *testing.T) runner.Config { return runner.Config{} })
 }
 
-func leb(b []byte, v uint32) []byte {
-	for {
-		c := byte(v & 0x7F)
-		v >>= 7
-		if v == 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
-
-func section(b []byte, id byte, payload []byte) []byte {
-	b = append(b, id)
-	b = leb(b, uint32(len(payload)))
-	return append(b, payload...)
-}
-
 func name(b []byte, s string) []byte {
-	b = leb(b, uint32(len(s)))
+	b = wasm.AppendULEB128(b, uint64(len(s)))
 	return append(b, s...)
 }
 
@@ -107,19 +92,19 @@ func name(b []byte, s string) []byte {
 func synthModule(n int) []byte {
 	m := []byte("\x00asm\x01\x00\x00\x00")
 	// Types: 0 is () -> (), 1 is (i32) -> i32.
-	m = section(m, 1, []byte{2, 0x60, 0, 0, 0x60, 1, 0x7F, 1, 0x7F})
-	funcs := leb(nil, uint32(n+1))
+	m = wasmtest.Section(m, 1, []byte{2, 0x60, 0, 0, 0x60, 1, 0x7F, 1, 0x7F})
+	funcs := wasm.AppendULEB128(nil, uint64(n+1))
 	for range n {
 		funcs = append(funcs, 1)
 	}
 	funcs = append(funcs, 0)
-	m = section(m, 3, funcs)
-	m = section(m, 5, []byte{1, 0, 1})
+	m = wasmtest.Section(m, 3, funcs)
+	m = wasmtest.Section(m, 5, []byte{1, 0, 1})
 	exp := []byte{2}
 	exp = append(name(exp, "_start"), 0)
-	exp = leb(exp, uint32(n))
+	exp = wasm.AppendULEB128(exp, uint64(n))
 	exp = append(name(exp, "memory"), 2, 0)
-	m = section(m, 7, exp)
+	m = wasmtest.Section(m, 7, exp)
 
 	// (local $acc i32)
 	// block  loop
@@ -136,9 +121,9 @@ func synthModule(n int) []byte {
 		0x05, 0x20, 1, 0x41, 1, 0x6A, 0x21, 1, 0x0B,
 		0x20, 0, 0x41, 1, 0x6B, 0x21, 0,
 		0x0C, 0, 0x0B, 0x0B, 0x20, 1, 0x0B}
-	code := leb(nil, uint32(n+1))
+	code := wasm.AppendULEB128(nil, uint64(n+1))
 	for range n {
-		code = leb(code, uint32(len(body)))
+		code = wasm.AppendULEB128(code, uint64(len(body)))
 		code = append(code, body...)
 	}
 	start := []byte{0}
@@ -147,21 +132,21 @@ func synthModule(n int) []byte {
 			continue
 		}
 		start = append(start, 0x41, byte(i%5))
-		start = leb(append(start, 0x10), uint32(i))
+		start = wasm.AppendULEB128(append(start, 0x10), uint64(i))
 		start = append(start, 0x1A)
 	}
 	start = append(start, 0x0B)
-	code = leb(code, uint32(len(start)))
+	code = wasm.AppendULEB128(code, uint64(len(start)))
 	code = append(code, start...)
-	m = section(m, 10, code)
+	m = wasmtest.Section(m, 10, code)
 
-	names := leb(nil, uint32(n+1))
+	names := wasm.AppendULEB128(nil, uint64(n+1))
 	for i := range n {
-		names = name(leb(names, uint32(i)), "synth.f"+strconv.Itoa(i))
+		names = name(wasm.AppendULEB128(names, uint64(i)), "synth.f"+strconv.Itoa(i))
 	}
-	names = name(leb(names, uint32(n)), "_start")
-	sub := leb([]byte{1}, uint32(len(names)))
-	m = section(m, 0, append(name(nil, "name"), append(sub, names...)...))
+	names = name(wasm.AppendULEB128(names, uint64(n)), "_start")
+	sub := wasm.AppendULEB128([]byte{1}, uint64(len(names)))
+	m = wasmtest.Section(m, 0, append(name(nil, "name"), append(sub, names...)...))
 	return m
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/pathprof/pathprof/internal/dagtest"
 	"github.com/pathprof/pathprof/internal/numbering"
 	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/internal/wasmtest"
 )
 
 // mkDAG fills Out, In and Topo for an edge list.
@@ -185,70 +186,53 @@ type moduleBuilder struct {
 	elems    [][]byte // encoded element segments
 }
 
-func uleb(b []byte, v uint64) []byte {
-	for {
-		c := byte(v & 0x7F)
-		v >>= 7
-		if v == 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
-
-func section(b []byte, id byte, payload []byte) []byte {
-	b = append(b, id)
-	b = uleb(b, uint64(len(payload)))
-	return append(b, payload...)
-}
-
 func (mb *moduleBuilder) bytes() []byte {
 	b := []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
-	b = section(b, 1, []byte{1, 0x60, 0, 0})
-	fs := uleb(nil, uint64(len(mb.bodies)))
+	b = wasmtest.Section(b, 1, []byte{1, 0x60, 0, 0})
+	fs := wasm.AppendULEB128(nil, uint64(len(mb.bodies)))
 	for range mb.bodies {
 		fs = append(fs, 0)
 	}
-	b = section(b, 3, fs)
+	b = wasmtest.Section(b, 3, fs)
 	if mb.tableMin > 0 {
 		t := []byte{1, 0x70, 0}
-		b = section(b, 4, uleb(t, uint64(mb.tableMin)))
+		b = wasmtest.Section(b, 4, wasm.AppendULEB128(t, uint64(mb.tableMin)))
 	}
 	if len(mb.globals) > 0 {
-		g := uleb(nil, uint64(len(mb.globals)))
+		g := wasm.AppendULEB128(nil, uint64(len(mb.globals)))
 		for _, init := range mb.globals {
 			g = append(g, 0x70, 0)
 			g = append(g, init...)
 		}
-		b = section(b, 6, g)
+		b = wasmtest.Section(b, 6, g)
 	}
 	if len(mb.exports) > 0 {
-		x := uleb(nil, uint64(len(mb.exports)))
+		x := wasm.AppendULEB128(nil, uint64(len(mb.exports)))
 		for i, f := range mb.exports {
 			name := []byte{'f', byte('a' + i%26), byte('a' + i/26%26), byte('a' + i/676%26)}
-			x = uleb(x, uint64(len(name)))
+			x = wasm.AppendULEB128(x, uint64(len(name)))
 			x = append(x, name...)
 			x = append(x, 0)
-			x = uleb(x, uint64(f))
+			x = wasm.AppendULEB128(x, uint64(f))
 		}
-		b = section(b, 7, x)
+		b = wasmtest.Section(b, 7, x)
 	}
 	if mb.start >= 0 {
-		b = section(b, 8, uleb(nil, uint64(mb.start)))
+		b = wasmtest.Section(b, 8, wasm.AppendULEB128(nil, uint64(mb.start)))
 	}
 	if len(mb.elems) > 0 {
-		e := uleb(nil, uint64(len(mb.elems)))
+		e := wasm.AppendULEB128(nil, uint64(len(mb.elems)))
 		for _, s := range mb.elems {
 			e = append(e, s...)
 		}
-		b = section(b, 9, e)
+		b = wasmtest.Section(b, 9, e)
 	}
-	c := uleb(nil, uint64(len(mb.bodies)))
+	c := wasm.AppendULEB128(nil, uint64(len(mb.bodies)))
 	for _, body := range mb.bodies {
-		c = uleb(c, uint64(len(body)))
+		c = wasm.AppendULEB128(c, uint64(len(body)))
 		c = append(c, body...)
 	}
-	return section(b, 10, c)
+	return wasmtest.Section(b, 10, c)
 }
 
 // planLoads is how many of a plan's functions are profitable, and its

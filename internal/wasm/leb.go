@@ -87,6 +87,10 @@ func readS(b []byte, bits uint) (int64, int, error) {
 	}
 }
 
+// AppendULEB128 appends the shortest unsigned LEB128 encoding of v, for
+// code outside the package that writes module bytes by hand.
+func AppendULEB128(b []byte, v uint64) []byte { return appendU(b, v) }
+
 // appendU appends the shortest unsigned LEB128 encoding of v.
 func appendU(b []byte, v uint64) []byte {
 	for {

@@ -1,5 +1,5 @@
-// This file holds the helpers tests use to read a module from a file and
-// find a function in it.
+// This file holds the helpers tests use to read a module from a file, find
+// a function in it, and write a module's sections by hand.
 package wasmtest
 
 import (
@@ -35,4 +35,11 @@ func DefinedFunc(t testing.TB, m *wasm.Module, name string) int {
 	}
 	t.Fatalf("no function %s in the module", name)
 	return -1
+}
+
+// Section appends a section: its id, its payload's length and the payload.
+func Section(b []byte, id byte, payload []byte) []byte {
+	b = append(b, id)
+	b = wasm.AppendULEB128(b, uint64(len(payload)))
+	return append(b, payload...)
 }
