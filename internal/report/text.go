@@ -1,5 +1,7 @@
 package report
 
+// This file writes a report as aligned text.
+
 import (
 	"bufio"
 	"bytes"
