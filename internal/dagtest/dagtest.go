@@ -74,3 +74,21 @@ func Paths(d *cfg.DAG, v int32, limit int) ([][]int32, bool) {
 	ok := walk(v)
 	return out, ok
 }
+
+// Ranks labels the nodes of a graph of nn nodes by rank: rank 0 is the
+// entry, rank nn-1 the exit, and rank i between them node 2+perm[i-1], or
+// node i+1 for a nil perm. Edges from lower to higher ranks make a DAG
+// whose labels and topological order can differ.
+func Ranks(nn int, perm []int) func(rank int) int32 {
+	return func(rank int) int32 {
+		switch {
+		case rank == 0:
+			return cfg.Entry
+		case rank == nn-1:
+			return cfg.Exit
+		case perm == nil:
+			return int32(rank + 1)
+		}
+		return int32(2 + perm[rank-1])
+	}
+}

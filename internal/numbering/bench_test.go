@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pathprof/pathprof/internal/cfg"
+	"github.com/pathprof/pathprof/internal/dagtest"
 )
 
 // loopsDAG is the DAG of a long function made of while loops in sequence,
@@ -69,15 +70,7 @@ func localDAG(r *rand.Rand, nn int) *cfg.DAG {
 		edges = append(edges, cfg.DAGEdge{From: a, To: b, Kind: cfg.EdgeBr, Orig: int32(len(edges))})
 	}
 	// Ranks 0..nn-1, entry first and exit last.
-	label := func(i int) int32 {
-		switch i {
-		case 0:
-			return cfg.Entry
-		case nn - 1:
-			return cfg.Exit
-		}
-		return int32(i + 1)
-	}
+	label := dagtest.Ranks(nn, nil)
 	add(cfg.Entry, label(1))
 	for i := 1; i < nn-1; i++ {
 		add(label(i), label(i+1))

@@ -53,15 +53,7 @@ type spec struct {
 // edges are then paired up through fake back edges, as the cfg package
 // would make them.
 func ranked(nn int, perm []int, specs []spec, pairSeed uint64) *cfg.DAG {
-	label := func(rank int) int32 {
-		switch rank {
-		case 0:
-			return cfg.Entry
-		case nn - 1:
-			return cfg.Exit
-		}
-		return int32(2 + perm[rank-1])
-	}
+	label := dagtest.Ranks(nn, perm)
 	var edges []cfg.DAGEdge
 	var dx, de []int
 	for k, s := range specs {

@@ -30,15 +30,7 @@ func randDAG(r *rand.Rand, maxNodes int) *cfg.DAG {
 	nn := 2 + r.IntN(maxNodes-1)
 	// Ranks: entry 0, exit nn-1, the rest permuted labels.
 	perm := r.Perm(nn - 2)
-	label := func(rank int) int32 {
-		switch rank {
-		case 0:
-			return cfg.Entry
-		case nn - 1:
-			return cfg.Exit
-		}
-		return int32(2 + perm[rank-1])
-	}
+	label := dagtest.Ranks(nn, perm)
 	var es []cfg.DAGEdge
 	back := int32(1000)
 	add := func(i, j int) {
