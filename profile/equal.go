@@ -1,5 +1,7 @@
 package profile
 
+// This file compares two profiles' counts.
+
 import (
 	"cmp"
 	"fmt"

@@ -1,5 +1,7 @@
 package profile
 
+// This file reads, writes and validates profile files.
+
 import (
 	"bytes"
 	"cmp"

@@ -1,5 +1,8 @@
 package cfg
 
+// This file analyses a built graph: its back edges and loops, and the DAG
+// of its acyclic paths with their count.
+
 import (
 	"math/big"
 	"math/bits"

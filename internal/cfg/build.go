@@ -1,5 +1,7 @@
 package cfg
 
+// This file builds a function's control-flow graph from its instructions.
+
 import (
 	"fmt"
 

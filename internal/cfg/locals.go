@@ -1,5 +1,8 @@
 package cfg
 
+// This file says what a loop's nodes are and which locals each node reads,
+// writes and finds live: what a loop carries round.
+
 import (
 	"fmt"
 

@@ -1,5 +1,8 @@
 package tracer
 
+// This file records block events: the wasm buffer module the traced copy
+// calls at every block, and the host side that drains it.
+
 import (
 	"context"
 	"encoding/binary"

@@ -1,5 +1,8 @@
 package tracer
 
+// This file turns a trace's result into a profile, and a profile back into
+// path counts.
+
 import (
 	"cmp"
 	"slices"

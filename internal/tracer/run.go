@@ -1,5 +1,7 @@
 package tracer
 
+// This file runs a traced copy: Run, and the result it returns.
+
 import (
 	"context"
 	"errors"

@@ -1,5 +1,9 @@
 package tracer
 
+// This file follows a traced run: the listener that keeps the call stack
+// from wazero's calls, returns and aborts, and the trie of paths that the
+// block events walk.
+
 import (
 	"context"
 	"fmt"
