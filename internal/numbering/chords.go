@@ -1,5 +1,8 @@
 package numbering
 
+// This file places the increments on the chords of a maximum spanning tree
+// (event counting), and holds the edge weights that choose the tree.
+
 import (
 	"cmp"
 	"errors"

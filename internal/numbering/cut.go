@@ -1,5 +1,8 @@
 package numbering
 
+// This file cuts a DAG whose paths overflow the path register at chosen
+// vertices, as back edges cut paths at loop headers.
+
 import (
 	"cmp"
 	"errors"

@@ -1,5 +1,8 @@
 package numbering
 
+// This file numbers a DAG's paths (Ball-Larus): each edge's value, each
+// vertex's path count, and the checks that the DAG can be numbered.
+
 import (
 	"cmp"
 	"errors"

@@ -1,5 +1,7 @@
 package numbering
 
+// This file regenerates a path's edges from its id, and names its kind.
+
 import (
 	"errors"
 	"fmt"

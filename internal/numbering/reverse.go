@@ -1,5 +1,8 @@
 package numbering
 
+// This file numbers the paths of the reversed DAG, so that the paths ending
+// with one edge get contiguous ids.
+
 import (
 	"errors"
 	"fmt"
