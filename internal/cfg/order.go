@@ -1,6 +1,7 @@
 // This file holds the walks other packages share over a DAG and the graphs
-// they derive from one: the topological order, and the edges of a set that
-// lie on its entry-to-exit paths.
+// they derive from one: the topological order, the nodes reached from the
+// entry and those on entry-to-exit paths, and the edges of a set that lie
+// on its entry-to-exit paths.
 package cfg
 
 import "slices"
@@ -46,6 +47,36 @@ func (d *DAG) TopoOrder() []int32 {
 	return ReversePostorder(d.NumNodes,
 		func(v int32) []int32 { return d.Out[v] },
 		func(e int32) (int32, bool) { return d.Edges[e].To, true })
+}
+
+// Reachable reports, per node, whether it is reachable from the entry
+// (whether Topo lists it).
+func (d *DAG) Reachable() []bool {
+	r := make([]bool, d.NumNodes)
+	for _, v := range d.Topo {
+		r[v] = true
+	}
+	return r
+}
+
+// OnPathNodes reports, per node, whether it lies on an entry-to-exit path:
+// it is reachable from the entry and the exit is reachable from it.
+func (d *DAG) OnPathNodes() []bool {
+	on := make([]bool, d.NumNodes)
+	for i := len(d.Topo) - 1; i >= 0; i-- {
+		v := d.Topo[i]
+		if v == Exit {
+			on[v] = true
+			continue
+		}
+		for _, e := range d.Out[v] {
+			if on[d.Edges[e].To] {
+				on[v] = true
+				break
+			}
+		}
+	}
+	return on
 }
 
 // OnPaths returns which edges of set (indexed by edge) lie on some

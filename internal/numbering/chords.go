@@ -95,7 +95,7 @@ func Chords(d *cfg.DAG, n *Numbering, weights []float64) (*Increments, error) {
 	if n.Paths() == 0 {
 		return inc, nil
 	}
-	reach := reachable(d)
+	reach := d.Reachable()
 	cand := make([]int32, 0, ne+1)
 	for i, e := range d.Edges {
 		if reach[e.From] && n.NumPaths[e.To] > 0 {
@@ -215,18 +215,7 @@ func StaticWeights(d *cfg.DAG) ([]float64, error) {
 	if err := validate(d); err != nil {
 		return nil, err
 	}
-	reach := reachable(d)
-	live := make([]bool, d.NumNodes)
-	live[cfg.Exit] = reach[cfg.Exit]
-	for i := len(d.Topo) - 1; i >= 0; i-- {
-		v := d.Topo[i]
-		for _, e := range d.Out[v] {
-			if live[d.Edges[e].To] {
-				live[v] = true
-				break
-			}
-		}
-	}
+	live := d.OnPathNodes()
 	w := make([]float64, len(d.Edges))
 	isDummyIn := func(e int32) bool {
 		return d.Edges[e].From == cfg.Entry && d.Edges[e].Kind == cfg.EdgeDummyEntry

@@ -77,18 +77,8 @@ func cut(d *cfg.DAG, limit int64) (*CutResult, error) {
 		return nil, err
 	}
 
-	reach := reachable(d)
-	live := make([]bool, d.NumNodes)
-	live[cfg.Exit] = reach[cfg.Exit]
-	for i := len(d.Topo) - 1; i >= 0; i-- {
-		v := d.Topo[i]
-		for _, e := range d.Out[v] {
-			if live[d.Edges[e].To] {
-				live[v] = true
-				break
-			}
-		}
-	}
+	reach := d.Reachable()
+	live := d.OnPathNodes()
 	cuttable := make([]bool, d.NumNodes)
 	for _, e := range d.Edges {
 		if e.From != cfg.Entry && reach[e.From] && live[e.To] && e.To != cfg.Exit {

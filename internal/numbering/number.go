@@ -227,12 +227,3 @@ func validate(d *cfg.DAG) error {
 	}
 	return nil
 }
-
-// reachable reports, per node, whether Topo lists it.
-func reachable(d *cfg.DAG) []bool {
-	r := make([]bool, d.NumNodes)
-	for _, v := range d.Topo {
-		r[v] = true
-	}
-	return r
-}

@@ -443,7 +443,7 @@ func TestCutRandom(t *testing.T) {
 		for _, v := range d.Topo {
 			all[v] = v != cfg.Entry && v != cfg.Exit && full.NumPaths[v] > 0
 		}
-		most, _ := number(buildCut(d, reachable(d), all).DAG, math.MaxInt64, MostPathsFirst)
+		most, _ := number(buildCut(d, d.Reachable(), all).DAG, math.MaxInt64, MostPathsFirst)
 		if most.Paths() >= full.Paths() {
 			continue
 		}

@@ -231,7 +231,7 @@ func selective(d *cfg.DAG, interesting []bool, limit int64, ord minOrder) (*Sele
 	// Propagation. Labels stay in [0, N(entry)]: each is the L0-sum of a
 	// run of edges that starts at the entry or a join, which BL's
 	// intervals bound, so plain addition cannot overflow.
-	reach := reachable(d)
+	reach := d.Reachable()
 	label := s.Label
 	copy(label, n.Val)
 	for _, v := range d.Topo {
@@ -293,7 +293,7 @@ func PlaceSelective(d *cfg.DAG, s *Selective) (*Plan, error) {
 	}
 	ne := len(d.Edges)
 	plan := &Plan{NumPaths: s.Paths(), Ops: make([]Op, ne)}
-	reach := reachable(d)
+	reach := d.Reachable()
 	for i, e := range d.Edges {
 		if !reach[e.From] || s.Initial.NumPaths[e.To] == 0 {
 			continue // on no path: a run that takes it traps

@@ -55,21 +55,7 @@ type Dummy struct {
 
 // Live reports, per DAG edge, whether it lies on an entry-to-exit path.
 func Live(d *cfg.DAG) []bool {
-	reach := make([]bool, d.NumNodes)
-	for _, v := range d.Topo {
-		reach[v] = true
-	}
-	co := make([]bool, d.NumNodes)
-	co[cfg.Exit] = reach[cfg.Exit]
-	for i := len(d.Topo) - 1; i >= 0; i-- {
-		v := d.Topo[i]
-		for _, e := range d.Out[v] {
-			if co[d.Edges[e].To] {
-				co[v] = true
-				break
-			}
-		}
-	}
+	reach, co := d.Reachable(), d.OnPathNodes()
 	live := make([]bool, len(d.Edges))
 	for i, e := range d.Edges {
 		live[i] = reach[e.From] && co[e.To]
