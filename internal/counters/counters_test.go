@@ -6,9 +6,23 @@ import (
 	"testing"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 
 	"github.com/pathprof/pathprof/internal/wasm"
 )
+
+// instantiate instantiates mod in a runtime of its own, closed when the
+// test ends.
+func instantiate(t *testing.T, ctx context.Context, mod []byte) api.Module {
+	t.Helper()
+	rt := wazero.NewRuntime(ctx)
+	t.Cleanup(func() { rt.Close(ctx) })
+	inst, err := rt.Instantiate(ctx, mod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inst
+}
 
 // TestCounts drives the generated module with random counts, enough to
 // grow the hash table several times, and compares what Read gets back with
@@ -27,12 +41,7 @@ func TestCounts(t *testing.T) {
 		t.Fatalf("generated module does not decode: %v", err)
 	}
 	ctx := context.Background()
-	rt := wazero.NewRuntime(ctx)
-	defer rt.Close(ctx)
-	inst, err := rt.Instantiate(ctx, mod)
-	if err != nil {
-		t.Fatal(err)
-	}
+	inst := instantiate(t, ctx, mod)
 	dense, hashed := inst.ExportedFunction(CountName), inst.ExportedFunction(CountHashName)
 	denseN := inst.ExportedFunction(CountNName)
 	want := Counts{}
@@ -94,12 +103,7 @@ func TestTraps(t *testing.T) {
 	l, _ := NewLayout([]uint64{0, 10}, Options{})
 	mod, _ := l.Module()
 	ctx := context.Background()
-	rt := wazero.NewRuntime(ctx)
-	defer rt.Close(ctx)
-	inst, err := rt.Instantiate(ctx, mod)
-	if err != nil {
-		t.Fatal(err)
-	}
+	inst := instantiate(t, ctx, mod)
 	// Function 0 has no counters, 1 is dense, 2 does not exist.
 	hashed := inst.ExportedFunction(CountHashName)
 	for _, c := range [][2]uint64{{0, 0}, {1, 3}, {2, 0}} {

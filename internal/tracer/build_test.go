@@ -23,14 +23,6 @@ type testModule struct {
 	exports []wasm.Export
 }
 
-func uleb(b []byte, v uint32) []byte {
-	for v >= 0x80 {
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
-}
-
 // encode builds the module with the wasm package's encoder.
 func (tm testModule) encode(t testing.TB) []byte {
 	t.Helper()
@@ -39,7 +31,7 @@ func (tm testModule) encode(t testing.TB) []byte {
 		m.Funcs = append(m.Funcs, f.typ)
 		body := []byte{0}
 		if f.locals > 0 {
-			body = append(uleb([]byte{1}, f.locals), wasm.I32)
+			body = append(wasm.AppendULEB128([]byte{1}, uint64(f.locals)), wasm.I32)
 		}
 		exprOff := len(body)
 		body = append(body, f.code...)
