@@ -184,7 +184,7 @@ func Decode(b []byte) (*Module, error) {
 		if id == SecCustom {
 			err = m.decodeCustom(s, d)
 		} else {
-			err = sectionCodecs[id].decode(m, d)
+			err = sectionKinds[id].decode(m, d)
 		}
 		if err != nil {
 			return nil, err

@@ -61,8 +61,8 @@ func (m *Module) encodeSection(s *Section) ([]byte, error) {
 	if s.ID == SecCustom {
 		return m.encodeCustom(s), nil
 	}
-	if int(s.ID) < len(sectionCodecs) && sectionCodecs[s.ID].encode != nil {
-		return sectionCodecs[s.ID].encode(m), nil
+	if int(s.ID) < len(sectionKinds) && sectionKinds[s.ID].encode != nil {
+		return sectionKinds[s.ID].encode(m), nil
 	}
 	return nil, fmt.Errorf("cannot encode section id %d", s.ID)
 }

@@ -1,7 +1,7 @@
 package wasm
 
-// This file defines Module and Section, the section ids, the order
-// sections must appear in, and the table of their codecs.
+// This file defines Module and Section, and the section ids with their
+// names, order and codecs.
 
 import "fmt"
 
@@ -23,70 +23,47 @@ const (
 	SecTag       byte = 13
 )
 
-var sectionNames = [...]string{"custom", "type", "import", "function", "table", "memory",
-	"global", "export", "start", "element", "code", "data", "datacount", "tag"}
+// sectionKinds describes each section id: its name, its rank in the order
+// known sections must appear in (0 for custom sections, which may appear
+// anywhere), and the decoder and encoder of its payload. A custom section's
+// payload starts with its name, and the name section among them is decoded,
+// so custom sections have codecs of their own (decodeCustom, encodeCustom).
+var sectionKinds = [...]struct {
+	name   string
+	rank   int
+	decode func(*Module, *decoder) error
+	encode func(*Module) []byte
+}{
+	SecCustom:    {name: "custom"},
+	SecType:      {"type", 1, (*Module).decodeTypes, (*Module).encodeTypes},
+	SecImport:    {"import", 2, (*Module).decodeImports, (*Module).encodeImports},
+	SecFunction:  {"function", 3, (*Module).decodeFunctions, (*Module).encodeFunctions},
+	SecTable:     {"table", 4, (*Module).decodeTables, (*Module).encodeTables},
+	SecMemory:    {"memory", 5, (*Module).decodeMemories, (*Module).encodeMemories},
+	SecTag:       {"tag", 6, (*Module).decodeTags, (*Module).encodeTags},
+	SecGlobal:    {"global", 7, (*Module).decodeGlobals, (*Module).encodeGlobals},
+	SecExport:    {"export", 8, (*Module).decodeExports, (*Module).encodeExports},
+	SecStart:     {"start", 9, (*Module).decodeStart, (*Module).encodeStart},
+	SecElement:   {"element", 10, (*Module).decodeElements, (*Module).encodeElements},
+	SecDataCount: {"datacount", 11, (*Module).decodeDataCount, (*Module).encodeDataCount},
+	SecCode:      {"code", 12, (*Module).decodeCode, (*Module).encodeCode},
+	SecData:      {"data", 13, (*Module).decodeData, (*Module).encodeData},
+}
 
 // SectionName returns the name of a section id.
 func SectionName(id byte) string {
-	if int(id) < len(sectionNames) {
-		return sectionNames[id]
+	if int(id) < len(sectionKinds) {
+		return sectionKinds[id].name
 	}
 	return fmt.Sprintf("section %d", id)
 }
 
 // sectionRank gives the order known sections must appear in.
 func sectionRank(id byte) int {
-	switch id {
-	case SecType:
-		return 1
-	case SecImport:
-		return 2
-	case SecFunction:
-		return 3
-	case SecTable:
-		return 4
-	case SecMemory:
-		return 5
-	case SecTag:
-		return 6
-	case SecGlobal:
-		return 7
-	case SecExport:
-		return 8
-	case SecStart:
-		return 9
-	case SecElement:
-		return 10
-	case SecDataCount:
-		return 11
-	case SecCode:
-		return 12
-	case SecData:
-		return 13
+	if int(id) < len(sectionKinds) {
+		return sectionKinds[id].rank
 	}
 	return 0
-}
-
-// sectionCodecs holds, per known section id, the decoder and encoder of
-// its payload. The custom section is absent: its name comes first and
-// the "name" section among them has its own codec (decodeCustom).
-var sectionCodecs = [...]struct {
-	decode func(*Module, *decoder) error
-	encode func(*Module) []byte
-}{
-	SecType:      {(*Module).decodeTypes, (*Module).encodeTypes},
-	SecImport:    {(*Module).decodeImports, (*Module).encodeImports},
-	SecFunction:  {(*Module).decodeFunctions, (*Module).encodeFunctions},
-	SecTable:     {(*Module).decodeTables, (*Module).encodeTables},
-	SecMemory:    {(*Module).decodeMemories, (*Module).encodeMemories},
-	SecGlobal:    {(*Module).decodeGlobals, (*Module).encodeGlobals},
-	SecExport:    {(*Module).decodeExports, (*Module).encodeExports},
-	SecStart:     {(*Module).decodeStart, (*Module).encodeStart},
-	SecElement:   {(*Module).decodeElements, (*Module).encodeElements},
-	SecCode:      {(*Module).decodeCode, (*Module).encodeCode},
-	SecData:      {(*Module).decodeData, (*Module).encodeData},
-	SecDataCount: {(*Module).decodeDataCount, (*Module).encodeDataCount},
-	SecTag:       {(*Module).decodeTags, (*Module).encodeTags},
 }
 
 // Section is one section as it appeared in the module (or was added).
