@@ -1,5 +1,9 @@
 package numbering
 
+// This file places a numbering's probes: its operations on the DAG's
+// edges, the initialisation and count folded onto chords and branches,
+// then the probes on the Graph's edges that an instrumenter inserts.
+
 import (
 	"errors"
 	"fmt"
