@@ -22,7 +22,7 @@ func TestReportHTML(t *testing.T) {
 	}
 	prof, _ := calcReportProfile(t, dir, wasmPath)
 	page := filepath.Join(dir, "report.html")
-	code, out, errs := runReport("--html", page, prof)
+	code, out, errs := runCmd("report", "--html", page, prof)
 	if code != 0 || out != "" || errs != "" {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
@@ -67,7 +67,7 @@ func TestReportHTML(t *testing.T) {
 	}
 
 	// --top bounds the hottest lists as in the text report.
-	if code, _, errs = runReport("--top", "1", "--html", page, prof); code != 0 {
+	if code, _, errs = runCmd("report", "--top", "1", "--html", page, prof); code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	b, _ = os.ReadFile(page)
@@ -77,7 +77,7 @@ func TestReportHTML(t *testing.T) {
 	}
 
 	// A page that cannot be written is an error.
-	if code, _, errs = runReport("--html", filepath.Join(dir, "no", "such", "dir", "r.html"), prof); code != 1 || !strings.Contains(errs, "r.html") {
+	if code, _, errs = runCmd("report", "--html", filepath.Join(dir, "no", "such", "dir", "r.html"), prof); code != 1 || !strings.Contains(errs, "r.html") {
 		t.Errorf("unwritable: exit %d: %s", code, errs)
 	}
 }

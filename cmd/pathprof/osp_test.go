@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,19 +11,11 @@ import (
 	"github.com/pathprof/pathprof/internal/testprogs"
 )
 
-// runOSPCmd runs cmdOSP or cmdOSPScore, which main.go's switch reaches as
-// "osp" and "osp-score".
-func runOSPCmd(f func([]string, io.Writer, io.Writer) int, args ...string) (int, string, string) {
-	var stdout, stderr bytes.Buffer
-	code := f(args, &stdout, &stderr)
-	return code, stdout.String(), stderr.String()
-}
-
 func TestOSPCommand(t *testing.T) {
 	p := testprogs.CProgramByName(t, "calc")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "calc-osp.json")
-	code, stdout, stderr := runOSPCmd(cmdOSP, "--memory", "32K", "--seed", "5", "--top", "2", "-o", out, "--stdin", p.Stdin, p.Wasm)
+	code, stdout, stderr := runCmd("osp", "--memory", "32K", "--seed", "5", "--top", "2", "-o", out, "--stdin", p.Stdin, p.Wasm)
 	if code != int(p.WantExitCode) || stdout != p.WantStdout {
 		t.Fatalf("exit %d, stdout differs: %v\n%s", code, stdout != p.WantStdout, stderr)
 	}
@@ -45,7 +35,7 @@ func TestOSPCommand(t *testing.T) {
 			prof.Sampling.Compact, prof.Sampling.Concise, prof.Sampling.ByLength[0].Counting)
 	}
 	plain := filepath.Join(dir, "calc-plain.json")
-	if code, stdout, stderr := runOSPCmd(cmdOSP, "--memory", "32K", "--compact=false", "-q", "-o", plain, "--stdin", p.Stdin, p.Wasm); code != int(p.WantExitCode) || stdout != p.WantStdout {
+	if code, stdout, stderr := runCmd("osp", "--memory", "32K", "--compact=false", "-q", "-o", plain, "--stdin", p.Stdin, p.Wasm); code != int(p.WantExitCode) || stdout != p.WantStdout {
 		t.Fatalf("--compact=false: exit %d, stdout differs: %v\n%s", code, stdout != p.WantStdout, stderr)
 	}
 	if pp, err := osp.ReadFile(plain); err != nil {
@@ -56,7 +46,7 @@ func TestOSPCommand(t *testing.T) {
 	// --concise: the same samples in concise samples, the lengths the
 	// bound thinned estimated from one offer in τ.
 	concise := filepath.Join(dir, "calc-concise.json")
-	if code, stdout, stderr := runOSPCmd(cmdOSP, "--memory", "32K", "--seed", "5", "--concise", "-q", "-o", concise, "--stdin", p.Stdin, p.Wasm); code != int(p.WantExitCode) || stdout != p.WantStdout {
+	if code, stdout, stderr := runCmd("osp", "--memory", "32K", "--seed", "5", "--concise", "-q", "-o", concise, "--stdin", p.Stdin, p.Wasm); code != int(p.WantExitCode) || stdout != p.WantStdout {
 		t.Fatalf("--concise: exit %d, stdout differs: %v\n%s", code, stdout != p.WantStdout, stderr)
 	}
 	if cp, err := osp.ReadFile(concise); err != nil {
@@ -74,10 +64,10 @@ func TestOSPCommand(t *testing.T) {
 		}
 	}
 
-	if code, stdout, _ := runOSPCmd(cmdOSP, "--show", concise, "--top", "1"); code != 0 || !strings.Contains(stdout, "hot list: concise samples,") {
+	if code, stdout, _ := runCmd("osp", "--show", concise, "--top", "1"); code != 0 || !strings.Contains(stdout, "hot list: concise samples,") {
 		t.Errorf("--show of a concise profile: exit %d\n%s", code, stdout)
 	}
-	code, stdout, stderr = runOSPCmd(cmdOSP, "--show", out, "--top", "1")
+	code, stdout, stderr = runCmd("osp", "--show", out, "--top", "1")
 	if code != 0 || !strings.Contains(stdout, "hot list: counting samples,") || !strings.Contains(stdout, "length 64:") || !strings.Contains(stdout, "calc.c:") || strings.Count(stdout, "  #1 ") != 6 || strings.Contains(stdout, "  #2 ") {
 		t.Errorf("--show: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -94,18 +84,18 @@ func TestOSPCommand(t *testing.T) {
 	os.WriteFile(filepath.Join(moved, "calc.wasm"), b, 0o644)
 	prof.Module.Path = "calc.wasm"
 	osp.WriteFile(filepath.Join(moved, "p.json"), prof)
-	code, stdout, stderr = runOSPCmd(cmdOSP, "--show", filepath.Join(moved, "p.json"))
+	code, stdout, stderr = runCmd("osp", "--show", filepath.Join(moved, "p.json"))
 	if code != 0 || !strings.Contains(stdout, "calc.c:") || stderr != "" {
 		t.Errorf("--show of a moved profile: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	os.WriteFile(filepath.Join(dir, "other.wasm"), append(b, 0), 0o644)
-	code, _, stderr = runOSPCmd(cmdOSP, "--show", out, "--module", filepath.Join(dir, "other.wasm"))
+	code, _, stderr = runCmd("osp", "--show", out, "--module", filepath.Join(dir, "other.wasm"))
 	if code != 1 || !strings.Contains(stderr, "not the module profiled") {
 		t.Errorf("--module with another module: exit %d\n%s", code, stderr)
 	}
 	prof.Module.Path = "nowhere.wasm"
 	osp.WriteFile(out, prof)
-	code, stdout, stderr = runOSPCmd(cmdOSP, "--show", out)
+	code, stdout, stderr = runCmd("osp", "--show", out)
 	if code != 0 || !strings.Contains(stderr, "not found") || !strings.Contains(stdout, "0x") {
 		t.Errorf("--show without the module: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -117,11 +107,11 @@ func TestOSPCommand(t *testing.T) {
 		{"--memory", "-3", p.Wasm},
 		{},
 	} {
-		if code, _, _ := runOSPCmd(cmdOSP, bad...); code != 2 {
+		if code, _, _ := runCmd(append([]string{"osp"}, bad...)...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", bad, code)
 		}
 	}
-	if code, _, stderr := runOSPCmd(cmdOSP, "--memory", "100", "-o", out, p.Wasm); code != 1 || !strings.Contains(stderr, "too small") {
+	if code, _, stderr := runCmd("osp", "--memory", "100", "-o", out, p.Wasm); code != 1 || !strings.Contains(stderr, "too small") {
 		t.Errorf("a 100-byte bound: exit %d\n%s", code, stderr)
 	}
 }
@@ -130,7 +120,7 @@ func TestOSPScoreCommand(t *testing.T) {
 	p := testprogs.CProgramByName(t, "grid")
 	dir := t.TempDir()
 	js := filepath.Join(dir, "score.json")
-	code, stdout, stderr := runOSPCmd(cmdOSPScore, append([]string{"--skip", "100", "--lengths", "2,4,8", "--top", "3", "--unbounded", "-o", js, p.Wasm, "--"}, p.Args...)...)
+	code, stdout, stderr := runCmd(append([]string{"osp-score", "--skip", "100", "--lengths", "2,4,8", "--top", "3", "--unbounded", "-o", js, p.Wasm, "--"}, p.Args...)...)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -161,24 +151,24 @@ func TestOSPScoreCommand(t *testing.T) {
 
 	// Scoring a written profile.
 	prof := filepath.Join(dir, "grid.json")
-	if code, _, stderr := runOSPCmd(cmdOSP, append([]string{"-q", "--skip", "100", "-o", prof, p.Wasm, "--"}, p.Args...)...); code != 0 {
+	if code, _, stderr := runCmd(append([]string{"osp", "-q", "--skip", "100", "-o", prof, p.Wasm, "--"}, p.Args...)...); code != 0 {
 		t.Fatalf("osp: exit %d\n%s", code, stderr)
 	}
-	code, stdout, stderr = runOSPCmd(cmdOSPScore, append([]string{"--profile", prof, p.Wasm, "--"}, p.Args...)...)
+	code, stdout, stderr = runCmd(append([]string{"osp-score", "--profile", prof, p.Wasm, "--"}, p.Args...)...)
 	if code != 0 || !strings.Contains(stdout, "recall@10") || !strings.Contains(stdout, "\n                  64") {
 		t.Errorf("--profile: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	// The unbounded counts need the samples.
-	if code, _, stderr := runOSPCmd(cmdOSPScore, "--profile", prof, "--unbounded", p.Wasm); code != 2 || !strings.Contains(stderr, "--unbounded") {
+	if code, _, stderr := runCmd("osp-score", "--profile", prof, "--unbounded", p.Wasm); code != 2 || !strings.Contains(stderr, "--unbounded") {
 		t.Errorf("--profile with --unbounded: exit %d\n%s", code, stderr)
 	}
 	// Another input makes another run: refused.
-	code, _, stderr = runOSPCmd(cmdOSPScore, "--profile", prof, p.Wasm, "--", "3")
+	code, _, stderr = runCmd("osp-score", "--profile", prof, p.Wasm, "--", "3")
 	if code != 1 || !strings.Contains(stderr, "not comparable") {
 		t.Errorf("--profile with other arguments: exit %d\n%s", code, stderr)
 	}
 	calc := testprogs.CProgramByName(t, "calc")
-	code, _, stderr = runOSPCmd(cmdOSPScore, "--profile", prof, calc.Wasm)
+	code, _, stderr = runCmd("osp-score", "--profile", prof, calc.Wasm)
 	if code != 1 || !strings.Contains(stderr, "not a profile of") {
 		t.Errorf("--profile of another module: exit %d\n%s", code, stderr)
 	}

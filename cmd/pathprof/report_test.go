@@ -14,12 +14,6 @@ import (
 	"github.com/pathprof/pathprof/profile"
 )
 
-func runReport(args ...string) (int, string, string) {
-	var out, errb bytes.Buffer
-	code := cmdReport(args, &out, &errb)
-	return code, out.String(), errb.String()
-}
-
 // calcReportProfile writes a profile of calc.wasm, built by hand from the
 // blocks of fn_gcd, into dir and returns its path and the module's bytes.
 // The profile names the module by modulePath.
@@ -60,7 +54,7 @@ func TestReportCommand(t *testing.T) {
 	}
 	prof, _ := calcReportProfile(t, dir, wasmPath)
 
-	code, out, errs := runReport(prof)
+	code, out, errs := runCmd("report", prof)
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
@@ -71,7 +65,7 @@ func TestReportCommand(t *testing.T) {
 	}
 
 	// Flags after the profile, and --json.
-	code, out, errs = runReport(prof, "--top", "1", "--json")
+	code, out, errs = runCmd("report", prof, "--top", "1", "--json")
 	var doc struct {
 		Functions []struct {
 			Name  string
@@ -93,7 +87,7 @@ func TestReportCommand(t *testing.T) {
 	}
 
 	// An explicit module.
-	if code, out, errs = runReport("--module", wasmPath, prof); code != 0 || !strings.Contains(out, "calc.c:") {
+	if code, out, errs = runCmd("report", "--module", wasmPath, prof); code != 0 || !strings.Contains(out, "calc.c:") {
 		t.Errorf("--module: exit %d\n%s\n%s", code, out, errs)
 	}
 }
@@ -105,7 +99,7 @@ func TestReportModuleLookup(t *testing.T) {
 	prof, b := calcReportProfile(t, dir, "calc-copy.wasm")
 
 	// Missing: a warning, and file offsets.
-	code, out, errs := runReport(prof)
+	code, out, errs := runCmd("report", prof)
 	if code != 0 || !strings.Contains(errs, "warning: module calc-copy.wasm not found; blocks are shown as file offsets") ||
 		!strings.Contains(out, "blocks    file offsets") || strings.Contains(out, "calc.c:") {
 		t.Errorf("missing module: exit %d\n%s\n%s", code, out, errs)
@@ -119,7 +113,7 @@ func TestReportModuleLookup(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "calc-copy.wasm"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errs = runReport(prof)
+	code, out, errs = runCmd("report", prof)
 	if code != 0 || errs != "" || !strings.Contains(out, "calc.c:") {
 		t.Errorf("module next to the profile: exit %d\n%s\n%s", code, out, errs)
 	}
@@ -130,14 +124,14 @@ func TestReportModuleLookup(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "calc-copy.wasm"), changed, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errs = runReport(prof)
+	code, out, errs = runCmd("report", prof)
 	if code != 0 || !strings.Contains(errs, "has changed since it was profiled") || strings.Contains(out, "calc.c:") {
 		t.Errorf("changed module: exit %d\n%s\n%s", code, out, errs)
 	}
 
 	// An explicit module that is not the one profiled is an error.
 	other := testprogs.CProgramByName(t, "sort").Wasm
-	code, _, errs = runReport("--module", other, prof)
+	code, _, errs = runCmd("report", "--module", other, prof)
 	if code != 1 || !strings.Contains(errs, "is not the module") || strings.Count(errs, "\n") != 1 {
 		t.Errorf("wrong --module: exit %d\n%s", code, errs)
 	}
@@ -174,7 +168,7 @@ func TestReportErrors(t *testing.T) {
 			"profile format version 3 is newer than this pathprof reads (version 1): use a newer pathprof"},
 		{[]string{"--module", filepath.Join(dir, "none.wasm"), prof}, 1, "no such file"},
 	} {
-		code, out, errs := runReport(tc.args...)
+		code, out, errs := runCmd(append([]string{"report"}, tc.args...)...)
 		if code != tc.code || !strings.Contains(errs, tc.want) || out != "" {
 			t.Errorf("%v: exit %d, stderr %q, stdout %q; want exit %d and %q", tc.args, code, errs, out, tc.code, tc.want)
 		}
@@ -201,7 +195,7 @@ func TestReportDocExample(t *testing.T) {
 	if err := os.WriteFile(prof, []byte(example), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errs := runReport("--module", filepath.Join(root, "testdata", "c", "calc.wasm"), prof)
+	code, out, errs := runCmd("report", "--module", filepath.Join(root, "testdata", "c", "calc.wasm"), prof)
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
