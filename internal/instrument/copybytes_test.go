@@ -26,7 +26,7 @@ func TestSpecCopyBytes(t *testing.T) {
 				counting.Write(res.Module)
 			}
 		}
-		if res, err := Instrument(orig, Options{Segments: &Segments{End: wrapEnd(map[wasm.Op]int{})}}); err == nil {
+		if res, err := InstrumentSegments(orig, Segments{End: wrapEnd(map[wasm.Op]int{})}); err == nil {
 			sampling.Write(res.Module)
 		}
 	})

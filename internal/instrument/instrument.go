@@ -8,14 +8,16 @@
 // memory above what it sees, counted by inline adds (counters.Embed), or
 // in a counter module that the instrumented module imports and calls
 // (pathprof.count and friends; package counters).
+//
+// InstrumentSegments builds package osp's sampling copy instead (the
+// segments files): the same body scan, numbering and probe placement
+// (place.go), with code of osp's where paths end in place of counts.
 package instrument
 
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
-	"sort"
 	"strconv"
 
 	"github.com/pathprof/pathprof/internal/cfg"
@@ -47,118 +49,10 @@ type Options struct {
 	// the copy imports and calls, even where they could live in the
 	// program's memory (counters.Embed).
 	SeparateCounters bool
-	// Segments, when set, makes the copy that package osp samples block
-	// sequences with instead of a counting copy: see Segments. Mode,
-	// Counters, CountHits and NoLoopCounts are then ignored.
-	Segments *Segments
 }
 
-// Segments describes a copy whose paths report their blocks, not counts.
-//
-// Paths also end before every call that may return (cfg.Options
-// SplitCalls), so the blocks a callee runs come between two paths of its
-// caller, and a run's block entries are the concatenation of its paths'
-// blocks. The path register carries the number of block entries the
-// path makes in its low CountBits bits and the path's Ball-Larus id
-// above them: chord increments sum both at once, so counting blocks costs
-// nothing more than numbering the path. Functions whose paths are too
-// many are cut to fit IDBits.
-//
-// Functions that cannot be numbered (Func.Blockwise: exception handling,
-// br_on_null) run End at the start of each of their blocks instead, with
-// the one-block path whose id is the block's node.
-type Segments struct {
-	// Setup adds what End uses (imports, globals) to the module. It runs
-	// once, before any function is changed.
-	Setup func(m *wasm.Module) error
-	// End appends the code run where a path of function f ends (see
-	// EndSite).
-	//
-	// End is not called where every path that ends there has no blocks
-	// (a call's continuation that reaches the next call, a return or a
-	// back edge without entering a block): such a path has nothing to
-	// count, and in the Lua interpreter of the benchmark suite one path
-	// end in seven to eleven is one.
-	// It returns the code, if any, to put right after the call that
-	// follows (see EndSite.Call).
-	End func(a *wasm.Asm, f *Func, s EndSite) (after []byte)
-	// Blockwise, when set, picks functions (by original index) to run End
-	// block by block although they could be numbered, so that the
-	// fallback can be checked on programs that wazero runs.
-	Blockwise func(index uint32) bool
-	// Thread builds the graphs with cfg.Options.Thread: a jump forward
-	// through a dispatch loop (every jump of Go's compiler) continues the
-	// path instead of ending it. Functions whose numbering cannot leave
-	// the dispatch's arms without probes are built without it.
-	Thread bool
-	// Finish, if set, runs once after every function has been changed,
-	// before the module is encoded: it may add functions of its own.
-	Finish func(m *wasm.Module) error
-}
-
-// EndSite is where a path ends, for Segments.End.
-type EndSite struct {
-	// P is the i64 local that holds the ending path's packed value;
-	// local P+1 is an i32 that End may use as it likes.
-	P uint32
-	// Branch: where a branch that carries no values takes the edge (a
-	// back edge among them), its label, counted from where the code is
-	// placed: the register already holds the next path's start, and code
-	// that takes the branch itself from a branch of its own, instead of
-	// falling through to it, keeps a cold call out of the hot path
-	// (wazero spills a loop's values around a call whose branch joins
-	// the loop body again). Where the function returns right after the
-	// code, with its results on the stack, Return: an arm of End's own
-	// can return itself. Elsewhere -1.
-	Branch int64
-	// Keep, at a back edge of a loop without calls, lists the locals
-	// that the loop writes and that are live at its header, the path
-	// register among them (those of number types). An arm that calls a
-	// function before it takes the branch should hold them elsewhere (in
-	// globals, say) across the call: wazero stores a value that lives
-	// across a call after each of its definitions, in the loop's hot
-	// path too, while values reloaded after the call are new ones.
-	// Elsewhere nil.
-	Keep []Local
-	// Operands are the types of the values on the stack that the
-	// instruction after the code takes, where that is a return (the
-	// function's results) or a call (its arguments, call_indirect's
-	// table index last), and all are of number types; else nil. An arm
-	// that calls a function should take them along (see Block) and hold
-	// them elsewhere across its call, as Keep: otherwise they live
-	// across the arm's call, and wazero stores each after its
-	// definition, and loads a call's arguments again before the call,
-	// taken or not.
-	Operands []wasm.ValType
-	// Call, where Operands are a call's, is that call instruction. An
-	// arm should then make the call itself, so that the arguments held
-	// across its own call do not meet the hot path's again at a join:
-	// End opens an if of type Block, makes the call at the end of its
-	// arm, and returns the code that closes it after the original call
-	// (after an else, for a call that returns: End's after); a tail call
-	// leaves the arm by itself, and the if falls into the original.
-	Call []byte
-	// Block is the type index of an if that takes Operands and gives
-	// back what a call gives, or Operands again before a return or a
-	// tail call; also before a return whose results are not all of
-	// number types (Operands nil). Else -1.
-	Block int64
-}
-
-// IDBits bounds a Segments path id: functions with more than 2^IDBits
-// paths are cut.
-const IDBits = 40
-
-// CountBits is how many low bits of a Segments register count the path's
-// block entries; the path id lies above them. Low, so that most chord
-// increments fit a 32-bit immediate and the count is one and away. A
-// function where a path could make 2^CountBits block entries or more is
-// instrumented block by block.
-const CountBits = 16
-
-// Return is Segments.End's branch where the function returns after the
-// code.
-const Return = -2
+// defaultNoReturn is Options.NoReturn's default: WASI's proc_exit.
+var defaultNoReturn = [][2]string{{"wasi_snapshot_preview1", "proc_exit"}}
 
 // HitsGlobal is the export name of the hit counter of Options.CountHits.
 const HitsGlobal = "pathprof_hits"
@@ -237,11 +131,6 @@ type Func struct {
 	// Blockwise marks a Segments function that could not be numbered:
 	// every block is a path of its own (see Segments).
 	Blockwise bool
-	// results are the function's results, and returnBlock the type of
-	// an if that takes them and gives them back, or -1 where there are
-	// none (Segments only).
-	results     []wasm.ValType
-	returnBlock int64
 	// Cuts are the blocks at which the DAG was cut to fit 63 bits (for
 	// Segments, IDBits).
 	Cuts []int32
@@ -258,18 +147,9 @@ type Func struct {
 
 	// Between planning and emitting: the body's structure, the probes per
 	// Graph edge and the scratch locals.
-	scan              *scan
-	ops               [][]numbering.Op
-	reg, cond, idx, p uint32
-	// emptyEnd marks, for a Segments function, the Graph edges where
-	// every path that ends there has no blocks.
-	emptyEnd []bool
-	// params and decls are a Segments function's parameters and local
-	// declarations (scratch locals included), and carried, per loop
-	// header, the locals its loop carries round (see Segments.End).
-	params  []wasm.ValType
-	decls   []wasm.LocalDecl
-	carried map[int32][]Local
+	scan           *scan
+	ops            [][]numbering.Op
+	reg, cond, idx uint32
 }
 
 // BlockOffset returns the original file offset of block b's first instruction.
@@ -298,7 +178,7 @@ type Result struct {
 // Instrument instruments every defined function of the module.
 func Instrument(orig []byte, opt Options) (*Result, error) {
 	if opt.NoReturn == nil {
-		opt.NoReturn = [][2]string{{"wasi_snapshot_preview1", "proc_exit"}}
+		opt.NoReturn = defaultNoReturn
 	}
 	m, err := wasm.Decode(orig)
 	if err != nil {
@@ -306,9 +186,6 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 	}
 	res := &Result{CodeOffset: m.CodePayloadOff}
 	numImported := m.NumImportedFuncs
-	if opt.Segments != nil {
-		return instrumentSegments(m, orig, opt, res)
-	}
 	embed := !opt.SeparateCounters && counters.CanEmbed(m) == ""
 	var fns countFns
 	if !embed {
@@ -331,7 +208,7 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		orig := numImported + uint32(i)
 		f := &Func{Index: orig, Name: m.FuncName(orig + shift), origOff: m.Code[i].OrigOff}
 		res.Funcs = append(res.Funcs, f)
-		if err := planFunc(m, i, f, cfgOpt, opt.Mode, false); err != nil {
+		if err := planFunc(m, i, f, cfgOpt, opt.Mode); err != nil {
 			var skip skipError
 			if errors.As(err, &skip) {
 				f.Status = "skipped: " + string(skip)
@@ -393,7 +270,7 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		if f.Plan == nil {
 			continue
 		}
-		if err := emitFunc(m, &m.Code[i], f, res.Layout, fns, hitsGlobal, !opt.NoLoopCounts, nil); err != nil {
+		if err := emitFunc(m, &m.Code[i], f, res.Layout, fns, hitsGlobal, !opt.NoLoopCounts); err != nil {
 			return nil, fmt.Errorf("function %d (%s): %w", f.Index, f.Name, err)
 		}
 		if p, ok := plain[i]; ok {
@@ -637,73 +514,45 @@ func (s *scan) shift(d int64) {
 	}
 }
 
-// edit is a splice with an order among edits at the same offset: the end
-// of an if around the call before it (-1), code entering an arm (0), code
-// placed before the instruction there (1), an added else arm (2).
-type edit struct {
-	wasm.Edit
-	prio int
-}
-
-// planFunc adds the scratch locals, builds the graph and chooses the probes.
-func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(*Func) Mode, segments bool) error {
+// prepare scans the body of defined function def and adds f's scratch
+// locals after its own: the path register (an i64), then i32s i32 locals
+// (a saved branch condition, a saved br_table index, then the copy's
+// own), then extra. It returns the function's type and the body's local
+// declarations.
+func (f *Func) prepare(m *wasm.Module, def int, i32s uint32, extra ...wasm.LocalDecl) (wasm.FuncType, []wasm.LocalDecl, error) {
 	c := &m.Code[def]
 	ft, ok := m.FuncType(m.NumImportedFuncs + uint32(def))
 	if !ok {
-		return fmt.Errorf("no type")
+		return ft, nil, fmt.Errorf("no type")
 	}
 	s, err := scanBody(m, c, ft.Results)
 	if err != nil {
-		return err
+		return ft, nil, err
 	}
-	f.results, f.returnBlock = ft.Results, -1
-	if segments && len(ft.Results) > 0 {
-		f.returnBlock = int64(m.AddType(wasm.FuncType{Params: ft.Results, Results: ft.Results}))
-	}
-	// Scratch locals: the path register, a saved branch condition, a
-	// saved br_table index and, for counting, a counter's address.
 	base := uint32(uint64(len(ft.Params)) + c.NumLocals())
-	scratch := uint32(3)
-	if segments {
-		scratch = 2
-	}
 	locals := append(append([]wasm.LocalDecl(nil), c.Locals...),
-		wasm.LocalDecl{Count: 1, Type: wasm.ValI64}, wasm.LocalDecl{Count: scratch, Type: wasm.ValI32})
-	if segments {
-		// The packed value of an ending path and an i32 for End's own
-		// use (Segments.End's p and p+1).
-		locals = append(locals, wasm.LocalDecl{Count: 1, Type: wasm.ValI64}, wasm.LocalDecl{Count: 1, Type: wasm.ValI32})
-	}
+		wasm.LocalDecl{Count: 1, Type: wasm.ValI64}, wasm.LocalDecl{Count: i32s, Type: wasm.ValI32})
+	locals = append(locals, extra...)
 	oldExpr := c.ExprOff
 	if err := c.SetLocals(locals); err != nil {
-		return err
+		return ft, nil, err
 	}
-	reg, cond, idx := base, base+1, base+2
 	s.shift(int64(c.ExprOff) - int64(oldExpr))
-	limit := int64(numbering.MaxPaths)
-	if segments {
-		limit = 1 << IDBits
-	}
-	f.scan, f.reg, f.cond, f.idx, f.p = s, reg, cond, idx, idx+1
-	// Counting, idx+1 is a counter's address (an i32); segments, the
-	// packed value of an ending path (an i64).
-	if err := f.number(c, cfgOpt, limit); err != nil {
+	f.scan, f.reg, f.cond, f.idx = s, base, base+1, base+2
+	return ft, locals, nil
+}
+
+// planFunc adds the scratch locals, builds the graph and chooses the
+// probes of a counting copy.
+func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(*Func) Mode) error {
+	// The third scratch i32, idx+1, is a counter's address.
+	if _, _, err := f.prepare(m, def, 3); err != nil {
 		return err
 	}
-	if segments {
-		f.params, f.decls = ft.Params, locals
-		err := placeSegments(f)
-		if cfgOpt.Thread && (err != nil || !f.threadsKept()) {
-			// Threaded jumps need the dispatch's arms free of probes; where the
-			// numbering could not leave them so, the jumps end paths again.
-			cfgOpt.Thread = false
-			if err := f.number(c, cfgOpt, limit); err != nil {
-				return err
-			}
-			err = placeSegments(f)
-		}
+	if err := f.number(&m.Code[def], cfgOpt, numbering.MaxPaths); err != nil {
 		return err
 	}
+	var err error
 	d := f.DAG
 	if choose != nil {
 		f.Mode = choose(f)
@@ -778,19 +627,6 @@ func (f *Func) number(c *wasm.Code, cfgOpt cfg.Options, limit int64) error {
 	return nil
 }
 
-// threadsKept reports whether the probes of a function built with
-// cfg.Options.Thread leave its threaded jumps alone: no code on an
-// EdgeThread edge, nor on the header's arm to the same target, which
-// jumps of both kinds take, and no threaded edge cut.
-func (f *Func) threadsKept() bool {
-	for i, shared := range sharedArms(f.Graph) {
-		if shared && (f.Graph.Edges[i].Back || len(f.ops[i]) > 0) {
-			return false
-		}
-	}
-	return true
-}
-
 // variant is one placement of probes in a body: the function's own, or,
 // where a loop's iterations are shared out (Mode.Loop), that of the code
 // around the loop and those of the loop's replicas.
@@ -808,20 +644,11 @@ type variant struct {
 }
 
 // emitFunc inserts the probes chosen by planFunc.
-func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fns countFns, hitsGlobal int64, useLoopCounts bool, seg *Segments) error {
-	g, s := f.Graph, f.scan
-	reg, cond, idx := f.reg, f.cond, f.idx
-	if seg != nil {
-		if err := f.findCarried(c.Body); err != nil {
-			return err
-		}
-	}
-	loopSliced := seg == nil && f.Mode.Loop != 0
-	dense, slot := false, int64(0)
-	if seg == nil {
-		dense = layout.Funcs[f.Index].Kind == counters.KindDense
-		slot = layout.Slot(f.Index)
-	}
+func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fns countFns, hitsGlobal int64, useLoopCounts bool) error {
+	reg, idx := f.reg, f.idx
+	loopSliced := f.Mode.Loop != 0
+	dense := layout.Funcs[f.Index].Kind == counters.KindDense
+	slot := layout.Slot(f.Index)
 	var lc *loopCounts
 	if useLoopCounts && dense && f.Rev != nil && !loopSliced {
 		lc = planLoopCounts(f, idx+2, slot, func(a *wasm.Asm, slot int64, l uint32) {
@@ -834,7 +661,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 	// A hashed function whose counters are in the program's memory
 	// keeps the path id of a count in a local of its own, the last.
 	hashP := int64(-1)
-	if seg == nil && !dense && fns.emb != nil {
+	if !dense && fns.emb != nil {
 		hashP = int64(idx + 2)
 	}
 	// memCount appends a count op in memory (or a counter module).
@@ -874,54 +701,17 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 	// place returns the edits that put a variant's probes in the body,
 	// ordered for Splice.
 	place := func(v *variant) ([]wasm.Edit, error) {
-		ops := v.ops
-		v.seqs = make([]uint8, len(g.Edges))
-		// has says whether edge e gets any code.
-		has := func(e int32) bool {
-			return len(ops[e]) > 0 || lc.flushes(e) || v.extra != nil && len(v.extra[e]) > 0
+		p := &placer{m: m, c: c, f: f, ops: v.ops, hit: hit}
+		p.has = func(e int32) bool {
+			return len(v.ops[e]) > 0 || lc.flushes(e) || v.extra != nil && len(v.extra[e]) > 0
 		}
-		plain := func(e int32) bool { return v.extra == nil || len(v.extra[e]) == 0 }
-		var edits []edit
-		put := func(off uint32, del uint32, prio int, code []byte) {
-			edits = append(edits, edit{wasm.Edit{Off: off, Del: del, Ins: code}, prio})
-		}
-		// emit appends edge e's probes; back is the label, from where the
-		// code goes, of the branch that takes e when it carries no values,
-		// else -1.
-		emit := func(a *wasm.Asm, e int32, back int64) {
-			if !has(e) {
-				return
-			}
-			if seg != nil {
-				site := EndSite{P: f.p, Branch: back, Block: -1}
-				switch ed := g.Edges[e]; {
-				case back >= 0 && ed.Back:
-					site.Keep = f.carried[ed.To]
-				case back == Return:
-					site.Block = f.returnBlock
-					if all(f.results, isNumber) {
-						site.Operands = f.results
-					}
-				case ed.Kind == cfg.EdgeCall || ed.Kind == cfg.EdgeTailCall:
-					var res []wasm.ValType
-					site.Call, site.Operands, res = callOperands(m, c.Body, ed.Instr)
-					if site.Call != nil {
-						if ed.Kind == cfg.EdgeTailCall {
-							res = site.Operands
-						}
-						site.Block = int64(m.AddType(wasm.FuncType{Params: site.Operands, Results: res}))
-					}
-				}
-				if after := emitSegment(a, f, seg, ops[e], site, f.emptyEnd[e]); len(after) > 0 {
-					if site.Call == nil {
-						panic("instrument: code after a path end that is not a call's")
-					}
-					put(g.Edges[e].Instr+uint32(len(site.Call)), 0, -1, after)
-				}
+		p.plain = func(e int32) bool { return !lc.flushes(e) && (v.extra == nil || len(v.extra[e]) == 0) }
+		p.emit = func(a *wasm.Asm, e int32, back int64) {
+			if !p.has(e) {
 				return
 			}
 			hit(a)
-			for i, o := range ops[e] {
+			for i, o := range v.ops[e] {
 				if i == 0 && lc.counts(e) {
 					lc.emitCount(a, e, o, reg)
 					continue
@@ -946,151 +736,9 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 				a.B = append(a.B, v.extra[e]...)
 			}
 		}
-		// Group the edges by the instruction that makes them.
-		bySite := map[uint32][]int32{}
-		for i, e := range g.Edges {
-			if !has(int32(i)) && e.Kind != cfg.EdgeBrIfTaken && e.Kind != cfg.EdgeBrIfNot && e.Kind != cfg.EdgeBrTable {
-				continue
-			}
-			switch e.Kind {
-			case cfg.EdgeEntry:
-				var a wasm.Asm
-				emit(&a, int32(i), -1)
-				put(c.ExprOff, 0, 0, a.B)
-				v.seqs[i] = 1
-			case cfg.EdgeFallthrough, cfg.EdgeBr, cfg.EdgeReturn, cfg.EdgeTailCall, cfg.EdgeThrow, cfg.EdgeNoReturn, cfg.EdgeCall:
-				var a wasm.Asm
-				back := int64(-1)
-				if l, ok := s.voidBr[e.Instr]; ok && e.Kind == cfg.EdgeBr {
-					back = int64(l)
-				} else if e.Kind == cfg.EdgeReturn {
-					back = Return
-				}
-				emit(&a, int32(i), back)
-				put(e.Instr, 0, 1, a.B)
-				v.seqs[i] = 1
-			case cfg.EdgeIfThen:
-				var a wasm.Asm
-				emit(&a, int32(i), -1)
-				put(e.Instr+s.instrLen[e.Instr], 0, 0, a.B)
-				v.seqs[i] = 1
-			case cfg.EdgeIfElse:
-				var a wasm.Asm
-				if els := s.ifElse[e.Instr]; els >= 0 {
-					emit(&a, int32(i), -1)
-					put(uint32(els)+s.instrLen[uint32(els)], 0, 0, a.B)
-				} else {
-					a.Op(wasm.OpElse)
-					emit(&a, int32(i), -1)
-					put(s.ifEnd[e.Instr], 0, 2, a.B)
-				}
-				v.seqs[i] = 1
-			case cfg.EdgeBrIfTaken, cfg.EdgeBrIfNot, cfg.EdgeBrTable:
-				bySite[e.Instr] = append(bySite[e.Instr], int32(i))
-			default:
-				return nil, fmt.Errorf("no placement for probes on %s edges", e.Kind)
-			}
-		}
-		// Sites in order: the types and globals that probes add are then
-		// numbered alike in every build of the copy.
-		for _, site := range slices.Sorted(maps.Keys(bySite)) {
-			es := bySite[site]
-			if g.Edges[es[0]].Kind == cfg.EdgeBrTable {
-				code, err := brTableCode(m, s, site, g, es, has, emit, idx, v.seqs)
-				if err != nil {
-					return nil, err
-				}
-				if code != nil {
-					put(site, s.instrLen[site], 1, code)
-				}
-				continue
-			}
-			var taken, not []numbering.Op
-			var ti, ni int32 = -1, -1
-			for _, e := range es {
-				if g.Edges[e].Kind == cfg.EdgeBrIfTaken {
-					taken, ti = ops[e], e
-				} else {
-					not, ni = ops[e], e
-				}
-			}
-			hasT, hasN := ti >= 0 && has(ti), ni >= 0 && has(ni)
-			if !hasT && !hasN {
-				continue
-			}
-			var a wasm.Asm
-			var del uint32 // the original's bytes the code replaces
-			if l, ok := s.voidBr[site]; ok {
-				// The condition is tested once, by a branch whose edge
-				// is not critical, so that a compare that makes it is
-				// fused into the jump (wazero tests a condition used
-				// twice, or on a critical edge, as a flag set, widened
-				// and tested again). At a back edge, an if that takes
-				// the branch: going round the loop falls into the jump
-				// back. Elsewhere the taken edge's probes go after the
-				// other's, where wazero lays them out of line, as the
-				// original's branch target is:
-				//
-				//	local.set c  block  block  local.get c  br_if 0
-				//	<not taken>  br 1  end  <taken>  br L+1  end
-				if ti >= 0 && g.Edges[ti].Back {
-					a.Block(wasm.OpIf)
-					if hasT {
-						emit(&a, ti, int64(l)+1)
-					}
-					a.Idx(wasm.OpBr, l+1).Op(wasm.OpEnd)
-					if hasN {
-						emit(&a, ni, -1)
-					}
-				} else {
-					a.Idx(wasm.OpLocalSet, cond).Block(wasm.OpBlock).Block(wasm.OpBlock).Idx(wasm.OpLocalGet, cond).Idx(wasm.OpBrIf, 0)
-					if hasN {
-						emit(&a, ni, -1)
-					}
-					a.Idx(wasm.OpBr, 1).Op(wasm.OpEnd)
-					if hasT {
-						emit(&a, ti, int64(l)+1)
-					}
-					a.Idx(wasm.OpBr, l+1).Op(wasm.OpEnd)
-				}
-				del = s.instrLen[site]
-			} else if isAdds(taken) && isAdds(not) && !lc.flushes(ti) && !lc.flushes(ni) && (ti < 0 || plain(ti)) && (ni < 0 || plain(ni)) {
-				// Branch-free: r += select(k_taken, k_not, cond).
-				hit(&a)
-				a.Idx(wasm.OpLocalSet, cond).Idx(wasm.OpLocalGet, reg).I64(addValue(taken)).I64(addValue(not)).Idx(wasm.OpLocalGet, cond).Op(wasm.OpSelect).Op(wasm.OpI64Add).Idx(wasm.OpLocalSet, reg).Idx(wasm.OpLocalGet, cond)
-				v.seqs[ti], v.seqs[ni] = 1, 1
-			} else {
-				// A br_if that carries values: the if's arms cannot
-				// take the branch themselves.
-				a.Idx(wasm.OpLocalTee, cond).Block(wasm.OpIf)
-				if hasT {
-					emit(&a, ti, -1)
-				}
-				if hasN {
-					a.Op(wasm.OpElse)
-					emit(&a, ni, -1)
-				}
-				a.Op(wasm.OpEnd).Idx(wasm.OpLocalGet, cond)
-			}
-			put(site, del, 1, a.B)
-			if hasT {
-				v.seqs[ti] = 1
-			}
-			if hasN {
-				v.seqs[ni] = 1
-			}
-		}
-		sort.SliceStable(edits, func(i, j int) bool {
-			if edits[i].Off != edits[j].Off {
-				return edits[i].Off < edits[j].Off
-			}
-			return edits[i].prio < edits[j].prio
-		})
-		list := make([]wasm.Edit, len(edits))
-		for i, e := range edits {
-			list[i] = e.Edit
-		}
-		return list, nil
+		list, err := p.place()
+		v.seqs = p.seqs
+		return list, err
 	}
 	// The loop counters, a hashed count's path id and the flag of a
 	// function whose loop is shared out are declared last, after every
@@ -1170,72 +818,4 @@ func (fns countFns) add(a *wasm.Asm, slot int64, addr uint32, push func()) {
 		push()
 		a.Idx(wasm.OpCall, fns.countN)
 	}
-}
-
-func isAdds(ops []numbering.Op) bool {
-	return len(ops) == 0 || len(ops) == 1 && ops[0].Kind == numbering.Add
-}
-
-func addValue(ops []numbering.Op) int64 {
-	if len(ops) == 0 {
-		return 0
-	}
-	return ops[0].Value
-}
-
-// brTableCode replaces a br_table whose edges carry probes by a nest of
-// blocks: the new table branches to a trampoline per instrumented target,
-// which runs the target's probes and branches on; arms to targets without
-// probes branch straight out of the nest. It returns nil when no edge of
-// the br_table has probes.
-func brTableCode(m *wasm.Module, s *scan, site uint32, g *cfg.Graph, es []int32,
-	has func(int32) bool, emit func(*wasm.Asm, int32, int64), idx uint32, seqs []uint8) ([]byte, error) {
-	labels := s.brTable[site]
-	armTramp := make([]int, len(labels)) // trampoline number (1-based) per arm, 0 for none
-	var tramps []int32                   // edges with probes, innermost first
-	for _, e := range es {
-		if !has(e) {
-			continue
-		}
-		tramps = append(tramps, e)
-		for _, arm := range g.Edges[e].Arms {
-			armTramp[arm] = len(tramps)
-		}
-		seqs[e] = 1
-	}
-	if len(tramps) == 0 {
-		return nil, nil
-	}
-	nt := uint32(len(tramps))
-	var a wasm.Asm
-	a.Idx(wasm.OpLocalSet, idx)
-	types := s.brTypes[site]
-	for range tramps {
-		if len(types) == 0 {
-			a.Block(wasm.OpBlock)
-		} else {
-			a.BlockT(wasm.OpBlock, m.AddType(wasm.FuncType{Params: types, Results: types}))
-		}
-	}
-	a.Idx(wasm.OpLocalGet, idx)
-	nl := make([]uint32, len(labels))
-	for arm, l := range labels {
-		if j := armTramp[arm]; j > 0 {
-			nl[arm] = uint32(j - 1)
-		} else {
-			nl[arm] = l + nt
-		}
-	}
-	a.BrTable(nl)
-	for j, e := range tramps {
-		a.Op(wasm.OpEnd)
-		l := labels[g.Edges[e].Arms[0]] + nt - uint32(j+1)
-		back := int64(-1)
-		if len(s.brTypes[site]) == 0 {
-			back = int64(l)
-		}
-		emit(&a, e, back)
-		a.Idx(wasm.OpBr, l)
-	}
-	return a.B, nil
 }

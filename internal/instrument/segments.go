@@ -1,22 +1,150 @@
+// OSP's sampling copy, the Segments copy: its options, what End learns
+// where a path ends, and InstrumentSegments, which builds it beside the
+// counting copy (Instrument) on the same body scan, numbering and probe
+// placement.
+
 package instrument
 
 import (
 	"errors"
 	"fmt"
-	"math"
-	"slices"
 
 	"github.com/pathprof/pathprof/internal/cfg"
-	"github.com/pathprof/pathprof/internal/numbering"
 	"github.com/pathprof/pathprof/internal/wasm"
 )
 
-// instrumentSegments is Instrument for Options.Segments.
-func instrumentSegments(m *wasm.Module, orig []byte, opt Options, res *Result) (*Result, error) {
-	seg := opt.Segments
+// Segments describes a copy whose paths report their blocks, not counts:
+// the copy that package osp samples block sequences with.
+//
+// Paths also end before every call that may return (cfg.Options
+// SplitCalls), so the blocks a callee runs come between two paths of its
+// caller, and a run's block entries are the concatenation of its paths'
+// blocks. The path register carries the number of block entries the
+// path makes in its low CountBits bits and the path's Ball-Larus id
+// above them: chord increments sum both at once, so counting blocks costs
+// nothing more than numbering the path. Functions whose paths are too
+// many are cut to fit IDBits.
+//
+// Functions that cannot be numbered (Func.Blockwise: exception handling,
+// br_on_null) run End at the start of each of their blocks instead, with
+// the one-block path whose id is the block's node.
+type Segments struct {
+	// NoReturn lists imports (module, name) whose call never returns; a
+	// path ends before such a call. Default: WASI's proc_exit.
+	NoReturn [][2]string
+	// Setup adds what End uses (imports, globals) to the module. It runs
+	// once, before any function is changed.
+	Setup func(m *wasm.Module) error
+	// End appends the code run where a path of function f ends (see
+	// EndSite).
+	//
+	// End is not called where every path that ends there has no blocks
+	// (a call's continuation that reaches the next call, a return or a
+	// back edge without entering a block): such a path has nothing to
+	// count, and in the Lua interpreter of the benchmark suite one path
+	// end in seven to eleven is one.
+	// It returns the code, if any, to put right after the call that
+	// follows (see EndSite.Call).
+	End func(a *wasm.Asm, f *Func, s EndSite) (after []byte)
+	// Blockwise, when set, picks functions (by original index) to run End
+	// block by block although they could be numbered, so that the
+	// fallback can be checked on programs that wazero runs.
+	Blockwise func(index uint32) bool
+	// Thread builds the graphs with cfg.Options.Thread: a jump forward
+	// through a dispatch loop (every jump of Go's compiler) continues the
+	// path instead of ending it. Functions whose numbering cannot leave
+	// the dispatch's arms without probes are built without it.
+	Thread bool
+	// Finish, if set, runs once after every function has been changed,
+	// before the module is encoded: it may add functions of its own.
+	Finish func(m *wasm.Module) error
+}
+
+// EndSite is where a path ends, for Segments.End.
+type EndSite struct {
+	// P is the i64 local that holds the ending path's packed value;
+	// local P+1 is an i32 that End may use as it likes.
+	P uint32
+	// Branch: where a branch that carries no values takes the edge (a
+	// back edge among them), its label, counted from where the code is
+	// placed: the register already holds the next path's start, and code
+	// that takes the branch itself from a branch of its own, instead of
+	// falling through to it, keeps a cold call out of the hot path
+	// (wazero spills a loop's values around a call whose branch joins
+	// the loop body again). Where the function returns right after the
+	// code, with its results on the stack, Return: an arm of End's own
+	// can return itself. Elsewhere -1.
+	Branch int64
+	// Keep, at a back edge of a loop without calls, lists the locals
+	// that the loop writes and that are live at its header, the path
+	// register among them (those of number types). An arm that calls a
+	// function before it takes the branch should hold them elsewhere (in
+	// globals, say) across the call: wazero stores a value that lives
+	// across a call after each of its definitions, in the loop's hot
+	// path too, while values reloaded after the call are new ones.
+	// Elsewhere nil.
+	Keep []Local
+	// Operands are the types of the values on the stack that the
+	// instruction after the code takes, where that is a return (the
+	// function's results) or a call (its arguments, call_indirect's
+	// table index last), and all are of number types; else nil. An arm
+	// that calls a function should take them along (see Block) and hold
+	// them elsewhere across its call, as Keep: otherwise they live
+	// across the arm's call, and wazero stores each after its
+	// definition, and loads a call's arguments again before the call,
+	// taken or not.
+	Operands []wasm.ValType
+	// Call, where Operands are a call's, is that call instruction. An
+	// arm should then make the call itself, so that the arguments held
+	// across its own call do not meet the hot path's again at a join:
+	// End opens an if of type Block, makes the call at the end of its
+	// arm, and returns the code that closes it after the original call
+	// (after an else, for a call that returns: End's after); a tail call
+	// leaves the arm by itself, and the if falls into the original.
+	Call []byte
+	// Block is the type index of an if that takes Operands and gives
+	// back what a call gives, or Operands again before a return or a
+	// tail call; also before a return whose results are not all of
+	// number types (Operands nil). Else -1.
+	Block int64
+}
+
+// IDBits bounds a Segments path id: functions with more than 2^IDBits
+// paths are cut.
+const IDBits = 40
+
+// CountBits is how many low bits of a Segments register count the path's
+// block entries; the path id lies above them. Low, so that most chord
+// increments fit a 32-bit immediate and the count is one and away. A
+// function where a path could make 2^CountBits block entries or more is
+// instrumented block by block.
+const CountBits = 16
+
+// Return is Segments.End's branch where the function returns after the
+// code.
+const Return = -2
+
+// Local is one of a function's locals: its index and type.
+type Local struct {
+	Index uint32
+	Type  wasm.ValType
+}
+
+// InstrumentSegments makes the Segments copy of a module: every defined
+// function's paths numbered as Ball-Larus does, ending before calls too,
+// with seg.End run where they end.
+func InstrumentSegments(orig []byte, seg Segments) (*Result, error) {
 	if seg.End == nil {
 		return nil, errors.New("instrument: Segments without End")
 	}
+	if seg.NoReturn == nil {
+		seg.NoReturn = defaultNoReturn
+	}
+	m, err := wasm.Decode(orig)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{CodeOffset: m.CodePayloadOff}
 	numImported := m.NumImportedFuncs
 	if seg.Setup != nil {
 		if err := seg.Setup(m); err != nil {
@@ -24,25 +152,25 @@ func instrumentSegments(m *wasm.Module, orig []byte, opt Options, res *Result) (
 		}
 	}
 	shift := m.NumImportedFuncs - numImported
-	noRet := cfg.NoReturnImports(m, opt.NoReturn...)
+	noRet := cfg.NoReturnImports(m, seg.NoReturn...)
 	cfgOpt := cfg.Options{NoReturn: noRet, SplitCalls: true, Thread: seg.Thread}
 	for i := range m.Code {
 		orig := numImported + uint32(i)
-		f := &Func{Index: orig, Name: m.FuncName(orig + shift), origOff: m.Code[i].OrigOff, returnBlock: -1}
-		res.Funcs = append(res.Funcs, f)
+		f := &segFunc{Func: &Func{Index: orig, Name: m.FuncName(orig + shift), origOff: m.Code[i].OrigOff}, returnBlock: -1}
+		res.Funcs = append(res.Funcs, f.Func)
 		var err error
 		if seg.Blockwise != nil && seg.Blockwise(orig) {
 			err = skipError("block by block, as asked")
 		} else {
-			err = planFunc(m, i, f, cfgOpt, nil, true)
+			err = planSegments(m, i, f, cfgOpt)
 		}
 		var skip skipError
 		if errors.As(err, &skip) {
 			f.Status = "skipped: " + string(skip)
-			err = emitBlockwise(m, i, f, seg, cfg.Options{NoReturn: noRet})
+			err = emitBlockwise(m, i, f, &seg, cfg.Options{NoReturn: noRet})
 		} else if err == nil {
 			f.Status = "profiled"
-			err = emitFunc(m, &m.Code[i], f, nil, countFns{}, -1, false, seg)
+			err = emitSegments(m, &m.Code[i], f, &seg)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("function %d (%s): %w", orig, f.Name, err)
@@ -54,335 +182,31 @@ func instrumentSegments(m *wasm.Module, orig []byte, opt Options, res *Result) (
 			return nil, err
 		}
 	}
-	var err error
 	if res.Module, err = m.Encode(); err != nil {
 		return nil, err
 	}
 	return res, nil
 }
 
-// placeSegments chooses the probes of a Segments function: Ball-Larus ids
-// above the low CountBits bits of each DAG edge's value and, in them, one
-// for each edge that enters a block (not a call's continuation, not the
-// exit), so that a path's sum also counts its block entries.
-func placeSegments(f *Func) error {
-	d, n := f.DAG, f.Num
-	most := mostBlocks(f.Graph, d)
-	for _, b := range most {
-		if b >= 1<<CountBits {
-			return skipError(fmt.Sprintf("a path of %d blocks or more", 1<<CountBits))
-		}
-	}
-	packed := &numbering.Numbering{NumPaths: n.NumPaths, Val: make([]int64, len(d.Edges))}
-	for i, e := range d.Edges {
-		v := n.Val[i] << CountBits
-		if e.To != cfg.Exit && !f.Graph.Blocks[e.To].Cont {
-			v++
-		}
-		packed.Val[i] = v
-	}
-	w, err := numbering.StaticWeights(d)
-	if err != nil {
-		return err
-	}
-	fixed := threadFixed(f.Graph, d)
-	for i, x := range fixed {
-		if x {
-			w[i] = math.Inf(1)
-		}
-	}
-	inc, err := numbering.Chords(d, packed, w)
-	if err != nil {
-		return err
-	}
-	// Paths end where they end, so a path cut short by a trap is not
-	// reported.
-	plan, err := numbering.Place(d, packed, inc, numbering.PlaceOptions{NoCountFolding: true, Fixed: fixed})
-	if err != nil {
-		return err
-	}
-	f.Mode = Mode{Kind: BallLarus}
-	f.setPlan(plan)
-	f.emptyEnd = emptyEnds(f.Graph, d, most)
-	return nil
-}
-
-// sharedArms marks the Graph edges that threaded jumps take through a
-// dispatch header (cfg.Options.Thread): the EdgeThread edges and the
-// header's own arms to the same targets, which jumps that end there take
-// too. It returns nil when there are none.
-func sharedArms(g *cfg.Graph) []bool {
-	var shared []bool
-	for i, e := range g.Edges {
-		if e.Kind != cfg.EdgeThread {
-			continue
-		}
-		if shared == nil {
-			shared = make([]bool, len(g.Edges))
-		}
-		shared[i] = true
-		for _, a := range g.Blocks[g.Blocks[e.From].Same].Out {
-			if g.Edges[a].To == e.To {
-				shared[a] = true
-			}
-		}
-	}
-	return shared
-}
-
-// threadFixed marks the DAG edges that are shared arms, or returns nil
-// when there are none. They must get no probes: they weigh the most, so
-// that the spanning tree holds them, and Place keeps operations off them.
-func threadFixed(g *cfg.Graph, d *cfg.DAG) []bool {
-	shared := sharedArms(g)
-	if shared == nil {
-		return nil
-	}
-	fixed := make([]bool, len(d.Edges))
-	for i, e := range d.Edges {
-		fixed[i] = e.Orig >= 0 && shared[e.Orig]
-	}
-	return fixed
-}
-
-// mostBlocks returns, by DAG node, the most blocks of a path from the
-// entry to the node.
-func mostBlocks(g *cfg.Graph, d *cfg.DAG) []int {
-	most := make([]int, d.NumNodes)
-	for _, n := range d.Topo {
-		for _, ei := range d.In[n] {
-			e := d.Edges[ei]
-			b := most[e.From]
-			if n != cfg.Exit && !g.Blocks[n].Cont {
-				b++
-			}
-			most[n] = max(most[n], b)
-		}
-	}
-	return most
-}
-
-// emptyEnds marks the Graph edges where every path that ends there has
-// no blocks: those out of a node that no path from the entry reaches
-// through a block (most from mostBlocks).
-func emptyEnds(g *cfg.Graph, d *cfg.DAG, most []int) []bool {
-	reached := make([]bool, d.NumNodes)
-	for _, n := range d.Topo {
-		reached[n] = true
-	}
-	empty := make([]bool, len(g.Edges))
-	for i, e := range g.Edges {
-		ends := e.To == cfg.Exit || e.Cuts()
-		empty[i] = ends && reached[e.From] && most[e.From] == 0
-	}
-	return empty
-}
-
-// emitSegment appends the probes of one edge of a Segments function: the
-// ending path's packed value goes to p before the next path's register is
-// set, and End runs last; where the ending paths are empty, neither.
-func emitSegment(a *wasm.Asm, f *Func, seg *Segments, ops []numbering.Op, site EndSite, empty bool) (after []byte) {
-	end := false
-	for _, o := range ops {
-		if empty {
-			break
-		}
-		switch o.Kind {
-		case numbering.Count:
-			a.Idx(wasm.OpLocalGet, f.reg)
-			if o.Value != 0 {
-				a.AddI64(o.Value)
-			}
-			a.Idx(wasm.OpLocalSet, f.p)
-			end = true
-		case numbering.CountConst:
-			a.I64(o.Value).Idx(wasm.OpLocalSet, f.p)
-			end = true
-		}
-	}
-	for _, o := range ops {
-		switch o.Kind {
-		case numbering.Init:
-			a.I64(o.Value).Idx(wasm.OpLocalSet, f.reg)
-		case numbering.Add:
-			a.Idx(wasm.OpLocalGet, f.reg).AddI64(o.Value).Idx(wasm.OpLocalSet, f.reg)
-		}
-	}
-	if end {
-		return seg.End(a, f, site)
-	}
-	return nil
-}
-
-// callOperands returns the call at off in body, the types of the values
-// that it takes from the stack (call_indirect's table index last) and of
-// those it gives back; or nils where it takes none, one is not of a
-// number type, or the instruction is not a call or call_indirect.
-func callOperands(m *wasm.Module, body []byte, off uint32) (call []byte, params, results []wasm.ValType) {
-	var in wasm.Instr
-	r := wasm.NewReader(body, 0, "code")
-	r.Seek(int(off))
-	if r.Next(&in) != nil {
-		return nil, nil, nil
-	}
-	var ft wasm.FuncType
-	switch in.Op {
-	case wasm.OpCall, wasm.OpReturnCall:
-		var ok bool
-		if ft, ok = m.FuncType(in.A); !ok {
-			return nil, nil, nil
-		}
-		params = ft.Params
-	case wasm.OpCallIndirect, wasm.OpReturnCallIndirect:
-		if int(in.A) >= len(m.Types) || table64(m, in.B) {
-			return nil, nil, nil
-		}
-		ft = m.Types[in.A]
-		params = append(slices.Clip(ft.Params), wasm.ValI32)
-	default:
-		return nil, nil, nil
-	}
-	if len(params) == 0 || !all(params, isNumber) {
-		return nil, nil, nil
-	}
-	return body[off : off+in.Len], params, ft.Results
-}
-
-// table64 reports whether table t is indexed by i64 values, or is not
-// there.
-func table64(m *wasm.Module, t uint32) bool {
-	for _, im := range m.Imports {
-		if im.Kind != wasm.KindTable {
-			continue
-		}
-		if t == 0 {
-			return im.Table.Limits.Is64()
-		}
-		t--
-	}
-	return int(t) >= len(m.Tables) || m.Tables[t].Limits.Is64()
-}
-
-// all reports whether every element of xs satisfies ok.
-func all[T any](xs []T, ok func(T) bool) bool {
-	for _, x := range xs {
-		if !ok(x) {
-			return false
-		}
-	}
-	return true
-}
-
-// Local is one of a function's locals: its index and type.
-type Local struct {
-	Index uint32
-	Type  wasm.ValType
-}
-
-// findCarried fills f.carried: for each loop without calls, by header,
-// the locals of number types that the loop writes and that are live at
-// the header, and the path register. body is the body f.Graph was built
-// from. Loops with calls get none: their values live across those calls
-// anyway. Nor are the locals the loop only reads kept: held in globals
-// they would come back as new values at the header, where wazero, short
-// of registers, stores them on every iteration instead of once before
-// the loop.
-func (f *Func) findCarried(body []byte) error {
-	g := f.Graph
-	heads := g.Loops()
-	if len(heads) == 0 {
-		return nil
-	}
-	locals, err := cfg.ScanLocals(g, body)
-	if err != nil {
-		return err
-	}
-	writes := make([][]uint32, len(heads))
-	var track []uint32
-	seen := map[uint32]bool{}
-	callFree := make([]bool, len(heads))
-	for i, h := range heads {
-		nodes := g.LoopNodes(h)
-		callFree[i] = true
-		for _, n := range nodes {
-			for _, ei := range g.Blocks[n].Out {
-				if g.Edges[ei].Kind == cfg.EdgeCall {
-					callFree[i] = false
-				}
-			}
-		}
-		if !callFree[i] {
-			continue
-		}
-		for _, n := range nodes {
-			for _, x := range locals.Writes(n) {
-				if !seen[x] && isNumber(f.localType(x)) {
-					seen[x] = true
-					writes[i] = append(writes[i], x)
-				}
-			}
-		}
-		clear(seen)
-		track = append(track, writes[i]...)
-	}
-	locals.Track(track)
-	f.carried = make(map[int32][]Local, len(heads))
-	for i, h := range heads {
-		if !callFree[i] {
-			continue
-		}
-		keep := []Local{{f.reg, wasm.ValI64}}
-		for _, x := range writes[i] {
-			if locals.Live(h, x) {
-				keep = append(keep, Local{x, f.localType(x)})
-			}
-		}
-		f.carried[h] = keep
-	}
-	return nil
-}
-
-func (f *Func) localType(x uint32) wasm.ValType {
-	if x < uint32(len(f.params)) {
-		return f.params[x]
-	}
-	x -= uint32(len(f.params))
-	for _, d := range f.decls {
-		if x < d.Count {
-			return d.Type
-		}
-		x -= d.Count
-	}
-	return wasm.ValType{}
-}
-
-func isNumber(t wasm.ValType) bool {
-	return t == wasm.ValI32 || t == wasm.ValI64 || t == wasm.ValF32 || t == wasm.ValF64
-}
-
-// emitBlockwise gives a function that cannot be numbered End at the start
-// of every block, each block a path of its own.
-func emitBlockwise(m *wasm.Module, def int, f *Func, seg *Segments, cfgOpt cfg.Options) error {
-	c := &m.Code[def]
-	ft, ok := m.FuncType(m.NumImportedFuncs + uint32(def))
-	if !ok {
-		return fmt.Errorf("no type")
-	}
-	p := uint32(uint64(len(ft.Params)) + c.NumLocals())
-	if err := c.SetLocals(append(append([]wasm.LocalDecl(nil), c.Locals...), wasm.LocalDecl{Count: 1, Type: wasm.ValI64}, wasm.LocalDecl{Count: 1, Type: wasm.ValI32})); err != nil {
-		return err
-	}
-	g, err := cfg.BuildBody(c, cfgOpt)
-	if err != nil {
-		return err
-	}
-	f.Graph, f.bodyMap, f.Blockwise, f.p = g, c.Map, true, p
-	edits := make([]wasm.Edit, 0, len(g.Blocks)-2)
-	for n := 2; n < len(g.Blocks); n++ {
-		var a wasm.Asm
-		a.I64(int64(n)<<CountBits|1).Idx(wasm.OpLocalSet, p)
-		seg.End(&a, f, EndSite{P: p, Branch: -1, Block: -1})
-		edits = append(edits, wasm.Edit{Off: g.Blocks[n].Start, Ins: a.B})
-	}
-	return c.Splice(edits)
+// segFunc is a function of a Segments copy while it is planned and
+// emitted.
+type segFunc struct {
+	*Func
+	// p is the i64 local that holds an ending path's packed value; p+1
+	// is an i32 for End's own use (EndSite.P).
+	p uint32
+	// results are the function's results, and returnBlock the type of
+	// an if that takes them and gives them back, or -1 where there are
+	// none.
+	results     []wasm.ValType
+	returnBlock int64
+	// emptyEnd marks the Graph edges where every path that ends there
+	// has no blocks.
+	emptyEnd []bool
+	// params and decls are the function's parameters and local
+	// declarations (scratch locals included), and carried, per loop
+	// header, the locals its loop carries round (see EndSite.Keep).
+	params  []wasm.ValType
+	decls   []wasm.LocalDecl
+	carried map[int32][]Local
 }

@@ -92,7 +92,7 @@ func TestCarried(t *testing.T) {
 		}
 		var got [][]Local
 		var reg uint32
-		res, err := Instrument(orig, Options{Segments: &Segments{End: func(_ *wasm.Asm, f *Func, s EndSite) []byte {
+		res, err := InstrumentSegments(orig, Segments{End: func(_ *wasm.Asm, f *Func, s EndSite) []byte {
 			reg = f.reg
 			if s.Branch < 0 && s.Keep != nil {
 				t.Errorf("keep %v at a path end without a branch", s.Keep)
@@ -101,7 +101,7 @@ func TestCarried(t *testing.T) {
 				got = append(got, s.Keep)
 			}
 			return nil
-		}}})
+		}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -123,8 +123,8 @@ func TestCarried(t *testing.T) {
 // or on the header's arm that the jump shares would make it fall back.
 func TestThreadsKept(t *testing.T) {
 	m := dispatchModule(t)
-	f := &Func{Index: 0}
-	if err := planFunc(m, 0, f, cfg.Options{SplitCalls: true, Thread: true}, nil, true); err != nil {
+	f := &segFunc{Func: &Func{Index: 0}}
+	if err := planSegments(m, 0, f, cfg.Options{SplitCalls: true, Thread: true}); err != nil {
 		t.Fatal(err)
 	}
 	thread, arm := int32(-1), int32(-1)
@@ -254,7 +254,7 @@ func TestEndSites(t *testing.T) {
 	var mod *wasm.Module
 	wrapped := map[wasm.Op]int{}
 	wrap := wrapEnd(wrapped)
-	res, err := Instrument(orig, Options{Segments: &Segments{
+	res, err := InstrumentSegments(orig, Segments{
 		Setup: func(m *wasm.Module) error { mod = m; return nil },
 		End: func(a *wasm.Asm, f *Func, s EndSite) []byte {
 			if f.Index != 2 {
@@ -271,7 +271,7 @@ func TestEndSites(t *testing.T) {
 			got = append(got, st)
 			return wrap(a, f, s)
 		},
-	}})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +361,7 @@ func TestEndSitesSpec(t *testing.T) {
 	wrapped := map[wasm.Op]int{}
 	modules := 0
 	forSpecModules(t, func(where string, orig []byte, compile func([]byte) error) {
-		res, err := Instrument(orig, Options{Segments: &Segments{End: wrapEnd(wrapped)}})
+		res, err := InstrumentSegments(orig, Segments{End: wrapEnd(wrapped)})
 		if err != nil {
 			return
 		}

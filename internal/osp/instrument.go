@@ -434,17 +434,15 @@ func instrumentWith(orig []byte, end endFunc, blockwise func(uint32) bool, threa
 		m.Touch(wasm.SecCode)
 		return nil
 	}
-	res, err := instrument.Instrument(orig, instrument.Options{
+	res, err := instrument.InstrumentSegments(orig, instrument.Segments{
 		NoReturn: [][2]string{procExit},
-		Segments: &instrument.Segments{
-			Setup: setup,
-			End: func(a *wasm.Asm, f *instrument.Func, s instrument.EndSite) []byte {
-				return end(a, r, endSite{fn: f.Index, p: s.P, branch: s.Branch, block: s.Block, keep: s.Keep, operands: s.Operands, call: s.Call})
-			},
-			Blockwise: blockwise,
-			Thread:    thread,
-			Finish:    finish,
+		Setup:    setup,
+		End: func(a *wasm.Asm, f *instrument.Func, s instrument.EndSite) []byte {
+			return end(a, r, endSite{fn: f.Index, p: s.P, branch: s.Branch, block: s.Block, keep: s.Keep, operands: s.Operands, call: s.Call})
 		},
+		Blockwise: blockwise,
+		Thread:    thread,
+		Finish:    finish,
 	})
 	if err != nil {
 		return nil, err

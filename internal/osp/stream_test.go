@@ -157,12 +157,12 @@ func wideModule() []byte {
 // reads the ending path's value, to see how its functions were built.
 func plainSegments(t *testing.T, orig []byte) *instrument.Result {
 	t.Helper()
-	res, err := instrument.Instrument(orig, instrument.Options{Segments: &instrument.Segments{
+	res, err := instrument.InstrumentSegments(orig, instrument.Segments{
 		End: func(a *wasm.Asm, _ *instrument.Func, s instrument.EndSite) []byte {
 			a.Idx(wasm.OpLocalGet, s.P).Op(wasm.OpDrop)
 			return nil
 		},
-	}})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,13 +353,13 @@ func TestEmptyPathsHaveNoEnd(t *testing.T) {
 	ctx := context.Background()
 	orig := emptyEndsModule()
 	ends := 0
-	_, err := instrument.Instrument(orig, instrument.Options{Segments: &instrument.Segments{
+	_, err := instrument.InstrumentSegments(orig, instrument.Segments{
 		End: func(a *wasm.Asm, _ *instrument.Func, s instrument.EndSite) []byte {
 			ends++
 			a.Idx(wasm.OpLocalGet, s.P).Op(wasm.OpDrop)
 			return nil
 		},
-	}})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
