@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -15,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pathprof/pathprof/internal/proglist"
 )
 
 // DebianScript is the build script of the Debian programs, relative to
@@ -112,18 +112,10 @@ func buildDebian(dir, final string, opt PrepareOptions, progress func(string, ..
 // into manifest entries whose files are under rel.
 func parseDebianList(data []byte, rel string) ([]Program, error) {
 	var progs []Program
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for lineno := 1; sc.Scan(); lineno++ {
-		f := strings.Fields(sc.Text())
-		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
-			continue
-		}
-		if len(f) < 5 {
-			return nil, fmt.Errorf("line %d: want NAME WASM STDIN EXPECT_STDOUT EXIT_CODE [ARGS...]", lineno)
-		}
+	err := proglist.Each(data, 5, "NAME WASM STDIN EXPECT_STDOUT EXIT_CODE [ARGS...]", func(f []string) error {
 		code, err := strconv.ParseUint(f[4], 10, 32)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: exit code: %w", lineno, err)
+			return fmt.Errorf("exit code: %w", err)
 		}
 		p := Program{Name: f[0], Origin: OriginDebian, Wasm: rel + "/" + f[1],
 			ExpectStdout: rel + "/" + f[3], ExpectExitCode: u32(uint32(code)), Args: f[5:]}
@@ -131,11 +123,12 @@ func parseDebianList(data []byte, rel string) ([]Program, error) {
 			p.Stdin = rel + "/" + f[2]
 		}
 		if err := p.validate(); err != nil {
-			return nil, fmt.Errorf("line %d: %w", lineno, err)
+			return err
 		}
 		progs = append(progs, p)
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	if len(progs) == 0 {

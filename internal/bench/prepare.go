@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,11 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/pathprof/pathprof/internal/gobuild"
+	"github.com/pathprof/pathprof/internal/proglist"
 )
 
 // PrepareOptions configure Prepare.
@@ -270,54 +269,29 @@ func FindSource(dir string) (string, error) {
 // outputs into dir/c, as listed in src/programs.txt
 // (NAME SOURCE OPT STDIN [ARGS...]).
 func prepareC(dir, src string) ([]Program, error) {
-	list := filepath.Join(src, "programs.txt")
-	data, err := os.ReadFile(list)
+	list, err := proglist.ReadC(src)
 	if err != nil {
 		return nil, err
 	}
 	var progs []Program
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for lineno := 1; sc.Scan(); lineno++ {
-		f := strings.Fields(sc.Text())
-		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
-			continue
-		}
-		if len(f) < 4 {
-			return nil, fmt.Errorf("%s:%d: want NAME SOURCE OPT STDIN [ARGS...]", list, lineno)
-		}
-		name := f[0]
-		p := Program{Name: name, Origin: OriginC, Wasm: "c/" + name + ".wasm", Args: f[4:],
-			ExpectStdout: "c/" + name + ".expected"}
-		files := []string{name + ".wasm", name + ".expected"}
-		if f[3] != "-" {
-			p.Stdin = "c/" + f[3]
-			files = append(files, f[3])
+	for _, c := range list {
+		p := Program{Name: c.Name, Origin: OriginC, Wasm: "c/" + c.Name + ".wasm", Args: c.Args,
+			ExpectStdout: "c/" + c.Name + ".expected", ExpectExitCode: u32(c.ExitCode)}
+		files := []string{c.Name + ".wasm", c.Name + ".expected"}
+		if c.Stdin != "" {
+			p.Stdin = "c/" + c.Stdin
+			files = append(files, c.Stdin)
 		}
 		for _, file := range files {
 			b, err := os.ReadFile(filepath.Join(src, file))
 			if err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", list, lineno, err)
+				return nil, err
 			}
 			if err := writeIfChanged(filepath.Join(dir, "c", file), b); err != nil {
 				return nil, err
 			}
 		}
-		code, err := os.ReadFile(filepath.Join(src, name+".exitcode"))
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", list, lineno, err)
-		}
-		n, err := strconv.ParseUint(strings.TrimSpace(string(code)), 10, 32)
-		if err != nil {
-			return nil, fmt.Errorf("%s.exitcode: %w", filepath.Join(src, name), err)
-		}
-		p.ExpectExitCode = u32(uint32(n))
 		progs = append(progs, p)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(progs) == 0 {
-		return nil, fmt.Errorf("%s lists no programs", list)
 	}
 	return progs, nil
 }

@@ -1,15 +1,13 @@
 package testprogs
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
+	"github.com/pathprof/pathprof/internal/proglist"
 	"github.com/pathprof/pathprof/internal/runner"
 )
 
@@ -70,54 +68,34 @@ func CProgramByName(t testing.TB, name string) CProgram {
 }
 
 func loadCPrograms(dir string) ([]CProgram, error) {
-	manifest := filepath.Join(dir, "programs.txt")
-	data, err := os.ReadFile(manifest)
+	list, err := proglist.ReadC(dir)
 	if err != nil {
 		return nil, err
 	}
 	var progs []CProgram
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for lineno := 1; sc.Scan(); lineno++ {
-		fields := strings.Fields(sc.Text())
-		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
-			continue
-		}
-		if len(fields) < 4 {
-			return nil, fmt.Errorf("%s:%d: want NAME SOURCE OPT STDIN [ARGS...]", manifest, lineno)
-		}
+	for _, c := range list {
 		p := CProgram{
-			Name:   fields[0],
-			Wasm:   filepath.Join(dir, fields[0]+".wasm"),
-			Source: filepath.Join(dir, fields[1]),
-			Opt:    fields[2],
-			Args:   fields[4:],
+			Name:         c.Name,
+			Wasm:         filepath.Join(dir, c.Name+".wasm"),
+			Source:       filepath.Join(dir, c.Source),
+			Opt:          c.Opt,
+			Args:         c.Args,
+			WantExitCode: c.ExitCode,
 		}
-		if fields[3] != "-" {
-			p.Stdin = filepath.Join(dir, fields[3])
+		if c.Stdin != "" {
+			p.Stdin = filepath.Join(dir, c.Stdin)
 		}
 		stdout, err := os.ReadFile(filepath.Join(dir, p.Name+".expected"))
 		if err != nil {
 			return nil, err
 		}
 		p.WantStdout = string(stdout)
-		code, err := os.ReadFile(filepath.Join(dir, p.Name+".exitcode"))
-		if err != nil {
-			return nil, err
-		}
-		n, err := strconv.ParseUint(strings.TrimSpace(string(code)), 10, 32)
-		if err != nil {
-			return nil, fmt.Errorf("%s.exitcode: %w", p.Name, err)
-		}
-		p.WantExitCode = uint32(n)
 		for _, f := range []string{p.Wasm, p.Source} {
 			if _, err := os.Stat(f); err != nil {
-				return nil, fmt.Errorf("%s:%d: %w (run testdata/c/build.sh)", manifest, lineno, err)
+				return nil, fmt.Errorf("%s: %w (run testdata/c/build.sh)", c.Name, err)
 			}
 		}
 		progs = append(progs, p)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
 	}
 	return progs, nil
 }
