@@ -11,37 +11,10 @@ import (
 // findBackEdges marks the edges whose target is on the stack of a
 // depth-first search from the entry, visiting out edges in order.
 func (g *Graph) findBackEdges() {
-	const (
-		white = iota
-		onStack
-		done
-	)
-	color := make([]uint8, len(g.Blocks))
-	type item struct {
-		n    int32
-		next int
-	}
-	stack := []item{{Entry, 0}}
-	color[Entry] = onStack
-	for len(stack) > 0 {
-		top := &stack[len(stack)-1]
-		out := g.Blocks[top.n].Out
-		if top.next == len(out) {
-			color[top.n] = done
-			stack = stack[:len(stack)-1]
-			continue
-		}
-		e := out[top.next]
-		top.next++
-		to := g.Edges[e].To
-		switch color[to] {
-		case white:
-			color[to] = onStack
-			stack = append(stack, item{to, 0})
-		case onStack:
-			g.Edges[e].Back = true
-		}
-	}
+	depthFirst(len(g.Blocks),
+		func(v int32) []int32 { return g.Blocks[v].Out },
+		func(e int32) (int32, bool) { return g.Edges[e].To, true },
+		func(e int32) { g.Edges[e].Back = true })
 }
 
 // NumBlocks is the number of real blocks (virtual entry and exit excluded).

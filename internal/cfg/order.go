@@ -12,30 +12,54 @@ import "slices"
 // the search takes them; to(e) is edge e's head, or false for an edge the
 // search passes over.
 func ReversePostorder(n int, out func(v int32) []int32, to func(e int32) (int32, bool)) []int32 {
-	seen := make([]bool, n)
+	post := depthFirst(n, out, to, nil)
+	slices.Reverse(post)
+	return post
+}
+
+// depthFirst searches a graph of n nodes depth first from the entry, as
+// ReversePostorder describes, and returns the nodes in postorder. If back
+// is not nil, it is called with each edge whose head is on the search's
+// stack: the back edges of the search.
+func depthFirst(n int, out func(v int32) []int32, to func(e int32) (int32, bool), back func(e int32)) []int32 {
+	const (
+		white = iota
+		onStack
+		done
+	)
+	color := make([]uint8, n)
 	post := make([]int32, 0, n)
 	type item struct {
 		v    int32
 		next int
 	}
 	stack := []item{{Entry, 0}}
-	seen[Entry] = true
+	color[Entry] = onStack
 	for len(stack) > 0 {
 		top := &stack[len(stack)-1]
 		es := out(top.v)
 		if top.next == len(es) {
+			color[top.v] = done
 			post = append(post, top.v)
 			stack = stack[:len(stack)-1]
 			continue
 		}
-		w, ok := to(es[top.next])
+		e := es[top.next]
 		top.next++
-		if ok && !seen[w] {
-			seen[w] = true
+		w, ok := to(e)
+		if !ok {
+			continue
+		}
+		switch color[w] {
+		case white:
+			color[w] = onStack
 			stack = append(stack, item{w, 0})
+		case onStack:
+			if back != nil {
+				back(e)
+			}
 		}
 	}
-	slices.Reverse(post)
 	return post
 }
 
