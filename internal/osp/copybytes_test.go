@@ -1,6 +1,8 @@
 // Pins the bytes of OSP's sampling copies: the copy of every committed C
-// program of Go's hello and of the sort package's test binary, as Instrument makes it, with every other
-// function block by block, and with jumps not threaded.
+// program and of the sort package's test binary, as Instrument makes it,
+// with every other function block by block, and with jumps not threaded.
+// Go's hello is left out: it is built from the checkout, whose path its
+// bytes hold.
 package osp
 
 import (
@@ -34,9 +36,6 @@ var sampledCopyDigests = map[string]string{
 	"grid":                 "966633067b6c877f14d4939a63efa7c0a0622b3ef11cfc0d5bd67c07ca156f78",
 	"grid mixed":           "2700efcfe86e5530887f10ef58320d31c3b85e21834e2c33c8a8c39e66d4cd8f",
 	"grid unthreaded":      "966633067b6c877f14d4939a63efa7c0a0622b3ef11cfc0d5bd67c07ca156f78",
-	"hello":                "789ccd608cce1f28d3a904c5ed8db993cd1492c1492e89731a307965c50c86a4",
-	"hello mixed":          "494bd3dbfd718047ff8bd4384dc18e3ecc945dd2da1c9fed29ca411925561299",
-	"hello unthreaded":     "571ba2650b266c47daa18ba7729c74fa49a891b9b995cae1462ebe0516817f29",
 	"sort.test":            "928ee3687423b4b74bc3d03b27d7fa8a4230805d040694844044b5781ce642de",
 	"sort.test mixed":      "c68313108e89eff3d468b242ab6c59c04d370d31322ecef5a5bd8511e0c2fe47",
 	"sort.test unthreaded": "86b9d028a5497b2e47229ae6e5be2878f592c71ec6d856e74ccbaec4ad266e85",
@@ -44,6 +43,9 @@ var sampledCopyDigests = map[string]string{
 
 func TestSamplingCopyBytes(t *testing.T) {
 	for _, p := range benchPrograms(t, true) {
+		if p.Name == "hello" {
+			continue
+		}
 		orig, err := os.ReadFile(p.Path)
 		if err != nil {
 			t.Fatal(err)
