@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"github.com/pathprof/pathprof/internal/wasm"
 	"io"
 	"os"
 	"os/exec"
@@ -19,6 +18,7 @@ import (
 	"github.com/pathprof/pathprof/internal/noderun"
 	"github.com/pathprof/pathprof/internal/runner"
 	"github.com/pathprof/pathprof/internal/testprogs"
+	"github.com/pathprof/pathprof/internal/wasm"
 	"github.com/pathprof/pathprof/internal/wasmtest"
 	"github.com/pathprof/pathprof/profile"
 )
@@ -274,11 +274,7 @@ func TestCountersFallBackNear4GiB(t *testing.T) {
 	}
 	for _, min := range []uint64{1, 65535} {
 		m.Memories[0].Min = min
-		m.Touch(wasm.SecMemory)
-		b, err := m.Encode()
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := wasmtest.Encode(t, m, wasm.SecMemory)
 		res, err := Instrument(b, Options{})
 		if err != nil {
 			t.Fatalf("min %d pages: %v", min, err)
@@ -325,13 +321,7 @@ func TestBrIfBecomesIf(t *testing.T) {
 		Exports:  []wasm.Export{{Name: "f", Kind: wasm.KindFunc, Index: 0}},
 		Code:     []wasm.Code{wasm.NewCode([]wasm.LocalDecl{{Count: 2, Type: wasm.ValI32}}, a.B)},
 	}
-	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecMemory, wasm.SecExport, wasm.SecCode} {
-		m.Touch(id)
-	}
-	orig, err := m.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
+	orig := wasmtest.Encode(t, m, wasm.SecType, wasm.SecFunction, wasm.SecMemory, wasm.SecExport, wasm.SecCode)
 	res, err := Instrument(orig, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/pathprof/pathprof/internal/numbering"
 	"github.com/pathprof/pathprof/internal/testprogs"
 	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/internal/wasmtest"
 )
 
 // dispatchModule has one function, (i32) -> (), shaped as Go's compiler
@@ -46,14 +47,9 @@ func funcModule(t *testing.T, ft wasm.FuncType, locals []wasm.LocalDecl, expr []
 		Funcs:   []uint32{0},
 		Code:    []wasm.Code{wasm.NewCode(locals, expr)},
 	}
-	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecCode} {
-		m.Touch(id)
-	}
-	b, err := m.Encode()
+	b := wasmtest.Encode(t, m, wasm.SecType, wasm.SecFunction, wasm.SecCode)
+	m, err := wasm.Decode(b)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if m, err = wasm.Decode(b); err != nil {
 		t.Fatal(err)
 	}
 	return m
@@ -86,10 +82,7 @@ func TestCarried(t *testing.T) {
 		a.Idx(wasm.OpLocalGet, sum).Op(wasm.OpEnd)
 		m := funcModule(t, wasm.FuncType{Params: []wasm.ValType{wasm.ValI32}, Results: []wasm.ValType{wasm.ValI32}},
 			[]wasm.LocalDecl{{Count: 5, Type: wasm.ValI32}}, a.B)
-		orig, err := m.Encode()
-		if err != nil {
-			t.Fatal(err)
-		}
+		orig := wasmtest.Encode(t, m)
 		var got [][]Local
 		var reg uint32
 		res, err := InstrumentSegments(orig, Segments{End: func(_ *wasm.Asm, f *Func, s EndSite) []byte {
@@ -225,13 +218,7 @@ func endSitesModule(t *testing.T) []byte {
 		Exports:  []wasm.Export{{Name: "f", Kind: wasm.KindFunc, Index: 2}},
 		Code:     []wasm.Code{wasm.NewCode(nil, g.B), wasm.NewCode(nil, h.B), wasm.NewCode(nil, f.B)},
 	}
-	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecTable, wasm.SecExport, wasm.SecElement, wasm.SecCode} {
-		m.Touch(id)
-	}
-	b, err := m.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := wasmtest.Encode(t, m, wasm.SecType, wasm.SecFunction, wasm.SecTable, wasm.SecExport, wasm.SecElement, wasm.SecCode)
 	return b
 }
 

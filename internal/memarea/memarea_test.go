@@ -44,12 +44,7 @@ func TestAreaInvisibleAndMoved(t *testing.T) {
 		}
 		m.Funcs = append(m.Funcs, area.GrowType)
 		m.Code = append(m.Code, wasm.NewCode(memarea.GrowLocals, area.GrowCode()))
-		m.Touch(wasm.SecFunction)
-		m.Touch(wasm.SecCode)
-		mod, err := m.Encode()
-		if err != nil {
-			t.Fatal(err)
-		}
+		mod := wasmtest.Encode(t, m, wasm.SecFunction, wasm.SecCode)
 
 		var want, got, inArea []byte
 		var base uint32

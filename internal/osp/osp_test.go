@@ -518,13 +518,7 @@ func TestRecorderNeedsItsOwnMemory(t *testing.T) {
 	}
 	m.Imports = append(m.Imports, wasm.Import{Module: "env", Name: "memory", Kind: wasm.KindMemory, Memory: m.Memories[0]})
 	m.NumImportedMemories, m.Memories = 1, nil
-	for _, id := range []byte{wasm.SecImport, wasm.SecMemory} {
-		m.Touch(id)
-	}
-	b, err := m.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := wasmtest.Encode(t, m, wasm.SecImport, wasm.SecMemory)
 	if _, err := Instrument(b); err == nil || !strings.Contains(err.Error(), "imports its memory") {
 		t.Errorf("got %v, want an error saying the module imports its memory", err)
 	}
@@ -575,11 +569,7 @@ func TestHeld(t *testing.T) {
 	}
 	gs := h.globals()
 	m := &wasm.Module{Version: 1, Globals: gs}
-	m.Touch(wasm.SecGlobal)
-	b, err := m.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := wasmtest.Encode(t, m, wasm.SecGlobal)
 	back, err := wasm.Decode(b)
 	if err != nil {
 		t.Fatal(err)

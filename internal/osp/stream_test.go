@@ -16,6 +16,7 @@ import (
 	"github.com/pathprof/pathprof/internal/instrument"
 	"github.com/pathprof/pathprof/internal/runner"
 	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/internal/wasmtest"
 )
 
 // streamSum is a run's block entries, as file offsets, folded into a
@@ -64,10 +65,7 @@ func perBlockStream(t *testing.T, ctx context.Context, orig []byte, rc runner.Co
 			t.Fatal(err)
 		}
 	}
-	b, err := m.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := wasmtest.Encode(t, m)
 	var sum streamSum
 	rc.HostModules = func(ctx context.Context, r wazero.Runtime) ([]wazero.CompiledModule, error) {
 		c, err := r.NewHostModuleBuilder("pathprof_test").NewFunctionBuilder().

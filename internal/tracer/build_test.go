@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/internal/wasmtest"
 )
 
 // fn is a function to put in a test module: its type, i32 locals beyond the
@@ -43,10 +44,7 @@ func (tm testModule) encode(t testing.TB) []byte {
 		}
 		m.Touch(id)
 	}
-	b, err := m.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := wasmtest.Encode(t, m)
 	if _, err := wasm.Decode(b); err != nil {
 		t.Fatalf("the test module does not decode: %v", err)
 	}

@@ -1,5 +1,6 @@
 // This file holds the helpers tests use to read a module from a file, find
-// a function in it, and write a module's sections by hand.
+// a function in it, write a module's sections by hand and encode a module
+// built in code.
 package wasmtest
 
 import (
@@ -42,4 +43,18 @@ func Section(b []byte, id byte, payload []byte) []byte {
 	b = append(b, id)
 	b = wasm.AppendULEB128(b, uint64(len(payload)))
 	return append(b, payload...)
+}
+
+// Encode encodes a module built in code, after marking the sections it
+// fills as changed (Touch), and fails the test if the encoder fails.
+func Encode(t testing.TB, m *wasm.Module, sections ...byte) []byte {
+	t.Helper()
+	for _, id := range sections {
+		m.Touch(id)
+	}
+	b, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
