@@ -290,46 +290,38 @@ func (r *reducer) collapse(a, end, direct int32) int32 {
 	}
 
 	// In edges: a's, and end's from outside (the ones from inside are
-	// dead by now). Edges from one source merge.
-	r.gen++
-	for _, v := range [2]int32{a, end} {
-		for _, e := range r.in[v] {
-			if !r.alive[e] {
-				continue
-			}
-			src := r.from[e]
-			if r.mark[src] == r.gen {
-				r.alive[e] = false
-				r.obj[e] = r.markE[src]
-				r.outdeg[src]--
-				continue
-			}
-			r.mark[src], r.markE[src] = r.gen, e
-			r.to[e] = dn
-			r.in[dn] = append(r.in[dn], e)
-			r.indeg[dn]++
-		}
-	}
-	r.gen++
-	for _, v := range [2]int32{end, a} {
-		for _, e := range r.out[v] {
-			if !r.alive[e] {
-				continue
-			}
-			dst := r.to[e]
-			if r.mark[dst] == r.gen {
-				r.alive[e] = false
-				r.obj[e] = r.markE[dst]
-				r.indeg[dst]--
-				continue
-			}
-			r.mark[dst], r.markE[dst] = r.gen, e
-			r.from[e] = dn
-			r.out[dn] = append(r.out[dn], e)
-			r.outdeg[dn]++
-		}
-	}
+	// dead by now), edges from one source merging; then out edges, end's
+	// and a's, edges to one target merging.
+	r.attach(dn, [2]int32{a, end}, r.in, r.from, r.to, r.outdeg, r.indeg)
+	r.attach(dn, [2]int32{end, a}, r.out, r.to, r.from, r.indeg, r.outdeg)
 	return dn
+}
+
+// attach moves the alive edges of adj[v] (the in or the out lists), for
+// each v of vs in turn, onto the dummy dn: far is the end of an edge away
+// from dn, near the end that becomes dn, farDeg and dnDeg the degrees on
+// each side. An edge whose far end already has one onto dn merges into
+// that one.
+func (r *reducer) attach(dn int32, vs [2]int32, adj [][]int32, far, near, farDeg, dnDeg []int32) {
+	r.gen++
+	for _, v := range vs {
+		for _, e := range adj[v] {
+			if !r.alive[e] {
+				continue
+			}
+			x := far[e]
+			if r.mark[x] == r.gen {
+				r.alive[e] = false
+				r.obj[e] = r.markE[x]
+				farDeg[x]--
+				continue
+			}
+			r.mark[x], r.markE[x] = r.gen, e
+			near[e] = dn
+			adj[dn] = append(adj[dn], e)
+			dnDeg[dn]++
+		}
+	}
 }
 
 func find(p []int32, x int32) int32 {
