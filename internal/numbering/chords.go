@@ -5,7 +5,6 @@ package numbering
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -62,13 +61,10 @@ type Increments struct {
 // taken at the end of every path, so no edge is more frequent. Ties go to the
 // lower edge index, exit->entry counting as index len(d.Edges).
 func Chords(d *cfg.DAG, n *Numbering, weights []float64) (*Increments, error) {
-	if err := validate(d); err != nil {
+	if err := validateNumbered(d, n); err != nil {
 		return nil, err
 	}
 	ne := len(d.Edges)
-	if n == nil || len(n.Val) != ne || len(n.NumPaths) != d.NumNodes {
-		return nil, errors.New("numbering: numbering does not match the DAG")
-	}
 	if weights != nil && len(weights) != ne && len(weights) != ne+1 {
 		return nil, fmt.Errorf("numbering: %d weights for %d edges", len(weights), ne)
 	}

@@ -142,6 +142,18 @@ func countPaths(d *cfg.DAG) cfg.PathCount {
 	return cfg.PathCount{Big: c[cfg.Entry]}
 }
 
+// validateNumbered is validate, and a check that n is a numbering of a DAG
+// of d's shape.
+func validateNumbered(d *cfg.DAG, n *Numbering) error {
+	if err := validate(d); err != nil {
+		return err
+	}
+	if n == nil || len(n.Val) != len(d.Edges) || len(n.NumPaths) != d.NumNodes {
+		return errors.New("numbering: numbering does not match the DAG")
+	}
+	return nil
+}
+
 // validate checks the structure every step relies on, so that a malformed
 // DAG gives an error instead of a wrong numbering.
 func validate(d *cfg.DAG) error {

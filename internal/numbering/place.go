@@ -112,13 +112,10 @@ func Place(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*Plan, 
 // placeOps is Place without moving the operations onto Graph edges
 // (Plan.Probes is left nil), for callers that adjust them first.
 func placeOps(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*Plan, error) {
-	if err := validate(d); err != nil {
+	if err := validateNumbered(d, n); err != nil {
 		return nil, err
 	}
 	ne := len(d.Edges)
-	if n == nil || len(n.Val) != ne || len(n.NumPaths) != d.NumNodes {
-		return nil, errors.New("numbering: numbering does not match the DAG")
-	}
 	if inc == nil || len(inc.Class) != ne || len(inc.Inc) != ne {
 		return nil, errors.New("numbering: increments do not match the DAG")
 	}

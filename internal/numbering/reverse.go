@@ -4,7 +4,6 @@ package numbering
 // with one edge get contiguous ids.
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/pathprof/pathprof/internal/cfg"
@@ -30,11 +29,8 @@ type Reverse struct {
 // NumberReverse numbers d backwards. fwd is d's forward numbering (for the
 // path count and for which edges lie on complete paths).
 func NumberReverse(d *cfg.DAG, fwd *Numbering) (*Reverse, error) {
-	if err := validate(d); err != nil {
+	if err := validateNumbered(d, fwd); err != nil {
 		return nil, err
-	}
-	if fwd == nil || len(fwd.Val) != len(d.Edges) || len(fwd.NumPaths) != d.NumNodes {
-		return nil, errors.New("numbering: forward numbering does not match the DAG")
 	}
 	rd := reverseDAG(d)
 	rn, err := number(rd, MaxPaths, MostPathsFirst)
