@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pathprof/pathprof/internal/numfmt"
 	"github.com/pathprof/pathprof/internal/osp"
 	"github.com/pathprof/pathprof/internal/stats"
 )
@@ -35,7 +36,7 @@ func (r *OSPReport) WriteMarkdown(w io.Writer) error {
 	fmt.Fprintf(&b, "Settings: `--memory %d --lengths %s --skip %g --seed %d%s`. Medians of %d timed runs per build, original and OSP interleaved%s, after one untimed check run; "+
 		"CPU is the process's CPU time, the sampling worker's included; the ratio of minima is the fastest OSP run over the fastest original. "+
 		"Then one run counts every subpath exactly, and the profile is scored against it%s. The whole run took %s.\n\n",
-		st.Memory, joinInts(st.Lengths), st.MeanSkip, st.Seed, compact, r.Runs, pinned, unboundedRun, duration(r.Seconds))
+		st.Memory, numfmt.Ints(st.Lengths), st.MeanSkip, st.Seed, compact, r.Runs, pinned, unboundedRun, duration(r.Seconds))
 
 	row := func(cells ...string) { fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | ")) }
 	row("program", "block entries", "samples", "original ms", "OSP ms", "ratio", "ratio (CPU)", "ratio of minima", "pair ratios", "hot list bytes", "subpaths kept", "exact counting s")
@@ -57,9 +58,9 @@ func (r *OSPReport) WriteMarkdown(w io.Writer) error {
 		}
 		hot, kept := "", ""
 		if len(p.Scores) > 0 {
-			hot, kept = thousands(uint64(p.Scores[0].HotListBytes)), thousands(uint64(p.Scores[0].Pairs))
+			hot, kept = numfmt.Thousands(uint64(p.Scores[0].HotListBytes)), numfmt.Thousands(uint64(p.Scores[0].Pairs))
 		}
-		row(p.Name, thousands(p.BlockEntries), thousands(p.Samples), msCell(p.Original.MedianSeconds), msCell(p.Sampled.MedianSeconds),
+		row(p.Name, numfmt.Thousands(p.BlockEntries), numfmt.Thousands(p.Samples), msCell(p.Original.MedianSeconds), msCell(p.Sampled.MedianSeconds),
 			fmt.Sprintf("%.2f", p.Ratio), ratioCell(p.CPURatio), fmt.Sprintf("%.2f", p.MinRatio), pairCell, hot, kept, fmt.Sprintf("%.1f", p.TraceSeconds))
 	}
 	g := r.GeoMean
@@ -97,8 +98,8 @@ func (r *OSPReport) WriteMarkdown(w io.Writer) error {
 			if len(s.Tau) > 0 {
 				tau = fmt.Sprintf("%.3g", s.Tau[len(s.Tau)-1])
 			}
-			row(p.Name, thousands(uint64(s.Memory)), fmt.Sprint(n), fmt.Sprint(meet), fmt.Sprint(near), percent(rec), percent(errs),
-				thousands(uint64(s.HotListBytes)), tau)
+			row(p.Name, numfmt.Thousands(uint64(s.Memory)), fmt.Sprint(n), fmt.Sprint(meet), fmt.Sprint(near), percent(rec), percent(errs),
+				numfmt.Thousands(uint64(s.HotListBytes)), tau)
 		}
 		for _, u := range p.Unbounded {
 			n, meet, near := meets(&u.Score, 1<<30)
@@ -137,7 +138,7 @@ func (r *OSPReport) WriteMarkdown(w io.Writer) error {
 			if at100.InProfile > 0 {
 				cov = fmt.Sprintf("%s of %d", percent(at100.Covered), at100.InProfile)
 			}
-			cells := []string{p.Name, name, thousands(uint64(l.Distinct)), tau, percent(at10.Recall), percent(at10.RecallNear), percent(at10.MedianError),
+			cells := []string{p.Name, name, numfmt.Thousands(uint64(l.Distinct)), tau, percent(at10.Recall), percent(at10.RecallNear), percent(at10.MedianError),
 				percent(at10.MaxError), percent(at100.Recall), percent(at100.MedianError), cov}
 			if !withUnbounded {
 				row(cells...)
@@ -194,12 +195,4 @@ func boldRatio(x float64) string {
 		return ""
 	}
 	return fmt.Sprintf("**%.2f**", x)
-}
-
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
-	}
-	return strings.Join(s, ",")
 }

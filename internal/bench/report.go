@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/pathprof/pathprof/internal/numfmt"
 )
 
 // Output file names inside the output directory.
@@ -128,7 +130,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		if p.Error != "" && sbl.ProbeHits == 0 {
 			cells = append(cells, "", "", secsCell(sbl.InstrumentSeconds))
 		} else {
-			cells = append(cells, thousands(sbl.ProbeHits), thousands(uint64(p.ExecutedPaths)), secsCell(sbl.InstrumentSeconds))
+			cells = append(cells, numfmt.Thousands(sbl.ProbeHits), numfmt.Thousands(uint64(p.ExecutedPaths)), secsCell(sbl.InstrumentSeconds))
 		}
 		row(cells)
 	}
@@ -156,8 +158,8 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		if p.Functions == 0 {
 			continue
 		}
-		row([]string{p.Name, fmt.Sprintf("%.2f", float64(p.Bytes)/1e6), thousands(uint64(p.Functions)), thousands(uint64(p.Profiled)),
-			bigCell(p.PossiblePaths), thousands(uint64(p.ExecutedPaths)), thousands(p.PathExecutions)})
+		row([]string{p.Name, fmt.Sprintf("%.2f", float64(p.Bytes)/1e6), numfmt.Thousands(uint64(p.Functions)), numfmt.Thousands(uint64(p.Profiled)),
+			bigCell(p.PossiblePaths), numfmt.Thousands(uint64(p.ExecutedPaths)), numfmt.Thousands(p.PathExecutions)})
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -171,7 +173,7 @@ func bigCell(dec string) string {
 		if err != nil {
 			return dec
 		}
-		return thousands(n)
+		return numfmt.Thousands(n)
 	}
 	return fmt.Sprintf("%s.%s×10^%d", dec[:1], dec[1:3], len(dec)-1)
 }
@@ -195,19 +197,6 @@ func duration(s float64) string {
 		return fmt.Sprintf("%.0f s", s)
 	}
 	return fmt.Sprintf("%.1f min", s/60)
-}
-
-// thousands formats n with commas between groups of three digits.
-func thousands(n uint64) string {
-	s := strconv.FormatUint(n, 10)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 // oneLine keeps an error message on one markdown list line, shortened:

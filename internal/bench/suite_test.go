@@ -128,14 +128,6 @@ func TestBigCell(t *testing.T) {
 	}
 }
 
-func TestThousands(t *testing.T) {
-	for n, want := range map[uint64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", 100000: "100,000"} {
-		if got := thousands(n); got != want {
-			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
 // TestPrepareC copies the committed C programs into a suite and loads it.
 func TestPrepareC(t *testing.T) {
 	src, err := FindSource(".")

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pathprof/pathprof/internal/numfmt"
 	"github.com/pathprof/pathprof/internal/srcmap"
 	"github.com/pathprof/pathprof/internal/wasm"
 )
@@ -104,9 +105,9 @@ func WriteReport(w io.Writer, prof *Profile, l *Locator, top int) error {
 	if !r.Complete {
 		status = "INCOMPLETE: " + r.Error
 	}
-	fmt.Fprintf(&b, "run: exit code %d, %s, %.3fs, %s block entries\n", r.ExitCode, status, r.Seconds, group(r.BlockEntries))
+	fmt.Fprintf(&b, "run: exit code %d, %s, %.3fs, %s block entries\n", r.ExitCode, status, r.Seconds, numfmt.Thousands(r.BlockEntries))
 	fmt.Fprintf(&b, "sampling: seed %d, mean skip %g, %s samples of lengths %s (%s blocks recorded)\n",
-		s.Seed, s.MeanSkip, group(s.Samples), joinInts(s.Lengths), group(s.SampledBlocks))
+		s.Seed, s.MeanSkip, numfmt.Thousands(s.Samples), numfmt.Ints(s.Lengths), numfmt.Thousands(s.SampledBlocks))
 	// A version 2 profile says nothing: its samples were concise.
 	kind := "concise"
 	if slices.ContainsFunc(s.ByLength, func(l LengthFacts) bool { return l.Counting }) {
@@ -128,7 +129,7 @@ func WriteReport(w io.Writer, prof *Profile, l *Locator, top int) error {
 			}
 		}
 		fmt.Fprintf(&b, "\nlength %d: %s subpaths sampled (one per %.4g block entries), τ = %.4g, %d kept in %d bytes, floor %.3g\n",
-			lf.Length, group(lf.Windows), lf.Scale, lf.Tau, lf.Pairs, lf.Bytes, lf.Floor)
+			lf.Length, numfmt.Thousands(lf.Windows), lf.Scale, lf.Tau, lf.Pairs, lf.Bytes, lf.Floor)
 		for i, sp := range subs[:min(top, len(subs))] {
 			share := 0.0
 			if r.BlockEntries > 0 {
@@ -236,25 +237,4 @@ func joinToks(ts []tok) string {
 		i += n
 	}
 	return b.String()
-}
-
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ",")
-}
-
-// group writes n with thousands separators.
-func group(n uint64) string {
-	s := strconv.FormatUint(n, 10)
-	var parts []string
-	for len(s) > 3 {
-		parts = append(parts, s[len(s)-3:])
-		s = s[:len(s)-3]
-	}
-	parts = append(parts, s)
-	slices.Reverse(parts)
-	return strings.Join(parts, ",")
 }
