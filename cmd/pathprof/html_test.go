@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/pathprof/pathprof/internal/testprogs"
 )
 
 // TestReportHTML writes the HTML report through the command line and
@@ -16,11 +14,7 @@ import (
 // source that the module's DWARF names, found next to the module.
 func TestReportHTML(t *testing.T) {
 	dir := t.TempDir()
-	wasmPath, err := filepath.Abs(testprogs.CProgramByName(t, "calc").Wasm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof, _ := calcReportProfile(t, dir, wasmPath)
+	prof, wasmPath := calcAbsReportProfile(t, dir)
 	page := filepath.Join(dir, "report.html")
 	code, out, errs := runCmd("report", "--html", page, prof)
 	if code != 0 || out != "" || errs != "" {

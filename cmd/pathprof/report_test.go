@@ -46,13 +46,21 @@ func calcReportProfile(t *testing.T, dir, modulePath string) (string, []byte) {
 	return path, b
 }
 
-func TestReportCommand(t *testing.T) {
-	dir := t.TempDir()
+// calcAbsReportProfile is calcReportProfile naming the module by its
+// absolute path, which it returns beside the profile's.
+func calcAbsReportProfile(t *testing.T, dir string) (prof, wasmPath string) {
+	t.Helper()
 	wasmPath, err := filepath.Abs(testprogs.CProgramByName(t, "calc").Wasm)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prof, _ := calcReportProfile(t, dir, wasmPath)
+	prof, _ = calcReportProfile(t, dir, wasmPath)
+	return prof, wasmPath
+}
+
+func TestReportCommand(t *testing.T) {
+	dir := t.TempDir()
+	prof, wasmPath := calcAbsReportProfile(t, dir)
 
 	code, out, errs := runCmd("report", prof)
 	if code != 0 || errs != "" {
