@@ -50,18 +50,8 @@ func TestSamplingCopyBytes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, v := range []struct {
-			name          string
-			mixed, thread bool
-		}{{"", false, true}, {" mixed", true, true}, {" unthreaded", false, false}} {
-			var blockwise func(uint32) bool
-			if v.mixed {
-				blockwise = func(f uint32) bool { return f%2 == 0 }
-			}
-			ins, err := instrumentWith(orig, countdownEnd, blockwise, v.thread)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, v := range copyVariants {
+			ins := v.instrument(t, orig)
 			sum := sha256.Sum256(ins.Wasm)
 			got := hex.EncodeToString(sum[:])
 			key := p.Name + v.name

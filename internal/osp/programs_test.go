@@ -23,6 +23,30 @@ func benchPrograms(t *testing.T, withGo bool) []program {
 	return append(ps, program{Name: "hello", Path: testprogs.GoHello(t)}, testprogs.GoTestRun(t, "sort"))
 }
 
+// copyVariant is a way the tests build a sampling copy: with every other
+// function block by block (mixed), and with jumps threaded or not.
+type copyVariant struct {
+	name          string
+	mixed, thread bool
+}
+
+// copyVariants are the copy as Instrument makes it, mixed, and unthreaded.
+var copyVariants = []copyVariant{{"", false, true}, {" mixed", true, true}, {" unthreaded", false, false}}
+
+// instrument builds the sampling copy of orig as v says.
+func (v copyVariant) instrument(t *testing.T, orig []byte) *Instrumented {
+	t.Helper()
+	var blockwise func(uint32) bool
+	if v.mixed {
+		blockwise = func(f uint32) bool { return f%2 == 0 }
+	}
+	ins, err := instrumentWith(orig, countdownEnd, blockwise, v.thread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ins
+}
+
 // instrumented reads and instruments p's module.
 func instrumented(t testing.TB, p program) *Instrumented {
 	_, ins := readInstrumented(t, p)

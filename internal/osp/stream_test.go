@@ -272,15 +272,8 @@ func TestPathsRebuildBlockEntries(t *testing.T) {
 			if want.n < 10000 {
 				t.Fatalf("only %d block entries", want.n)
 			}
-			for _, v := range []struct{ mixed, thread bool }{{false, true}, {true, true}, {false, false}} {
-				var blockwise func(uint32) bool
-				if v.mixed {
-					blockwise = func(f uint32) bool { return f%2 == 0 }
-				}
-				ins, err := instrumentWith(orig, countdownEnd, blockwise, v.thread)
-				if err != nil {
-					t.Fatal(err)
-				}
+			for _, v := range copyVariants {
+				ins := v.instrument(t, orig)
 				if got := tracedStream(t, ctx, ins, p.Config(t, &bytes.Buffer{})); got != want {
 					t.Errorf("block by block for every other function %v, jumps threaded %v: paths rebuild %d block entries (hash %x), the program made %d (hash %x)",
 						v.mixed, v.thread, got.n, got.hash, want.n, want.hash)
