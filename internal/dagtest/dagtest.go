@@ -9,7 +9,7 @@ import (
 )
 
 // New fills Out, In and Topo (Kahn's algorithm over the nodes reachable
-// from the entry) for an edge list.
+// from the entry, an order of its own beside TopoOrder's) for an edge list.
 func New(nn int, edges []cfg.DAGEdge) *cfg.DAG {
 	d := &cfg.DAG{NumNodes: nn, Edges: edges, Out: make([][]int32, nn), In: make([][]int32, nn)}
 	for i, e := range edges {
@@ -17,17 +17,8 @@ func New(nn int, edges []cfg.DAGEdge) *cfg.DAG {
 		d.In[e.To] = append(d.In[e.To], int32(i))
 	}
 	reach := make([]bool, nn)
-	reach[cfg.Entry] = true
-	stack := []int32{cfg.Entry}
-	for len(stack) > 0 {
-		v := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, e := range d.Out[v] {
-			if w := edges[e].To; !reach[w] {
-				reach[w] = true
-				stack = append(stack, w)
-			}
-		}
+	for _, v := range d.TopoOrder() {
+		reach[v] = true
 	}
 	indeg := make([]int, nn)
 	for _, e := range edges {
