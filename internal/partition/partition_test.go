@@ -908,15 +908,8 @@ func TestPlanFreq(t *testing.T) {
 		if n != ran {
 			t.Fatalf("%s: %d functions with frequencies, %d ran", st, n, ran)
 		}
-		b, err := json.Marshal(p)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var back Plan
-		if err := json.Unmarshal(b, &back); err != nil {
-			t.Fatal(err)
-		}
-		if err := back.Check(graphs); err != nil {
+		if err := json.Unmarshal(roundTrip(t, p, graphs), &back); err != nil {
 			t.Fatal(err)
 		}
 		for i := range p.Funcs {
