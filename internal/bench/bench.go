@@ -351,9 +351,9 @@ func (b *benchmark) run(ctx context.Context) (r ProgramResult) {
 	sbl.InstrumentSeconds = time.Since(start).Seconds()
 	possible := new(big.Int)
 	for _, f := range res.Funcs {
-		if f.Plan != nil {
+		if f.Placement != nil {
 			r.Profiled++
-			possible.Add(possible, big.NewInt(f.Plan.NumPaths))
+			possible.Add(possible, big.NewInt(f.Placement.NumPaths))
 		}
 	}
 	r.Functions = len(res.Funcs)

@@ -115,9 +115,9 @@ type Func struct {
 	// Num is the Ball-Larus numbering of DAG: profile path ids are
 	// Ball-Larus ids whatever the copy's numbering, so that the copies of
 	// a partitioned run and a sequential run name paths alike.
-	Num  *numbering.Numbering
-	Plan *numbering.Plan // nil when the function has no probes
-	Mode Mode
+	Num       *numbering.Numbering
+	Placement *numbering.Placement // nil when the function has no probes
+	Mode      Mode
 	// Sel is the PSPP labeling of a Selective function.
 	Sel *numbering.Selective
 	// Rev is the reverse numbering whose ids a Ball-Larus function counts
@@ -217,8 +217,8 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 			return nil, fmt.Errorf("function %d (%s): %w", orig, f.Name, err)
 		}
 		f.Status = "profiled"
-		if f.Plan != nil {
-			paths[orig] = uint64(f.Plan.NumPaths)
+		if f.Placement != nil {
+			paths[orig] = uint64(f.Placement.NumPaths)
 		}
 	}
 	// The unprobed bodies of sliced functions go before the counters'
@@ -226,7 +226,7 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 	// rewrites their memory.size and memory.grow too.
 	plain := map[int]uint32{}
 	for i, f := range res.Funcs {
-		if f.Plan == nil || f.Mode.Slices == 0 {
+		if f.Placement == nil || f.Mode.Slices == 0 {
 			continue
 		}
 		if err := checkSlices(f.Mode); err != nil {
@@ -267,7 +267,7 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		m.Touch(wasm.SecExport)
 	}
 	for i, f := range res.Funcs {
-		if f.Plan == nil {
+		if f.Placement == nil {
 			continue
 		}
 		if err := emitFunc(m, &m.Code[i], f, res.Layout, fns, hitsGlobal, !opt.NoLoopCounts); err != nil {
@@ -557,7 +557,7 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 	if choose != nil {
 		f.Mode = choose(f)
 	}
-	var plan *numbering.Plan
+	var plan *numbering.Placement
 	switch f.Mode.Kind {
 	case None:
 		return nil
@@ -589,12 +589,12 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 			return err
 		}
 	}
-	f.setPlan(plan)
+	f.setPlacement(plan)
 	return nil
 }
 
-func (f *Func) setPlan(plan *numbering.Plan) {
-	f.Plan = plan
+func (f *Func) setPlacement(plan *numbering.Placement) {
+	f.Placement = plan
 	f.ops = make([][]numbering.Op, len(f.Graph.Edges))
 	for _, p := range plan.Probes {
 		f.ops[p.Edge] = append(f.ops[p.Edge], p.Op)

@@ -68,7 +68,7 @@ type loopSite struct {
 // local; slot the function's first dense counter slot. It returns nil when
 // no back edge qualifies.
 func planLoopCounts(f *Func, first uint32, slot int64, addN func(a *wasm.Asm, slot int64, l uint32)) *loopCounts {
-	g, d, plan := f.Graph, f.DAG, f.Plan
+	g, d, plan := f.Graph, f.DAG, f.Placement
 	hasBack := false
 	for _, e := range g.Edges {
 		if e.Back {

@@ -31,7 +31,7 @@ func (r *Result) Functions(counts counters.Counts) ([]profile.Function, uint64, 
 		byIndex[f.Index] = f
 	}
 	for fi := range counts {
-		if f := byIndex[fi]; f == nil || f.Plan == nil || f.Mode.Kind == None {
+		if f := byIndex[fi]; f == nil || f.Placement == nil || f.Mode.Kind == None {
 			return nil, 0, fmt.Errorf("counts for function %d, which was not instrumented", fi)
 		}
 	}
@@ -126,7 +126,7 @@ func (f *Func) countedPaths(ids []uint64, counts map[uint64]uint64) ([]countedPa
 // it is those around the loop; own and bare are those in the loop, if the
 // path's iteration is in one of the copy's slots or not.
 func (f *Func) pathSeqs(edges []int32) (seqs, own, bare uint64) {
-	if f.Plan == nil {
+	if f.Placement == nil {
 		return 0, 0, 0
 	}
 	for _, e := range edges {
@@ -184,13 +184,13 @@ func (r *Result) HitsOfRun(exact, own []profile.Function, calls map[uint32]uint6
 // or the iterations of a loop, with other copies: its hits are then exact
 // only from what it counted (HitsOfRun).
 func (r *Result) Sliced() bool {
-	return slices.ContainsFunc(r.Funcs, func(f *Func) bool { return f.Plan != nil && f.Mode.Slices > 0 })
+	return slices.ContainsFunc(r.Funcs, func(f *Func) bool { return f.Placement != nil && f.Mode.Slices > 0 })
 }
 
 // SharesCalls reports whether the copy shares out the calls of any
 // function: it then has call counters (CallsExport).
 func (r *Result) SharesCalls() bool {
-	return slices.ContainsFunc(r.Funcs, func(f *Func) bool { return f.Plan != nil && f.Mode.Slices > 0 && f.Mode.Loop == 0 })
+	return slices.ContainsFunc(r.Funcs, func(f *Func) bool { return f.Placement != nil && f.Mode.Slices > 0 && f.Mode.Loop == 0 })
 }
 
 func (r *Result) hitsOf(exact, own []profile.Function, calls map[uint32]uint64) (uint64, error) {
@@ -216,7 +216,7 @@ func (r *Result) hitsOf(exact, own []profile.Function, calls map[uint32]uint64) 
 			if f == nil {
 				return fmt.Errorf("profile function %d is not in the module", pf.Index)
 			}
-			if f.Plan == nil || (f.Mode.Slices > 0 && f.Mode.Loop == 0) != sliced {
+			if f.Placement == nil || (f.Mode.Slices > 0 && f.Mode.Loop == 0) != sliced {
 				continue
 			}
 			part := float64(len(f.Mode.Slots)) / float64(max(f.Mode.Slices, 1))
@@ -262,7 +262,7 @@ func (r *Result) hitsOf(exact, own []profile.Function, calls map[uint32]uint64) 
 		return 0, err
 	}
 	for _, f := range r.Funcs {
-		if f.Plan != nil && f.Mode.Slices > 0 && f.Mode.Loop == 0 {
+		if f.Placement != nil && f.Mode.Slices > 0 && f.Mode.Loop == 0 {
 			hits += calls[f.Index]
 		}
 	}
@@ -281,7 +281,7 @@ func (r *Result) HitsOfFrequencies(freq [][]float64) (float64, error) {
 	var hits float64
 	for i, f := range r.Funcs {
 		w := freq[i]
-		if f.Plan == nil || w == nil {
+		if f.Placement == nil || w == nil {
 			continue
 		}
 		if len(w) != len(f.DAG.Edges) {

@@ -86,7 +86,7 @@ func placeSegments(f *segFunc) error {
 		return err
 	}
 	f.Mode = Mode{Kind: BallLarus}
-	f.setPlan(plan)
+	f.setPlacement(plan)
 	f.emptyEnd = emptyEnds(f.Graph, d, most)
 	return nil
 }

@@ -14,7 +14,7 @@
 // # Probe contract
 //
 // An instrumenter keeps one i64 local r per function and one counter per
-// path id. Plan.Probes lists, sorted by Graph edge, what to insert on the
+// path id. Placement.Probes lists, sorted by Graph edge, what to insert on the
 // Graph edges (cfg.Graph.Edges indices); a Graph edge that is not listed
 // gets nothing. The operations are
 //
@@ -23,7 +23,7 @@
 //	Count       count[r + Value]++    (wrapping i64 addition)
 //	CountConst  count[Value]++
 //
-// Every count index is in [0, Plan.NumPaths). Values may be negative and the
+// Every count index is in [0, Placement.NumPaths). Values may be negative and the
 // intermediate values of r may be anything: only the final sum is an id,
 // and it is exact under wrapping arithmetic because it lies in [0, 2^63).
 //

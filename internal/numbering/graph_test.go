@@ -96,7 +96,7 @@ type walk struct {
 	probes                   map[int32][]Op // the plan's probes by Graph edge
 }
 
-func newWalk(nn int, edges []gedge, d *cfg.DAG, plan *Plan) *walk {
+func newWalk(nn int, edges []gedge, d *cfg.DAG, plan *Placement) *walk {
 	w := &walk{
 		out:     outEdges(nn, edges),
 		dagEdge: make([]int32, len(edges)),

@@ -442,7 +442,7 @@ func checkTree(t *testing.T, d *cfg.DAG, n *Numbering, inc *Increments, weights 
 	}
 }
 
-func checkPlan(t *testing.T, d *cfg.DAG, n *Numbering, inc *Increments, plan *Plan, opt PlaceOptions, paths [][]int32, r *rand.Rand) {
+func checkPlan(t *testing.T, d *cfg.DAG, n *Numbering, inc *Increments, plan *Placement, opt PlaceOptions, paths [][]int32, r *rand.Rand) {
 	t.Helper()
 	if plan.NumPaths != n.Paths() {
 		t.Fatalf("plan NumPaths %d, want %d", plan.NumPaths, n.Paths())
@@ -488,7 +488,7 @@ func checkPlan(t *testing.T, d *cfg.DAG, n *Numbering, inc *Increments, plan *Pl
 // checkProbes checks that the probes on Graph edges are the DAG edges'
 // operations, a back edge running its dummy exit edge's before its dummy
 // entry edge's.
-func checkProbes(t *testing.T, d *cfg.DAG, plan *Plan) {
+func checkProbes(t *testing.T, d *cfg.DAG, plan *Placement) {
 	t.Helper()
 	want := map[int32][]Op{}
 	back := map[int32][2]int32{}

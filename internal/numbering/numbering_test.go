@@ -719,7 +719,7 @@ func TestProfileWeights(t *testing.T) {
 	}
 	// Hits of the run: every op that is a sequence of its own, by its
 	// edge's frequency. Placed statically the hot arm pays.
-	hits := func(p *Plan) (s float64) {
+	hits := func(p *Placement) (s float64) {
 		for i, op := range p.Ops {
 			if op.Kind != None && d.Edges[i].Kind != cfg.EdgeDummyEntry {
 				s += freq[i]

@@ -58,8 +58,9 @@ type Probe struct {
 	Op
 }
 
-// Plan is the instrumentation of one function.
-type Plan struct {
+// Placement is the instrumentation of one function: the operation of every
+// DAG edge and the probes that carry them out.
+type Placement struct {
 	// NumPaths is the size of the counter array: every count index is in
 	// [0, NumPaths).
 	NumPaths int64
@@ -98,7 +99,7 @@ type PlaceOptions struct {
 // (count[r + Inc + ExitInc]) or on the tree edge out of a branch; an
 // initialisation and a count on the same edge become one constant count, and
 // an operation placed after a path's count is dropped. Add(0) is dropped too.
-func Place(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*Plan, error) {
+func Place(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*Placement, error) {
 	plan, err := placeOps(d, n, inc, opt)
 	if err != nil {
 		return nil, err
@@ -110,8 +111,8 @@ func Place(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*Plan, 
 }
 
 // placeOps is Place without moving the operations onto Graph edges
-// (Plan.Probes is left nil), for callers that adjust them first.
-func placeOps(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*Plan, error) {
+// (Placement.Probes is left nil), for callers that adjust them first.
+func placeOps(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*Placement, error) {
 	if err := validateNumbered(d, n); err != nil {
 		return nil, err
 	}
@@ -122,7 +123,7 @@ func placeOps(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*Pla
 	if opt.Fixed != nil && len(opt.Fixed) != ne {
 		return nil, fmt.Errorf("numbering: %d fixed marks for %d edges", len(opt.Fixed), ne)
 	}
-	plan := &Plan{NumPaths: n.Paths(), Ops: make([]Op, ne)}
+	plan := &Placement{NumPaths: n.Paths(), Ops: make([]Op, ne)}
 	// leavesFixed[v]: r must be set before v, which a fixed edge leaves.
 	var leavesFixed []bool
 	if opt.Fixed != nil {

@@ -276,8 +276,8 @@ func selective(d *cfg.DAG, interesting []bool, limit int64, ord minOrder) (*Sele
 // with a non-zero label, and count[r + Label]++ on the edges into the exit
 // (real exit edges, and the dummy ones, run by back edges before the next
 // path's r = ...). An interesting path therefore runs one count, with its
-// id; any other path runs at most one, with a value in [0, Plan.NumPaths)
-// that is no interesting path's id. Plan.NumPaths is the function's path
+// id; any other path runs at most one, with a value in [0, Placement.NumPaths)
+// that is no interesting path's id. Placement.NumPaths is the function's path
 // count, Initial.Paths().
 //
 // Uninteresting paths that end on an interesting edge into the exit are
@@ -287,12 +287,12 @@ func selective(d *cfg.DAG, interesting []bool, limit int64, ord minOrder) (*Sele
 // no interesting path, so it counts nothing: in a copy that profiles part
 // of a function, the paths leaving by the other copies' exits (a loop's
 // other back edges, other returns) cost no count.
-func PlaceSelective(d *cfg.DAG, s *Selective) (*Plan, error) {
+func PlaceSelective(d *cfg.DAG, s *Selective) (*Placement, error) {
 	if err := matches(d, s); err != nil {
 		return nil, err
 	}
 	ne := len(d.Edges)
-	plan := &Plan{NumPaths: s.Paths(), Ops: make([]Op, ne)}
+	plan := &Placement{NumPaths: s.Paths(), Ops: make([]Op, ne)}
 	reach := d.Reachable()
 	for i, e := range d.Edges {
 		if !reach[e.From] || s.Initial.NumPaths[e.To] == 0 {
@@ -387,7 +387,7 @@ func InterestingCounts(s *Selective, d *cfg.DAG, counts map[uint64]uint64) ([]Se
 // PlaceSelectiveFreq places the probes of s by measured edge frequencies
 // (PlaceSelectiveChords on their ProfileWeights), or where its labels are
 // when freq is nil (PlaceSelective).
-func PlaceSelectiveFreq(d *cfg.DAG, s *Selective, freq []float64) (*Plan, error) {
+func PlaceSelectiveFreq(d *cfg.DAG, s *Selective, freq []float64) (*Placement, error) {
 	if freq == nil {
 		return PlaceSelective(d, s)
 	}
@@ -408,7 +408,7 @@ func PlaceSelectiveFreq(d *cfg.DAG, s *Selective, freq []float64) (*Plan, error)
 // counts nothing, counts stay at path ends, and every live dummy entry
 // edge starts the next path (so a back edge runs one sequence, count or
 // not).
-func PlaceSelectiveChords(d *cfg.DAG, s *Selective, weights []float64) (*Plan, error) {
+func PlaceSelectiveChords(d *cfg.DAG, s *Selective, weights []float64) (*Placement, error) {
 	if err := matches(d, s); err != nil {
 		return nil, err
 	}

@@ -186,7 +186,7 @@ func checkSelective(t *testing.T, d *cfg.DAG, interesting []bool, paths [][]int3
 
 	// Probes along every path that ends on an interesting edge into the
 	// exit count exactly the final sum, once, at the end of the path,
-	// below Plan.NumPaths; the other paths count nothing.
+	// below Placement.NumPaths; the other paths count nothing.
 	plan, err := PlaceSelective(d, s)
 	if err != nil {
 		t.Fatalf("PlaceSelective: %v", err)
@@ -309,7 +309,7 @@ func checkSelective(t *testing.T, d *cfg.DAG, interesting []bool, paths [][]int3
 // every path from an arbitrary r, count the path's final sum exactly once,
 // at its end, below NumPaths, when it leaves by an interesting edge into the
 // exit, and count nothing otherwise.
-func checkSelectiveCounts(t *testing.T, d *cfg.DAG, s *Selective, plan *Plan, paths [][]int32, r *rand.Rand) {
+func checkSelectiveCounts(t *testing.T, d *cfg.DAG, s *Selective, plan *Placement, paths [][]int32, r *rand.Rand) {
 	t.Helper()
 	for _, p := range paths {
 		got, err := simulate(plan.Ops, p, int64(r.Uint64()))

@@ -400,7 +400,7 @@ func ReadCalls(mods map[string]api.Module, res *instrument.Result) (map[uint32]u
 	}
 	out := map[uint32]uint64{}
 	for _, f := range res.Funcs {
-		if f.Plan == nil || f.Mode.Slices == 0 || f.Mode.Loop != 0 {
+		if f.Placement == nil || f.Mode.Slices == 0 || f.Mode.Loop != 0 {
 			continue
 		}
 		g := prog.ExportedGlobal(instrument.CallsExport(f.Index))

@@ -79,7 +79,7 @@ func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, e
 	p.Module.CodeOffset = res.CodeOffset
 	profiled := 0
 	for _, f := range res.Funcs {
-		if f.Plan != nil {
+		if f.Placement != nil {
 			profiled++
 		}
 	}
