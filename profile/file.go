@@ -239,12 +239,10 @@ func (p *Profile) validate() error {
 	if m.Size < 0 || m.CodeOffset < 0 || (m.Size > 0 && m.CodeOffset >= m.Size) {
 		return fmt.Errorf("module size %d and code offset %d do not fit together", m.Size, m.CodeOffset)
 	}
-	switch p.Strategy {
-	case "sbl", "pbl", "p3":
-	default:
+	if !slices.Contains(Strategies, p.Strategy) {
 		return fmt.Errorf("strategy %q (want sbl, pbl or p3)", p.Strategy)
 	}
-	if p.Copies < 1 || (p.Strategy == "sbl" && p.Copies != 1) {
+	if p.Copies < 1 || (p.Strategy == SBL && p.Copies != 1) {
 		return fmt.Errorf("%d copies for strategy %s", p.Copies, p.Strategy)
 	}
 	if p.Complete && p.Incomplete != "" {
@@ -268,8 +266,8 @@ func (p *Profile) validate() error {
 			return fmt.Errorf("function %d listed twice", f.Index)
 		}
 		seen[f.Index] = true
-		profiled := f.Status == "profiled"
-		if !profiled && f.Status != "skipped" && !strings.HasPrefix(f.Status, "skipped: ") {
+		profiled := f.Status == StatusProfiled
+		if !profiled && f.Status != "skipped" && !strings.HasPrefix(string(f.Status), skippedPrefix) {
 			return fmt.Errorf("function %d: status %q (want \"profiled\" or \"skipped: REASON\")", f.Index, f.Status)
 		}
 		if !profiled && len(f.Paths) > 0 {

@@ -3,6 +3,11 @@
 // about the module and the run to check and report it.
 package profile
 
+import (
+	"fmt"
+	"slices"
+)
+
 // Format and Version identify the file format (docs/profile-format.md).
 const (
 	Format  = "pathprof-profile"
@@ -17,14 +22,51 @@ const (
 	KindBackExit  = "back-exit"  // loop header (after a back edge) to function exit
 )
 
+// Strategy is how the copies of a profile were planned (docs/p3.md). Its
+// values are the file's strings.
+type Strategy string
+
+// Strategies.
+const (
+	SBL Strategy = "sbl" // one copy, every function profiled whole
+	PBL Strategy = "pbl" // k copies, every function profiled whole in one of them
+	P3  Strategy = "p3"  // k copies, profitable functions split over several
+)
+
+// Strategies lists the strategies a profile file may name.
+var Strategies = []Strategy{SBL, PBL, P3}
+
+// ParseStrategy returns the strategy named s.
+func ParseStrategy(s string) (Strategy, error) {
+	if st := Strategy(s); slices.Contains(Strategies, st) {
+		return st, nil
+	}
+	return "", fmt.Errorf("unknown strategy %q (want sbl, pbl or p3)", s)
+}
+
+func (s Strategy) String() string { return string(s) }
+
+// Status is a function's status: StatusProfiled, or Skipped(REASON) for a
+// function pathprof does not instrument.
+type Status string
+
+// StatusProfiled is the status of an instrumented function.
+const StatusProfiled Status = "profiled"
+
+// skippedPrefix begins a Skipped status (a bare "skipped" is read too).
+const skippedPrefix = "skipped: "
+
+// Skipped is the status of a function left uninstrumented for reason.
+func Skipped(reason string) Status { return Status(skippedPrefix + reason) }
+
 // Profile is one profile file.
 type Profile struct {
 	Format  string `json:"format"`
 	Version int    `json:"version"`
 	Module  Module `json:"module"`
-	// Strategy is "sbl", "pbl" or "p3"; Copies is k.
-	Strategy string `json:"strategy"`
-	Copies   int    `json:"copies"`
+	// Strategy is SBL, PBL or P3; Copies is k.
+	Strategy Strategy `json:"strategy"`
+	Copies   int      `json:"copies"`
 	// Complete is false when the run did not finish normally (a trap, a
 	// missing import, an interrupted run) or a copy's counts were lost;
 	// Incomplete says why. The counts present are still exact for the
@@ -60,11 +102,9 @@ type Run struct {
 
 // Function is one defined function's paths.
 type Function struct {
-	Index uint32 `json:"index"` // in the original module's function index space
-	Name  string `json:"name,omitempty"`
-	// Status is "profiled", or "skipped: REASON" for a function pathprof
-	// does not instrument.
-	Status string `json:"status"`
+	Index  uint32 `json:"index"` // in the original module's function index space
+	Name   string `json:"name,omitempty"`
+	Status Status `json:"status"`
 	// PossiblePaths is the number of acyclic paths of the function's DAG
 	// (after cuts), in decimal.
 	PossiblePaths string `json:"possible_paths"`

@@ -100,7 +100,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		return benchOSP(ctx, s, &of, *sweep, bench.OSPOptions{Runs: *runs, Quick: *quick, Only: only, CacheDir: *cache, Progress: progress},
 			args, *out, stdout, stderr)
 	}
-	sts := []bench.Strategy{bench.SBL}
+	sts := []bench.Variant{bench.SBL}
 	if *strategies {
 		sts = append(sts, bench.Partitioned...)
 	}

@@ -36,7 +36,12 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	if *strategy == "sbl" {
+	st, err := profile.ParseStrategy(*strategy)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 2
+	}
+	if st == profile.SBL {
 		*k = 1
 	}
 	path := fs.Arg(0)
@@ -50,7 +55,7 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
-	cs, err := profiler.Build(orig, *strategy, *k, instrument.Options{SeparateCounters: *counterModule}, popt)
+	cs, err := profiler.Build(orig, st, *k, instrument.Options{SeparateCounters: *counterModule}, popt)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, err)
 		return 1

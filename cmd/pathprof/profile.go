@@ -152,15 +152,20 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	st, err := profile.ParseStrategy(*strategy)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 2
+	}
 	k := *copies
-	switch *strategy {
-	case "sbl":
+	switch st {
+	case profile.SBL:
 		if k > 1 {
 			fmt.Fprintln(stderr, "pathprof: sbl runs one copy; use --strategy pbl or p3 for more")
 			return 2
 		}
 		k = 1
-	case "pbl", "p3":
+	default:
 		if k == 0 {
 			k = 4
 		}
@@ -168,9 +173,6 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "pathprof: --copies must be at least 1")
 			return 2
 		}
-	default:
-		fmt.Fprintf(stderr, "pathprof: unknown strategy %q (want sbl, pbl or p3)\n", *strategy)
-		return 2
 	}
 	popt, err := planOptions(orig, *weights)
 	if err != nil {
@@ -179,7 +181,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	}
 	p, runErr := profiler.Profile(ctx, orig, profiler.Options{
 		Partition:  popt,
-		Strategy:   *strategy,
+		Strategy:   st,
 		Copies:     k,
 		Jobs:       *jobs,
 		ModulePath: path,

@@ -31,22 +31,22 @@ const (
 	QuickRuns   = 3
 )
 
-// Strategy is a profiling strategy with its number of copies.
-type Strategy struct {
-	Name   string `json:"name"`   // "sbl", "pbl" or "p3"
-	Copies int    `json:"copies"` // 1 for sbl
+// Variant is a profiling strategy with its number of copies.
+type Variant struct {
+	Name   profile.Strategy `json:"name"`
+	Copies int              `json:"copies"` // 1 for SBL
 }
 
 // Partitioned are the PBL and P3 strategies at k = 2, 4, 8 that --strategies
 // measures besides SBL.
-var Partitioned = []Strategy{{"pbl", 2}, {"pbl", 4}, {"pbl", 8}, {"p3", 2}, {"p3", 4}, {"p3", 8}}
+var Partitioned = []Variant{{profile.PBL, 2}, {profile.PBL, 4}, {profile.PBL, 8}, {profile.P3, 2}, {profile.P3, 4}, {profile.P3, 8}}
 
 // SBL is sequential Ball-Larus: one copy, every function profiled.
-var SBL = Strategy{Name: "sbl", Copies: 1}
+var SBL = Variant{Name: profile.SBL, Copies: 1}
 
-func (s Strategy) String() string {
+func (s Variant) String() string {
 	if s.Copies <= 1 {
-		return s.Name
+		return string(s.Name)
 	}
 	return fmt.Sprintf("%s-k%d", s.Name, s.Copies)
 }
@@ -62,7 +62,7 @@ type Options struct {
 	Only []string
 	// Strategies to measure besides the original; default SBL alone. PBL
 	// and P3 (at k = 2, 4, 8) will be columns of their own once they exist.
-	Strategies []Strategy
+	Strategies []Variant
 	// HitsOnly measures PBL and P3 by their hits alone: the copies are
 	// planned and their hits computed from SBL's profile, but they are
 	// neither run (so their profiles are not checked against SBL's) nor
@@ -135,12 +135,12 @@ type Report struct {
 	RunInfo
 	// HitsOnly: the PBL and P3 copies were planned, not timed, and run
 	// only where they share out calls or loop iterations (Options).
-	HitsOnly   bool       `json:"hits_only,omitempty"`
-	Strategies []Strategy `json:"strategies"`
+	HitsOnly   bool      `json:"hits_only,omitempty"`
+	Strategies []Variant `json:"strategies"`
 	// Seconds is the wall time of the whole benchmark.
 	Seconds  float64         `json:"seconds"`
 	Programs []ProgramResult `json:"programs"`
-	// GeoMean is, per strategy (Strategy.String), the geometric mean of
+	// GeoMean is, per strategy (Variant.String), the geometric mean of
 	// its ratios over the programs that did not fail.
 	GeoMean map[string]float64 `json:"geomean_ratio"`
 	Failed  int                `json:"failed"`
@@ -191,7 +191,7 @@ type Timing struct {
 
 // Measure is one strategy's figures on one program.
 type Measure struct {
-	Strategy Strategy `json:"strategy"`
+	Strategy Variant `json:"strategy"`
 	Timing
 	// Ratio is the median run time over the original's median.
 	Ratio float64 `json:"ratio"`
@@ -255,13 +255,13 @@ func Run(ctx context.Context, s *Suite, opt Options) (*Report, error) {
 		}
 	}
 	if len(opt.Strategies) == 0 {
-		opt.Strategies = []Strategy{SBL}
+		opt.Strategies = []Variant{SBL}
 	}
 	if opt.Strategies[0] != SBL {
 		return nil, fmt.Errorf("the first strategy must be sbl, the reference of the others")
 	}
 	for _, st := range opt.Strategies[1:] {
-		if st.Name != "pbl" && st.Name != "p3" || st.Copies < 1 {
+		if st.Name != profile.PBL && st.Name != profile.P3 || st.Copies < 1 {
 			return nil, fmt.Errorf("strategy %s: want pbl or p3 with at least one copy", st)
 		}
 	}
@@ -448,7 +448,7 @@ func (b *benchmark) run(ctx context.Context) (r ProgramResult) {
 		}
 		// The plans place their probes by these frequencies; SBL placed
 		// by them too tells that gain from the partitioning's.
-		placed, err := profiler.Build(orig, partition.SBL, 1, b.opt.Instrument, partition.Options{Weights: freq})
+		placed, err := profiler.Build(orig, profile.SBL, 1, b.opt.Instrument, partition.Options{Weights: freq})
 		if err != nil {
 			return fail("sbl placed by its profile: %v", err)
 		}
@@ -488,7 +488,7 @@ func copyHits(cs *profiler.Copies, exact []profile.Function) ([]uint64, error) {
 // exact profile, runs every copy once to check its output and that the
 // merged profile equals SBL's, and times the slowest copy against the
 // original.
-func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Strategy, exact []profile.Function, sblHits uint64,
+func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Variant, exact []profile.Function, sblHits uint64,
 	freq [][]float64, origProg *runner.Program, want output) (Measure, error) {
 	m := Measure{Strategy: st}
 	start := time.Now()

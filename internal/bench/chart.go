@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"github.com/pathprof/pathprof/profile"
 )
 
 // ChartName is the chart's file name inside the output directory.
@@ -33,9 +35,9 @@ var (
 // chartColors are the bars' fills per strategy name, lightest for the
 // fewest copies: PBL in blues, P3 in oranges, as in the P3 paper's
 // figures.
-var chartColors = map[string][]string{
-	"pbl": {"#9ecae1", "#4292c6", "#08519c"},
-	"p3":  {"#fdae6b", "#f16913", "#a63603"},
+var chartColors = map[profile.Strategy][]string{
+	profile.PBL: {"#9ecae1", "#4292c6", "#08519c"},
+	profile.P3:  {"#fdae6b", "#f16913", "#a63603"},
 }
 
 // WriteChart writes an SVG bar chart of the slowest copy's probe hits as a
@@ -143,7 +145,7 @@ func (r *Report) WriteChart(w io.Writer) error {
 		}
 		if g.name == "average" {
 			for j, st := range sts {
-				if st.Name != "p3" {
+				if st.Name != profile.P3 {
 					continue
 				}
 				x := x0 + j*chartBarW
@@ -180,7 +182,7 @@ func (r *Report) WriteChart(w io.Writer) error {
 
 // chartColor is strategy j's fill: its name's palette, darker with each
 // further strategy of the same name.
-func chartColor(sts []Strategy, j int) string {
+func chartColor(sts []Variant, j int) string {
 	pal, ok := chartColors[sts[j].Name]
 	if !ok {
 		pal = []string{"#bbbbbb", "#777777", "#333333"}
@@ -194,9 +196,9 @@ func chartColor(sts []Strategy, j int) string {
 	return pal[min(n, len(pal)-1)]
 }
 
-func strategyLabel(st Strategy) string {
+func strategyLabel(st Variant) string {
 	if st.Copies <= 1 {
-		return strings.ToUpper(st.Name)
+		return strings.ToUpper(string(st.Name))
 	}
-	return fmt.Sprintf("%s k=%d", strings.ToUpper(st.Name), st.Copies)
+	return fmt.Sprintf("%s k=%d", strings.ToUpper(string(st.Name)), st.Copies)
 }

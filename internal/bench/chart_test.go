@@ -12,7 +12,7 @@ import (
 )
 
 func chartReport() *Report {
-	sts := append([]Strategy{SBL}, Partitioned...)
+	sts := append([]Variant{SBL}, Partitioned...)
 	r := &Report{Strategies: sts, GeoMean: map[string]float64{}}
 	for i, name := range []string{"calc", "gofmt", "lua-<json>"} {
 		p := ProgramResult{Name: name, Strategies: []Measure{{Strategy: SBL, Ratio: 1.5, ProbeHits: 1000}}}

@@ -93,7 +93,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	head := []string{"program", "original ms"}
 	align := []string{"---", "--:"}
 	for _, st := range r.Strategies {
-		label := strings.ToUpper(st.Name)
+		label := strings.ToUpper(string(st.Name))
 		if st.Copies > 1 {
 			label += fmt.Sprintf(" k=%d", st.Copies)
 		}
@@ -219,7 +219,7 @@ func writeShares(b *strings.Builder, r *Report) {
 	sts := r.Strategies[1:]
 	var heads []string
 	for _, st := range sts {
-		heads = append(heads, fmt.Sprintf("%s k=%d", strings.ToUpper(st.Name), st.Copies))
+		heads = append(heads, fmt.Sprintf("%s k=%d", strings.ToUpper(string(st.Name)), st.Copies))
 	}
 	// each gives a program's shares, one per partitioned strategy, or
 	// nil when it has none.

@@ -196,7 +196,7 @@ func TestMarkdown(t *testing.T) {
 	r := &Report{
 		RunInfo: RunInfo{Date: time.Date(2026, 11, 22, 14, 0, 0, 0, time.UTC), Command: "pathprof bench", GoVersion: "go1.26.8",
 			CPUs: 2, OS: "linux", Arch: "amd64", Runs: 5},
-		Seconds: 200, Strategies: []Strategy{SBL},
+		Seconds: 200, Strategies: []Variant{SBL},
 		Programs: []ProgramResult{
 			{Name: "calc", Bytes: 127037, Functions: 71, Profiled: 70, PossiblePaths: "4977938878998691329",
 				ExecutedPaths: 1234, PathExecutions: 10761402, Original: Timing{MedianSeconds: 0.040},

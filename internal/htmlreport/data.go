@@ -16,6 +16,7 @@ import (
 	"github.com/pathprof/pathprof/internal/report"
 	"github.com/pathprof/pathprof/internal/srcmap"
 	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/profile"
 )
 
 // num is a count as JSON: a number while a browser's float64 holds it
@@ -224,8 +225,8 @@ func build(r *report.Report, opt Options) (*page, error) {
 // blocks as file offsets standing in for graph nodes.
 func pathsOnly(f report.Function) *detail {
 	d := &detail{Paths: [][4]any{}}
-	if f.Status != "profiled" {
-		d.Error = f.Status
+	if f.Status != profile.StatusProfiled {
+		d.Error = string(f.Status)
 	}
 	for _, p := range f.Paths {
 		offs := make([]int, len(p.Blocks))

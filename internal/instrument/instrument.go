@@ -23,7 +23,9 @@ import (
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/counters"
 	"github.com/pathprof/pathprof/internal/numbering"
+	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/profile"
 )
 
 // Options tune instrumentation.
@@ -40,7 +42,7 @@ type Options struct {
 	CountHits bool
 	// Mode chooses, per function, what this copy profiles; it is called
 	// once the function's DAG is known. nil profiles every function with
-	// Ball-Larus (the SBL copy).
+	// Ball-Larus (the SBL copy): Mode{Kind: partition.BallLarus}.
 	Mode func(f *Func) Mode
 	// NoLoopCounts turns off local loop counters (see loops.go): every
 	// completed path is then counted in memory as it ends.
@@ -57,18 +59,10 @@ var defaultNoReturn = [][2]string{{"wasi_snapshot_preview1", "proc_exit"}}
 // HitsGlobal is the export name of the hit counter of Options.CountHits.
 const HitsGlobal = "pathprof_hits"
 
-// ModeKind is what a copy profiles in a function.
-type ModeKind uint8
-
-const (
-	BallLarus ModeKind = iota // every path
-	None                      // nothing: no probes
-	Selective                 // the interesting paths only, with PSPP
-)
-
-// Mode is a function's instrumentation in one copy.
+// Mode is a function's instrumentation in one copy: what the copy's plan
+// says of it (Kind), with what that needs.
 type Mode struct {
-	Kind ModeKind
+	Kind partition.Mode
 	// Interesting marks the DAG edges whose paths this copy counts
 	// (Selective only).
 	Interesting []bool
@@ -78,8 +72,8 @@ type Mode struct {
 	// would guess, for Selective where PSPP's labels are not 0. Path ids
 	// do not change, only where the probes sit.
 	Freq []float64
-	// Slices, when at least 2, shares the function's calls out among
-	// copies (Kind BallLarus only): the n-th call (from 1) is in slot
+	// Slices, at least 2, shares the function's calls out among copies
+	// (Kind Sliced only: every path, in some calls): the n-th call (from 1) is in slot
 	// n mod Slices, and this copy profiles the calls in Slots; the
 	// others run an unprobed copy of the body. Every call runs the test,
 	// one sequence, and counts itself in an exported i64 global
@@ -109,7 +103,7 @@ const CallsPrefix = "pathprof_calls_"
 type Func struct {
 	Index  uint32 // in the original module's function index space
 	Name   string
-	Status string // "profiled" or "skipped: REASON"
+	Status profile.Status
 	Graph  *cfg.Graph
 	DAG    *cfg.DAG
 	// Num is the Ball-Larus numbering of DAG: profile path ids are
@@ -211,12 +205,12 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		if err := planFunc(m, i, f, cfgOpt, opt.Mode); err != nil {
 			var skip skipError
 			if errors.As(err, &skip) {
-				f.Status = "skipped: " + string(skip)
+				f.Status = profile.Skipped(string(skip))
 				continue
 			}
 			return nil, fmt.Errorf("function %d (%s): %w", orig, f.Name, err)
 		}
-		f.Status = "profiled"
+		f.Status = profile.StatusProfiled
 		if f.Placement != nil {
 			paths[orig] = uint64(f.Placement.NumPaths)
 		}
@@ -226,7 +220,7 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 	// rewrites their memory.size and memory.grow too.
 	plain := map[int]uint32{}
 	for i, f := range res.Funcs {
-		if f.Placement == nil || f.Mode.Slices == 0 {
+		if f.Placement == nil || f.Mode.Kind != partition.Sliced && f.Mode.Slices == 0 {
 			continue
 		}
 		if err := checkSlices(f.Mode); err != nil {
@@ -299,7 +293,7 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 // checkSlices validates a sliced mode.
 func checkSlices(md Mode) error {
 	switch {
-	case md.Kind != BallLarus:
+	case md.Kind != partition.Sliced:
 		return fmt.Errorf("slices of a %v function", md.Kind)
 	case md.Slices < 2 || md.Slices > 32:
 		return fmt.Errorf("%d slots (2 to 32)", md.Slices)
@@ -554,14 +548,15 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 	}
 	var err error
 	d := f.DAG
+	f.Mode = Mode{Kind: partition.BallLarus}
 	if choose != nil {
 		f.Mode = choose(f)
 	}
 	var plan *numbering.Placement
 	switch f.Mode.Kind {
-	case None:
+	case partition.None:
 		return nil
-	case Selective:
+	case partition.Selective:
 		if len(f.Mode.Interesting) != len(d.Edges) {
 			return fmt.Errorf("selective mode with %d edge marks for %d DAG edges", len(f.Mode.Interesting), len(d.Edges))
 		}
@@ -571,7 +566,7 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 		if plan, err = numbering.PlaceSelectiveFreq(d, f.Sel, f.Mode.Freq); err != nil {
 			return err
 		}
-	default:
+	case partition.BallLarus, partition.Sliced:
 		w, err := numbering.WeightsFor(d, f.Mode.Freq)
 		if err != nil {
 			return err
@@ -588,6 +583,8 @@ func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(
 		if plan, err = numbering.Place(d, f.Rev.Forward(), inc, numbering.PlaceOptions{NoCountFolding: true}); err != nil {
 			return err
 		}
+	default:
+		return fmt.Errorf("mode %v", f.Mode.Kind)
 	}
 	f.setPlacement(plan)
 	return nil

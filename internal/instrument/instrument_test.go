@@ -135,7 +135,7 @@ func TestGoPrograms(t *testing.T) {
 			}
 			skipped, cut, paths := 0, 0, 0
 			for i, f := range fs {
-				if strings.HasPrefix(f.Status, "skipped") {
+				if strings.HasPrefix(string(f.Status), "skipped") {
 					skipped++
 				}
 				if len(res.Funcs[i].Cuts) > 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/counters"
 	"github.com/pathprof/pathprof/internal/numbering"
+	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/profile"
 )
 
@@ -31,7 +32,7 @@ func (r *Result) Functions(counts counters.Counts) ([]profile.Function, uint64, 
 		byIndex[f.Index] = f
 	}
 	for fi := range counts {
-		if f := byIndex[fi]; f == nil || f.Placement == nil || f.Mode.Kind == None {
+		if f := byIndex[fi]; f == nil || f.Placement == nil || f.Mode.Kind == partition.None {
 			return nil, 0, fmt.Errorf("counts for function %d, which was not instrumented", fi)
 		}
 	}
@@ -84,7 +85,7 @@ type countedPath struct {
 // are dropped: other copies count those paths exactly.
 func (f *Func) countedPaths(ids []uint64, counts map[uint64]uint64) ([]countedPath, error) {
 	var out []countedPath
-	if f.Mode.Kind == Selective {
+	if f.Mode.Kind == partition.Selective {
 		sp, err := numbering.InterestingCounts(f.Sel, f.DAG, counts)
 		if err != nil {
 			return nil, err

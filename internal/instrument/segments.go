@@ -11,6 +11,7 @@ import (
 
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/profile"
 )
 
 // Segments describes a copy whose paths report their blocks, not counts:
@@ -166,10 +167,10 @@ func InstrumentSegments(orig []byte, seg Segments) (*Result, error) {
 		}
 		var skip skipError
 		if errors.As(err, &skip) {
-			f.Status = "skipped: " + string(skip)
+			f.Status = profile.Skipped(string(skip))
 			err = emitBlockwise(m, i, f, &seg, cfg.Options{NoReturn: noRet})
 		} else if err == nil {
-			f.Status = "profiled"
+			f.Status = profile.StatusProfiled
 			err = emitSegments(m, &m.Code[i], f, &seg)
 		}
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/numbering"
+	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/wasm"
 )
 
@@ -85,7 +86,7 @@ func placeSegments(f *segFunc) error {
 	if err != nil {
 		return err
 	}
-	f.Mode = Mode{Kind: BallLarus}
+	f.Mode = Mode{Kind: partition.BallLarus}
 	f.setPlacement(plan)
 	f.emptyEnd = emptyEnds(f.Graph, d, most)
 	return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/testprogs"
 	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/profile"
 )
 
 // synthModule generates a module of n functions with random structured
@@ -109,9 +110,9 @@ func TestPlanLargeModules(t *testing.T) {
 	}{{"largest", largestInput}, {"synthetic", synthInput}} {
 		pi := in.get(t)
 		for _, s := range []struct {
-			strategy string
+			strategy profile.Strategy
 			k        int
-		}{{SBL, 1}, {PBL, 8}, {P3, 2}, {P3, 8}} {
+		}{{profile.SBL, 1}, {profile.PBL, 8}, {profile.P3, 2}, {profile.P3, 8}} {
 			start := time.Now()
 			p, err := Make(pi.m, pi.graphs, s.strategy, s.k, Options{})
 			el := time.Since(start)
@@ -123,7 +124,7 @@ func TestPlanLargeModules(t *testing.T) {
 				in.name, len(pi.m.Code), pi.build.Round(time.Millisecond), s.strategy, s.k,
 				el.Round(time.Millisecond), profitable, loads)
 
-			if s.strategy == P3 && s.k == 8 {
+			if s.strategy == profile.P3 && s.k == 8 {
 				if err := p.Check(pi.graphs); err != nil {
 					t.Fatal(err)
 				}
@@ -137,7 +138,7 @@ func TestPlanLargeModules(t *testing.T) {
 	}
 }
 
-func benchMake(b *testing.B, pi planInput, strategy string, k, workers int) {
+func benchMake(b *testing.B, pi planInput, strategy profile.Strategy, k, workers int) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Make(pi.m, pi.graphs, strategy, k, Options{Workers: workers}); err != nil {
@@ -147,9 +148,9 @@ func benchMake(b *testing.B, pi planInput, strategy string, k, workers int) {
 	b.ReportMetric(float64(len(pi.m.Code)), "funcs")
 }
 
-func BenchmarkMakeLargestP3k8(b *testing.B)       { benchMake(b, largestInput(b), P3, 8, 0) }
-func BenchmarkMakeLargestP3k8Serial(b *testing.B) { benchMake(b, largestInput(b), P3, 8, 1) }
-func BenchmarkMakeLargestPBLk8(b *testing.B)      { benchMake(b, largestInput(b), PBL, 8, 0) }
-func BenchmarkMake30kP3k8(b *testing.B)           { benchMake(b, synthInput(b), P3, 8, 0) }
-func BenchmarkMake30kP3k8Serial(b *testing.B)     { benchMake(b, synthInput(b), P3, 8, 1) }
-func BenchmarkMake30kPBLk8(b *testing.B)          { benchMake(b, synthInput(b), PBL, 8, 0) }
+func BenchmarkMakeLargestP3k8(b *testing.B)       { benchMake(b, largestInput(b), profile.P3, 8, 0) }
+func BenchmarkMakeLargestP3k8Serial(b *testing.B) { benchMake(b, largestInput(b), profile.P3, 8, 1) }
+func BenchmarkMakeLargestPBLk8(b *testing.B)      { benchMake(b, largestInput(b), profile.PBL, 8, 0) }
+func BenchmarkMake30kP3k8(b *testing.B)           { benchMake(b, synthInput(b), profile.P3, 8, 0) }
+func BenchmarkMake30kP3k8Serial(b *testing.B)     { benchMake(b, synthInput(b), profile.P3, 8, 1) }
+func BenchmarkMake30kPBLk8(b *testing.B)          { benchMake(b, synthInput(b), profile.PBL, 8, 0) }

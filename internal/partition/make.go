@@ -11,6 +11,7 @@ import (
 
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/profile"
 )
 
 // Options adjusts Make.
@@ -77,13 +78,13 @@ type task struct {
 // weights, P3 also shares out the calls of heavy functions among copies
 // (see chooseSlices and FuncInfo.Slices); a copy then profiles the calls
 // of its slots.
-func Make(m *wasm.Module, graphs []*cfg.DAG, strategy string, k int, opt Options) (*Plan, error) {
+func Make(m *wasm.Module, graphs []*cfg.DAG, strategy profile.Strategy, k int, opt Options) (*Plan, error) {
 	switch {
-	case strategy != SBL && strategy != PBL && strategy != P3:
+	case strategy != profile.SBL && strategy != profile.PBL && strategy != profile.P3:
 		return nil, fmt.Errorf("partition: unknown strategy %q", strategy)
 	case k < 1:
 		return nil, fmt.Errorf("partition: %d copies", k)
-	case strategy == SBL && k != 1:
+	case strategy == profile.SBL && k != 1:
 		return nil, fmt.Errorf("partition: sbl runs one copy, not %d", k)
 	case len(graphs) != len(m.Code):
 		return nil, fmt.Errorf("partition: %d graphs for %d functions", len(graphs), len(m.Code))
@@ -106,7 +107,7 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy string, k int, opt Options
 		if opt.Weights != nil && ran(opt.Weights[i]) {
 			p.Funcs[i].Freq = slices.Clone(opt.Weights[i])
 		}
-		if opt.Candidates == nil && opt.Weights != nil && strategy == P3 {
+		if opt.Candidates == nil && opt.Weights != nil && strategy == profile.P3 {
 			// Weighted costs price the overlap of a split, so the
 			// call-site rule, which guards against it blindly, is not
 			// needed: chooseSplits keeps only the splits that pay.
@@ -127,7 +128,7 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy string, k int, opt Options
 		wg.Go(func() {
 			var c coster
 			for i := range next {
-				perFunc[i], lives[i], errs[i] = planFunc(i, graphs[i], strategy == P3 && p.Funcs[i].Candidate, k, &opt, &c)
+				perFunc[i], lives[i], errs[i] = planFunc(i, graphs[i], strategy == profile.P3 && p.Funcs[i].Candidate, k, &opt, &c)
 			}
 		})
 	}
@@ -146,7 +147,7 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy string, k int, opt Options
 		if err := chooseSplits(perFunc, k, graphs, lives, opt.Weights); err != nil {
 			return nil, err
 		}
-		if strategy == P3 {
+		if strategy == profile.P3 {
 			chooseSlices(perFunc, k, m, graphs, opt.Weights, opt.ShareLoop)
 		}
 	} else {

@@ -17,6 +17,7 @@ import (
 	"github.com/pathprof/pathprof/internal/testprogs"
 	"github.com/pathprof/pathprof/internal/wasm"
 	"github.com/pathprof/pathprof/internal/wasmtest"
+	"github.com/pathprof/pathprof/profile"
 )
 
 // checkReduced checks the structure of a reduced DAG against its DAG: every
@@ -597,9 +598,9 @@ func TestMakeStrategies(t *testing.T) {
 	names, ms, gs := realModules(t)
 	for i, m := range ms {
 		graphs := gs[i]
-		for _, strategy := range []string{SBL, PBL, P3} {
+		for _, strategy := range []profile.Strategy{profile.SBL, profile.PBL, profile.P3} {
 			for _, k := range []int{1, 2, 4, 8} {
-				if strategy == SBL && k != 1 {
+				if strategy == profile.SBL && k != 1 {
 					continue
 				}
 				p, err := Make(m, graphs, strategy, k, Options{})
@@ -610,7 +611,7 @@ func TestMakeStrategies(t *testing.T) {
 					t.Fatalf("%s %s k=%d: %v", names[i], strategy, k, err)
 				}
 				checkPlan(t, m, graphs, p)
-				if strategy == P3 && k == 4 {
+				if strategy == profile.P3 && k == 4 {
 					profitable, loads := planLoads(p)
 					t.Logf("%s: %d of %d functions profitable, loads %v", names[i], profitable, len(m.Code), loads)
 				}
@@ -640,7 +641,7 @@ func checkPlan(t *testing.T, m *wasm.Module, graphs []*cfg.DAG, p *Plan, weights
 		for _, ts := range f.Tasks {
 			loads[ts.Copy] += ts.Cost
 		}
-		if f.Profitable() && (p.Strategy != P3 || !f.Candidate) {
+		if f.Profitable() && (p.Strategy != profile.P3 || !f.Candidate) {
 			t.Fatalf("%s: function %d (candidate %v) split", p.Strategy, def, f.Candidate)
 		}
 		var modes []Mode
@@ -669,7 +670,7 @@ func checkPlan(t *testing.T, m *wasm.Module, graphs []*cfg.DAG, p *Plan, weights
 		if f.Slices > 0 {
 			// Its tasks are its slots, in order, each in the copy
 			// that lists it.
-			if p.Strategy != P3 || len(f.Tasks) != f.Slices {
+			if p.Strategy != profile.P3 || len(f.Tasks) != f.Slices {
 				t.Fatalf("%s: function %d has %d slots and %d tasks", p.Strategy, def, f.Slices, len(f.Tasks))
 			}
 			for j, ts := range f.Tasks {
@@ -738,7 +739,7 @@ func checkPlan(t *testing.T, m *wasm.Module, graphs []*cfg.DAG, p *Plan, weights
 			t.Fatalf("copy %d: load %d, tasks sum to %d", c, p.Copies[c].Load, loads[c])
 		}
 	}
-	if p.Strategy != P3 {
+	if p.Strategy != profile.P3 {
 		for def := range p.Funcs {
 			n := 0
 			for c := range p.Copies {
@@ -761,7 +762,7 @@ func TestMakeDeterministicAndJSON(t *testing.T) {
 	for i, m := range ms {
 		var prev []byte
 		for _, workers := range []int{1, 3, 0} {
-			p, err := Make(m, gs[i], P3, 4, Options{Workers: workers})
+			p, err := Make(m, gs[i], profile.P3, 4, Options{Workers: workers})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -788,18 +789,18 @@ func TestMakeErrorsAndNilGraphs(t *testing.T) {
 	_, ms, gs := realModules(t)
 	m, graphs := ms[0], slices.Clone(gs[0])
 	for _, c := range []struct {
-		strategy string
+		strategy profile.Strategy
 		k        int
-	}{{"xyz", 2}, {P3, 0}, {SBL, 2}} {
+	}{{"xyz", 2}, {profile.P3, 0}, {profile.SBL, 2}} {
 		if _, err := Make(m, graphs, c.strategy, c.k, Options{}); err == nil {
 			t.Errorf("Make(%s, %d) succeeded", c.strategy, c.k)
 		}
 	}
-	if _, err := Make(m, graphs[1:], P3, 2, Options{}); err == nil {
+	if _, err := Make(m, graphs[1:], profile.P3, 2, Options{}); err == nil {
 		t.Error("Make with too few graphs succeeded")
 	}
 	graphs[0], graphs[3] = nil, nil
-	p, err := Make(m, graphs, P3, 3, Options{})
+	p, err := Make(m, graphs, profile.P3, 3, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -808,7 +809,7 @@ func TestMakeErrorsAndNilGraphs(t *testing.T) {
 	}
 	checkPlan(t, m, graphs, p)
 	// A cost function's error names the function.
-	p8, err := Make(m, gs[0], P3, 8, Options{})
+	p8, err := Make(m, gs[0], profile.P3, 8, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -817,7 +818,7 @@ func TestMakeErrorsAndNilGraphs(t *testing.T) {
 		profitable = profitable || f.Profitable()
 	}
 	boom := fmt.Errorf("boom")
-	_, err = Make(m, gs[0], P3, 8, Options{Cost: func(*cfg.DAG, []bool) (int, error) { return 0, boom }})
+	_, err = Make(m, gs[0], profile.P3, 8, Options{Cost: func(*cfg.DAG, []bool) (int, error) { return 0, boom }})
 	if !profitable || err == nil || !errors.Is(err, boom) {
 		t.Fatalf("profitable %v, error %v", profitable, err)
 	}
@@ -840,7 +841,7 @@ func TestMakeWeights(t *testing.T) {
 		ws[i] = w
 	}
 	p, pbl := weightedPlans(t, m, graphs, ws)
-	q, err := Make(m, graphs, P3, 4, Options{})
+	q, err := Make(m, graphs, profile.P3, 4, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -883,9 +884,9 @@ func TestPlanFreq(t *testing.T) {
 			ran++
 		}
 	}
-	for _, st := range []string{SBL, PBL, P3} {
+	for _, st := range []profile.Strategy{profile.SBL, profile.PBL, profile.P3} {
 		k := 4
-		if st == SBL {
+		if st == profile.SBL {
 			k = 1
 		}
 		p, err := Make(m, graphs, st, k, Options{Weights: ws})
@@ -936,7 +937,7 @@ func TestPlanFreq(t *testing.T) {
 			break
 		}
 	}
-	p, err := Make(m, graphs, P3, 4, Options{})
+	p, err := Make(m, graphs, profile.P3, 4, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -965,11 +966,11 @@ func TestMakeCandidatesOverride(t *testing.T) {
 		}
 		return n
 	}
-	p, err := Make(m, graphs, P3, 4, Options{})
+	p, err := Make(m, graphs, profile.P3, 4, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := Make(m, graphs, P3, 4, Options{Candidates: all})
+	q, err := Make(m, graphs, profile.P3, 4, Options{Candidates: all})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -978,14 +979,14 @@ func TestMakeCandidatesOverride(t *testing.T) {
 		t.Fatalf("%d profitable with every function a candidate, %d without", count(q), count(p))
 	}
 	none := make([]bool, len(graphs))
-	r, err := Make(m, graphs, P3, 4, Options{Candidates: none})
+	r, err := Make(m, graphs, profile.P3, 4, Options{Candidates: none})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if count(r) != 0 {
 		t.Fatalf("%d profitable without candidates", count(r))
 	}
-	if _, err := Make(m, graphs, P3, 4, Options{Candidates: none[1:]}); err == nil {
+	if _, err := Make(m, graphs, profile.P3, 4, Options{Candidates: none[1:]}); err == nil {
 		t.Fatal("short candidate list accepted")
 	}
 }
@@ -1076,7 +1077,7 @@ func TestMakeWeightsSplitAnyFunction(t *testing.T) {
 			ws[hot][j] *= 4 * rest / hotCost // it dominates every copy's load
 		}
 		tried++
-		static, err := Make(m, graphs, P3, 4, Options{})
+		static, err := Make(m, graphs, profile.P3, 4, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1171,12 +1172,12 @@ func TestGroupClasses(t *testing.T) {
 // checks the P3 plan.
 func weightedPlans(t *testing.T, m *wasm.Module, graphs []*cfg.DAG, ws [][]float64) (p3, pbl *Plan) {
 	t.Helper()
-	p3, err := Make(m, graphs, P3, 4, Options{Weights: ws})
+	p3, err := Make(m, graphs, profile.P3, 4, Options{Weights: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkPlan(t, m, graphs, p3, ws)
-	if pbl, err = Make(m, graphs, PBL, 4, Options{Weights: ws}); err != nil {
+	if pbl, err = Make(m, graphs, profile.PBL, 4, Options{Weights: ws}); err != nil {
 		t.Fatal(err)
 	}
 	return p3, pbl
@@ -1365,12 +1366,12 @@ func TestPlanLoopSlices(t *testing.T) {
 		}
 		return true
 	}}
-	p, err := Make(m, graphs, P3, 4, opt)
+	p, err := Make(m, graphs, profile.P3, 4, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkPlan(t, m, graphs, p, ws)
-	pbl, err := Make(m, graphs, PBL, 4, opt)
+	pbl, err := Make(m, graphs, profile.PBL, 4, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1382,7 +1383,7 @@ func TestPlanLoopSlices(t *testing.T) {
 		t.Fatalf("plan's largest load %d, PBL's %d", largestLoad(p), largestLoad(pbl))
 	}
 	opt.ShareLoop = func(int, int32) bool { return false }
-	if q, err := Make(m, graphs, P3, 4, opt); err != nil || q.Funcs[0].Slices != 0 {
+	if q, err := Make(m, graphs, profile.P3, 4, opt); err != nil || q.Funcs[0].Slices != 0 {
 		t.Fatalf("a loop the instrumenter refuses is shared out (%v)", err)
 	}
 	b := roundTrip(t, p, graphs)

@@ -6,13 +6,8 @@ package partition
 import (
 	"cmp"
 	"slices"
-)
 
-// Strategies.
-const (
-	SBL = "sbl" // one copy, every function profiled whole
-	PBL = "pbl" // k copies, every function profiled whole in one of them
-	P3  = "p3"  // k copies, profitable functions split over several
+	"github.com/pathprof/pathprof/profile"
 )
 
 // Mode is how one copy profiles one function.
@@ -47,8 +42,8 @@ func (m Mode) String() string {
 // DAG of the function's body, cut to fit a 63-bit path register. The
 // instrumenter must rebuild the same DAGs.
 type Plan struct {
-	K        int    `json:"k"`
-	Strategy string `json:"strategy"`
+	K        int              `json:"k"`
+	Strategy profile.Strategy `json:"strategy"`
 	// Funcs describes every defined function, for reports.
 	Funcs  []FuncInfo `json:"funcs"`
 	Copies []CopyPlan `json:"copies"`

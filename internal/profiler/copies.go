@@ -49,7 +49,7 @@ type Copies struct {
 }
 
 // Build plans a strategy over k copies and instruments each copy.
-func Build(orig []byte, strategy string, k int, opt instrument.Options, popt partition.Options) (*Copies, error) {
+func Build(orig []byte, strategy profile.Strategy, k int, opt instrument.Options, popt partition.Options) (*Copies, error) {
 	analysis, m, dags, err := analyze(orig, opt)
 	if err != nil {
 		return nil, err
@@ -68,12 +68,12 @@ func Build(orig []byte, strategy string, k int, opt instrument.Options, popt par
 		return nil, err
 	}
 	cs.PlanSeconds = planSecs
-	if strategy == partition.P3 && popt.Weights != nil && split(plan) {
+	if strategy == profile.P3 && popt.Weights != nil && split(plan) {
 		// The planner prices probes with a model of the instrumenter;
 		// the copies' hits on the profiled run are exact. Keep P3's
 		// splits only if they beat the plan with every function whole.
 		start := time.Now()
-		pbl, err := partition.Make(m, dags, partition.PBL, k, popt)
+		pbl, err := partition.Make(m, dags, profile.PBL, k, popt)
 		if err != nil {
 			return nil, err
 		}
@@ -102,7 +102,7 @@ func fewerHits(p3, pbl *Copies, freq [][]float64) (*Copies, error) {
 		return p3, nil
 	}
 	plan := *pbl.Plan
-	plan.Strategy = partition.P3
+	plan.Strategy = profile.P3
 	fell := *pbl
 	fell.Plan, fell.PlanSeconds, fell.FellBack = &plan, p3.PlanSeconds, true
 	return &fell, nil
@@ -148,7 +148,7 @@ func BuildPlan(orig []byte, plan *partition.Plan, opt instrument.Options) (*Copi
 // analyze finds every function's DAG with one pass that inserts no
 // probes: planning needs the DAGs, and each copy rebuilds the same ones.
 func analyze(orig []byte, opt instrument.Options) (*instrument.Result, *wasm.Module, []*cfg.DAG, error) {
-	opt.Mode = func(*instrument.Func) instrument.Mode { return instrument.Mode{Kind: instrument.None} }
+	opt.Mode = func(*instrument.Func) instrument.Mode { return instrument.Mode{Kind: partition.None} }
 	analysis, err := instrument.Instrument(orig, opt)
 	if err != nil {
 		return nil, nil, nil, err
@@ -172,16 +172,17 @@ func instrumentCopies(orig []byte, m *wasm.Module, plan *partition.Plan, funcs [
 		copt.Mode = func(f *instrument.Func) instrument.Mode {
 			def := int(f.Index - m.NumImportedFuncs)
 			mode, edges := cp.Mode(def)
+			fi := &plan.Funcs[def]
+			md := instrument.Mode{Kind: mode, Freq: fi.Freq}
 			switch mode {
-			case partition.BallLarus:
-				return instrument.Mode{Kind: instrument.BallLarus, Freq: plan.Funcs[def].Freq}
+			case partition.None:
+				md.Freq = nil
 			case partition.Selective:
-				return instrument.Mode{Kind: instrument.Selective, Interesting: partition.EdgeSet(edges, len(f.DAG.Edges)), Freq: plan.Funcs[def].Freq}
+				md.Interesting = partition.EdgeSet(edges, len(f.DAG.Edges))
 			case partition.Sliced:
-				fi := &plan.Funcs[def]
-				return instrument.Mode{Kind: instrument.BallLarus, Freq: fi.Freq, Slices: fi.Slices, Slots: cp.Slots(def), Loop: fi.Loop}
+				md.Slices, md.Slots, md.Loop = fi.Slices, cp.Slots(def), fi.Loop
 			}
-			return instrument.Mode{Kind: instrument.None}
+			return md
 		}
 		res, err := instrument.Instrument(orig, copt)
 		if err != nil {

@@ -46,7 +46,7 @@ func TestStrategiesEqualSBL(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, strategy := range []string{"pbl", "p3"} {
+			for _, strategy := range []profile.Strategy{profile.PBL, profile.P3} {
 				for _, k := range []int{2, 4, 8} {
 					var got bytes.Buffer
 					prof, err := Profile(ctx, orig, Options{Strategy: strategy, Copies: k, Jobs: 2, ModulePath: p.Path, Run: p.Config(t, &got)})
@@ -69,7 +69,7 @@ func TestStrategiesEqualSBL(t *testing.T) {
 			// function, table-reachable ones (every Go function) too,
 			// and every strategy places its probes by them.
 			w := edgeFrequencies(t, orig, sbl)
-			for _, strategy := range []string{"sbl", "p3"} {
+			for _, strategy := range []profile.Strategy{profile.SBL, profile.P3} {
 				var got bytes.Buffer
 				prof, err := Profile(ctx, orig, Options{Strategy: strategy, Copies: 4, Jobs: 2, ModulePath: p.Path, Run: p.Config(t, &got),
 					Partition: partition.Options{Weights: w}})
@@ -122,11 +122,13 @@ func TestHitsComputedFromProfile(t *testing.T) {
 		orig, exact, freq := exactRun(t, p)
 		// Each strategy planned without the profile, and with it: then
 		// the probes are placed by its frequencies too.
-		for _, strategy := range []string{"sbl", "pbl", "p3", "sbl+", "pbl+", "p3+"} {
+		for _, variant := range []string{"sbl", "pbl", "p3", "sbl+", "pbl+", "p3+"} {
 			var popt partition.Options
-			if s, ok := strings.CutSuffix(strategy, "+"); ok {
-				strategy, popt.Weights = s, freq
+			s, weighted := strings.CutSuffix(variant, "+")
+			if weighted {
+				popt.Weights = freq
 			}
+			strategy := profile.Strategy(s)
 			k := 4
 			if strategy == "sbl" {
 				k = 1
@@ -285,9 +287,9 @@ func TestWeightedP3NeverAbovePBL(t *testing.T) {
 		}
 		orig, exact, freq := exactRun(t, p)
 		for _, k := range []int{2, 4, 8} {
-			slowest := map[string]uint64{}
+			slowest := map[profile.Strategy]uint64{}
 			var p3 *Copies
-			for _, strategy := range []string{"pbl", "p3"} {
+			for _, strategy := range []profile.Strategy{profile.PBL, profile.P3} {
 				cs, err := Build(orig, strategy, k, instrument.Options{}, partition.Options{Weights: freq})
 				if err != nil {
 					t.Fatal(err)
@@ -306,7 +308,7 @@ func TestWeightedP3NeverAbovePBL(t *testing.T) {
 			}
 			if p3.FellBack {
 				fell++
-				if split(p3.Plan) || p3.Plan.Strategy != partition.P3 {
+				if split(p3.Plan) || p3.Plan.Strategy != profile.P3 {
 					t.Errorf("%s k=%d: fell back to a plan that splits", p.Name, k)
 				}
 			} else if split(p3.Plan) {
@@ -350,7 +352,7 @@ func TestFewerHits(t *testing.T) {
 	}
 	// Copies with as many hits as PBL's lose to them.
 	got, err = fewerHits(pbl, pbl, freq)
-	if err != nil || !got.FellBack || got.Plan.Strategy != partition.P3 || pbl.Plan.Strategy != partition.PBL || split(got.Plan) {
+	if err != nil || !got.FellBack || got.Plan.Strategy != profile.P3 || pbl.Plan.Strategy != profile.PBL || split(got.Plan) {
 		t.Fatalf("fell back %v, strategy %s (PBL's plan now %s), %v", got.FellBack, got.Plan.Strategy, pbl.Plan.Strategy, err)
 	}
 	for c := range got.Copy {

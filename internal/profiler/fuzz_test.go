@@ -11,6 +11,7 @@ import (
 	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/testprogs"
 	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/profile"
 )
 
 // FuzzBuildPlan feeds plans, as a manifest carries them, to BuildPlan: a
@@ -39,7 +40,7 @@ func FuzzBuildPlan(f *testing.F) {
 		freq[i] = w
 	}
 	for _, seed := range []struct {
-		strategy string
+		strategy profile.Strategy
 		k        int
 		opt      partition.Options
 	}{{"sbl", 1, partition.Options{Weights: freq}}, {"p3", 2, partition.Options{}}, {"p3", 3, partition.Options{Weights: freq}}} {

@@ -45,12 +45,12 @@ const (
 // copies keep their counters in counter modules), the node runner run.cjs,
 // and the plan.
 type Manifest struct {
-	Format   string          `json:"format"`
-	Version  int             `json:"version"`
-	Module   profile.Module  `json:"module"`
-	Strategy string          `json:"strategy"`
-	Copies   int             `json:"copies"`
-	Plan     *partition.Plan `json:"plan"`
+	Format   string           `json:"format"`
+	Version  int              `json:"version"`
+	Module   profile.Module   `json:"module"`
+	Strategy profile.Strategy `json:"strategy"`
+	Copies   int              `json:"copies"`
+	Plan     *partition.Plan  `json:"plan"`
 	// CopySHA256 identifies each copy's module, so a part from another
 	// plan or module is refused.
 	CopySHA256 []string `json:"copy_sha256"`

@@ -23,9 +23,9 @@ import (
 
 // Options configure a profiling run.
 type Options struct {
-	// Strategy is "sbl", "pbl" or "p3"; "" means sbl. Copies is k (1 for
-	// sbl) and Jobs how many copies run at once (default: all).
-	Strategy string
+	// Strategy is SBL, PBL or P3; "" means SBL. Copies is k (1 for SBL)
+	// and Jobs how many copies run at once (default: all).
+	Strategy profile.Strategy
 	Copies   int
 	Jobs     int
 	// Partition tunes P3 planning. Its Weights, if set, also place every
@@ -46,14 +46,14 @@ type Options struct {
 // err says why. The program's exit code is in the profile.
 func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, error) {
 	if opt.Strategy == "" {
-		opt.Strategy = "sbl"
+		opt.Strategy = profile.SBL
 	}
-	if opt.Strategy == "sbl" && opt.Partition.Weights != nil {
+	if opt.Strategy == profile.SBL && opt.Partition.Weights != nil {
 		// Placing the probes by the weights' frequencies is a plan's
 		// work: the one copy is built like the partitioned ones.
 		opt.Copies = 1
 	}
-	if opt.Strategy != "sbl" || opt.Partition.Weights != nil {
+	if opt.Strategy != profile.SBL || opt.Partition.Weights != nil {
 		return profileCopies(ctx, orig, opt)
 	}
 	sum := sha256.Sum256(orig)

@@ -55,10 +55,10 @@ type Run struct {
 	SHA256 string `json:"sha256,omitempty"`
 	// Source says where block locations come from: "dwarf", "offsets"
 	// (a module without DWARF), or "none" (no module: file offsets only).
-	Source   string `json:"source"`
-	Strategy string `json:"strategy"`
-	Copies   int    `json:"copies"`
-	Complete bool   `json:"complete"`
+	Source   string           `json:"source"`
+	Strategy profile.Strategy `json:"strategy"`
+	Copies   int              `json:"copies"`
+	Complete bool             `json:"complete"`
 	// Incomplete says why the profile is incomplete.
 	Incomplete string        `json:"incomplete,omitempty"`
 	ExitCode   uint32        `json:"exit_code"`
@@ -84,9 +84,9 @@ type Totals struct {
 
 // Function is one function's paths and coverage.
 type Function struct {
-	Index  uint32 `json:"index"`
-	Name   string `json:"name"`
-	Status string `json:"status"`
+	Index  uint32         `json:"index"`
+	Name   string         `json:"name"`
+	Status profile.Status `json:"status"`
 	// Executions is the sum of the function's path counts; Calls the sum
 	// of those of its paths that start at the function's entry: how often
 	// it was called, less the calls that ended before their first path did
@@ -209,7 +209,7 @@ func Build(p *profile.Profile, opt Options) (*Report, error) {
 			f.Name = fmt.Sprintf("func[%d]", pf.Index)
 		}
 		r.Totals.Functions++
-		if pf.Status == "profiled" {
+		if pf.Status == profile.StatusProfiled {
 			r.Totals.Profiled++
 			possible, ok := new(big.Int).SetString(pf.PossiblePaths, 10)
 			if !ok || possible.Sign() < 0 {

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/pathprof/pathprof/profile"
 )
 
 // wrapAt is the width past which a path's block list continues on the
@@ -77,7 +79,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(ct, "executions\tcalls\tpaths\tpossible\tcoverage\t  function\n")
 	idle, skipped, pathless := 0, 0, 0
 	for _, f := range r.Functions {
-		if f.Status != "profiled" {
+		if f.Status != profile.StatusProfiled {
 			skipped++
 			continue
 		}
@@ -106,7 +108,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(bw, "%s not profiled, so not counted:\n", plural(skipped, "function"))
 		tw = tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 		for _, f := range r.Functions {
-			if f.Status != "profiled" {
+			if f.Status != profile.StatusProfiled {
 				fmt.Fprintf(tw, "  %s\t%s\n", f.Name, f.Status)
 			}
 		}

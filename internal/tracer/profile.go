@@ -13,7 +13,7 @@ import (
 )
 
 // Strategy is the profile.Profile strategy of a traced profile.
-const Strategy = "trace"
+const Strategy profile.Strategy = "trace"
 
 // Profile returns the result in the profile file format, with every
 // defined function, paths sorted by blocks and kind, and path ids 0: the
@@ -46,9 +46,9 @@ func (r *Result) Profile() *profile.Profile {
 	}
 	for i := range t.Funcs {
 		f := &t.Funcs[i]
-		pf := profile.Function{Index: f.Index, Name: f.Name, Status: "profiled", PossiblePaths: f.PossiblePaths}
+		pf := profile.Function{Index: f.Index, Name: f.Name, Status: profile.StatusProfiled, PossiblePaths: f.PossiblePaths}
 		if f.Skipped != "" {
-			pf.Status = "skipped: " + f.Skipped
+			pf.Status = profile.Skipped(f.Skipped)
 		}
 		for _, v := range f.Cuts {
 			pf.Cuts = append(pf.Cuts, f.Offsets[v])
