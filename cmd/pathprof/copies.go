@@ -11,9 +11,6 @@ import (
 	"os/signal"
 	"path/filepath"
 
-	"github.com/tetratelabs/wazero/api"
-
-	"github.com/pathprof/pathprof/internal/counters"
 	"github.com/pathprof/pathprof/internal/instrument"
 	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/profiler"
@@ -139,22 +136,16 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	var part *profiler.Part
 	code := 0
 	if *countsFile != "" {
-		mem, err := os.ReadFile(*countsFile)
-		if err == nil {
-			var counts counters.Counts
-			if counts, err = counters.Read(mem); err == nil {
-				var output []byte
-				if *outputFile != "" {
-					output, err = os.ReadFile(*outputFile)
-				}
-				part = profiler.NewPart(man, c, counts, uint32(*exitCode), output, 0, nil)
-				err = nodeCalls(part, *countsFile)
-			}
+		run, err := profiler.ReadNodeRun(cs.Copy[c], *countsFile, uint32(*exitCode))
+		var output []byte
+		if err == nil && *outputFile != "" {
+			output, err = os.ReadFile(*outputFile)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "pathprof: %v\n", err)
 			return 1
 		}
+		part = profiler.NewPart(man, c, run, output)
 	} else {
 		var outBuf bytes.Buffer
 		cfg, err := rf.config(man.Module.Path, progArgs, io.MultiWriter(stdout, &outBuf), io.MultiWriter(stderr, &outBuf))
@@ -162,33 +153,18 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "pathprof: %v\n", err)
 			return 2
 		}
-		var counts counters.Counts
-		var calls map[uint32]uint64
-		var readErr error
-		cfg.Modules = counters.Modules(cs.Copy[c].Counters)
-		cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
-			counts, readErr = counters.ReadInstance(mods)
-			if readErr == nil {
-				calls, readErr = profiler.ReadCalls(mods, cs.Copy[c])
-			}
-			return nil
-		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer stop()
-		res, runErr := runner.Run(ctx, cs.Copy[c].Module, cfg)
-		if runErr == nil && readErr != nil {
-			runErr = readErr
-		}
+		run := profiler.RunCopy(ctx, cs.Copy[c], cfg)
 		var ie *runner.ImportError
-		if errors.As(runErr, &ie) {
-			fmt.Fprintf(stderr, "pathprof: %v\n", runErr)
+		if errors.As(run.Err, &ie) {
+			fmt.Fprintf(stderr, "pathprof: %v\n", run.Err)
 			return 1
 		}
-		part = profiler.NewPart(man, c, counts, res.ExitCode, outBuf.Bytes(), res.RunTime.Seconds(), runErr)
-		part.SetCalls(calls)
-		code = int(res.ExitCode)
-		if runErr != nil {
-			fmt.Fprintf(stderr, "pathprof: %v\n", runErr)
+		part = profiler.NewPart(man, c, run, outBuf.Bytes())
+		code = int(run.Result.ExitCode)
+		if err := run.Failure(); err != nil {
+			fmt.Fprintf(stderr, "pathprof: %v\n", err)
 			if code == 0 {
 				code = 1
 			}
@@ -249,22 +225,4 @@ func cmdMerge(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "wrote %s: %d copies merged\n", *out, len(parts))
 	return 0
-}
-
-// nodeCalls adds to a part the call counters node's runner wrote beside
-// its counts, if any.
-func nodeCalls(part *profiler.Part, counts string) error {
-	b, err := os.ReadFile(counts + ".calls")
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	calls, err := profiler.ParseCalls(b)
-	if err != nil {
-		return fmt.Errorf("%s.calls: %v", counts, err)
-	}
-	part.SetCalls(calls)
-	return nil
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
-	"github.com/pathprof/pathprof/internal/counters"
 	"github.com/pathprof/pathprof/internal/instrument"
 	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/profiler"
@@ -367,8 +366,7 @@ func (b *benchmark) run(ctx context.Context) (r ProgramResult) {
 	}
 	defer origProg.Close(context.WithoutCancel(ctx))
 	r.Original.CompileSeconds = origProg.CompileTime().Seconds()
-	instrProg, err := b.compile(ctx, "sbl", res.Module, runner.Config{ProgramName: name, CacheDir: b.opt.CacheDir,
-		Modules: counters.Modules(res.Counters)})
+	instrProg, err := b.compileCopy(ctx, SBL.String(), res, runner.Config{ProgramName: name, CacheDir: b.opt.CacheDir})
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -386,18 +384,14 @@ func (b *benchmark) run(ctx context.Context) (r ProgramResult) {
 	if err := b.checkExpected(want); err != nil {
 		return fail("original run: %v%s", err, want.tail())
 	}
-	var counts counters.Counts
-	got, err := b.runOnce(ctx, instrProg, func(_ context.Context, mods map[string]api.Module) (err error) {
-		counts, err = counters.ReadInstance(mods)
-		return err
-	})
+	got, run, err := b.runCounted(ctx, instrProg)
 	if err != nil {
 		return fail("instrumented run: %v%s", err, got.tail())
 	}
 	if err := sameOutput(want, got); err != nil {
 		return fail("instrumented run: %v", err)
 	}
-	fs, hits, err := res.Functions(counts)
+	fs, hits, err := run.Functions()
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -423,7 +417,7 @@ func (b *benchmark) run(ctx context.Context) (r ProgramResult) {
 		if err != nil {
 			return fail("original run %d: %v (the program is not deterministic)", i, err)
 		}
-		g, err := b.runOnce(ctx, instrProg, nil)
+		g, err := b.runTimed(ctx, instrProg)
 		if err == nil {
 			err = sameOutput(want, g)
 		}
@@ -541,27 +535,16 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Var
 		}
 	}
 	// Every copy runs once: same output, and the merged profile is SBL's.
-	var parts [][]profile.Function
-	var calls []map[uint32]uint64
-	compile := func(c int) (*runner.Program, error) {
-		res := cs.Copy[c]
-		return b.compile(ctx, fmt.Sprintf("%s copy %d", st, c), res.Module, runner.Config{ProgramName: name, CacheDir: b.opt.CacheDir,
-			Modules: counters.Modules(res.Counters)})
+	compile := func(c int) (*profiler.CopyProgram, error) {
+		return b.compileCopy(ctx, fmt.Sprintf("%s copy %d", st, c), cs.Copy[c], runner.Config{ProgramName: name, CacheDir: b.opt.CacheDir})
 	}
-	for c, res := range cs.Copy {
+	runs := make([]*profiler.CopyRun, len(cs.Copy))
+	for c := range cs.Copy {
 		prog, err := compile(c)
 		if err != nil {
 			return m, err
 		}
-		var counts counters.Counts
-		var n map[uint32]uint64
-		got, err := b.runOnce(ctx, prog, func(_ context.Context, mods map[string]api.Module) (err error) {
-			if counts, err = counters.ReadInstance(mods); err != nil {
-				return err
-			}
-			n, err = profiler.ReadCalls(mods, res)
-			return err
-		})
+		got, run, err := b.runCounted(ctx, prog)
 		prog.Close(context.WithoutCancel(ctx))
 		if err == nil {
 			err = sameOutput(want, got)
@@ -569,27 +552,21 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Var
 		if err != nil {
 			return m, fmt.Errorf("copy %d: %v%s", c, err, got.tail())
 		}
-		part, _, err := res.Functions(counts)
-		if err != nil {
-			return m, err
-		}
-		parts = append(parts, part)
-		calls = append(calls, n)
+		runs[c] = run
 	}
-	merged, err := profiler.Merge(parts, cs.Shared())
+	merged, err := profiler.MergeRuns(cs, runs)
 	if err != nil {
 		return m, err
 	}
-	eq, diff := (&profile.Profile{Functions: exact}).Equal(&profile.Profile{Functions: merged})
+	eq, diff := (&profile.Profile{Functions: exact}).Equal(&profile.Profile{Functions: merged.Functions})
 	m.ProfileEqual = &eq
 	if !eq {
 		return m, fmt.Errorf("merged profile differs from SBL's: %s", diff)
 	}
 	if sliced {
-		for c, res := range cs.Copy {
-			if m.CopyHits[c], err = res.HitsOfRun(exact, parts[c], calls[c]); err != nil {
-				return m, err
-			}
+		// Exact from the copies' own counts, on a profile equal to SBL's.
+		for c, r := range merged.Runs {
+			m.CopyHits[c] = r.ProbeHits
 		}
 		setSlowest()
 		report()
@@ -609,7 +586,7 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Var
 		if err != nil {
 			return m, err
 		}
-		g, err := b.runOnce(ctx, slowProg, nil)
+		g, err := b.runTimed(ctx, slowProg)
 		if err == nil {
 			err = sameOutput(want, g)
 		}
@@ -646,6 +623,20 @@ func (b *benchmark) compile(ctx context.Context, what string, wasm []byte, cfg r
 	return prog, nil
 }
 
+// compileCopy is compile for an instrumented copy, with its counter
+// module.
+func (b *benchmark) compileCopy(ctx context.Context, what string, copy *instrument.Result, cfg runner.Config) (*profiler.CopyProgram, error) {
+	start := time.Now()
+	prog, err := profiler.CompileCopy(ctx, copy, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("compile %s: %w", what, err)
+	}
+	if d := time.Since(start); d > time.Second {
+		b.progress("compiled %s in %.1fs", what, d.Seconds())
+	}
+	return prog, nil
+}
+
 // runOnce runs prog once with a fresh configuration (see runWith), after
 // as its AfterRun.
 func (b *benchmark) runOnce(ctx context.Context, prog *runner.Program, after func(context.Context, map[string]api.Module) error) (output, error) {
@@ -653,6 +644,24 @@ func (b *benchmark) runOnce(ctx context.Context, prog *runner.Program, after fun
 		cfg.AfterRun = after
 		return prog.Run(ctx, cfg)
 	})
+}
+
+// runCounted runs an instrumented copy once with a fresh configuration
+// and reads its counts back; a run that fails or whose counts cannot be
+// read is an error.
+func (b *benchmark) runCounted(ctx context.Context, prog *profiler.CopyProgram) (output, *profiler.CopyRun, error) {
+	var run *profiler.CopyRun
+	o, err := b.runWith(ctx, func(cfg runner.Config) (runner.Result, error) {
+		run = prog.Run(ctx, cfg)
+		return run.Result, run.Failure()
+	})
+	return o, run, err
+}
+
+// runTimed runs an instrumented copy once with a fresh configuration,
+// without reading its counts back, which would count in its run time.
+func (b *benchmark) runTimed(ctx context.Context, prog *profiler.CopyProgram) (output, error) {
+	return b.runWith(ctx, func(cfg runner.Config) (runner.Result, error) { return prog.RunUncounted(ctx, cfg) })
 }
 
 // runWith calls run once with a fresh configuration (fresh temporary

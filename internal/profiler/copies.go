@@ -193,21 +193,18 @@ func instrumentCopies(orig []byte, m *wasm.Module, plan *partition.Plan, funcs [
 	return cs, nil
 }
 
-// copyRun is what one copy's run produced.
-type copyRun struct {
-	stdout, stderr bytes.Buffer
-	res            runner.Result
-	err            error
-	counts         counters.Counts
-	calls          map[uint32]uint64 // CallsExport's counters, by function index
-	readErr        error
-}
-
-// runCopies runs every copy on the same input, at most jobs at a time.
-// Each copy writes to its own copy of every writable mount, so copies
-// cannot disturb each other; copy 0 uses the real directories, so the
-// host sees the effects of one run.
-func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, progress func(string, ...any)) ([]*copyRun, error) {
+// runCopies runs every copy once on the same input, at most jobs at a
+// time, and checks that they all printed and exited alike. Copy 0's output
+// goes to cfg.Stdout and cfg.Stderr as it comes; the others' is kept to
+// compare. Each copy writes to its own copy of every writable mount, so
+// copies cannot disturb each other; copy 0 uses the real directories, so
+// the host sees the effects of one run.
+func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, progress func(string, ...any)) ([]*CopyRun, error) {
+	k := len(cs.Copy)
+	if k == 1 {
+		// Nothing to compare: the one copy runs as the program would.
+		return []*CopyRun{RunCopy(ctx, cs.Copy[0], cfg)}, nil
+	}
 	var stdin []byte
 	if cfg.Stdin != nil {
 		var err error
@@ -215,18 +212,27 @@ func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, pro
 			return nil, fmt.Errorf("read standard input: %w", err)
 		}
 	}
-	runs := make([]*copyRun, len(cs.Copy))
 	var tmpDirs []string
 	defer func() {
 		for _, d := range tmpDirs {
 			os.RemoveAll(d)
 		}
 	}()
-	cfgs := make([]runner.Config, len(cs.Copy))
+	cfgs := make([]runner.Config, k)
+	outs := make([]struct{ stdout, stderr bytes.Buffer }, k)
 	for c := range cs.Copy {
 		cc := cfg
 		cc.Stdin = bytes.NewReader(stdin)
+		cc.Stdout, cc.Stderr = &outs[c].stdout, &outs[c].stderr
 		cc.Dirs = append([]runner.Mount(nil), cfg.Dirs...)
+		if c == 0 {
+			if cfg.Stdout != nil {
+				cc.Stdout = io.MultiWriter(cfg.Stdout, cc.Stdout)
+			}
+			if cfg.Stderr != nil {
+				cc.Stderr = io.MultiWriter(cfg.Stderr, cc.Stderr)
+			}
+		}
 		if c > 0 {
 			for i, d := range cc.Dirs {
 				if d.ReadOnly {
@@ -245,34 +251,24 @@ func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, pro
 		}
 		cfgs[c] = cc
 	}
-	if jobs < 1 {
-		jobs = 1
-	}
-	sem := make(chan struct{}, jobs)
+	runs := make([]*CopyRun, k)
+	sem := make(chan struct{}, max(jobs, 1))
 	var wg sync.WaitGroup
 	for c := range cs.Copy {
-		runs[c] = &copyRun{}
-		wg.Add(1)
-		go func(c int) {
-			defer wg.Done()
+		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			r := runs[c]
-			cc := cfgs[c]
-			cc.Stdout, cc.Stderr = &r.stdout, &r.stderr
-			cc.Modules = append(append([]runner.NamedModule(nil), cfg.Modules...), counters.Modules(cs.Copy[c].Counters)...)
-			cc.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
-				r.counts, r.readErr = counters.ReadInstance(mods)
-				if r.readErr == nil {
-					r.calls, r.readErr = ReadCalls(mods, cs.Copy[c])
-				}
-				return nil
-			}
-			progress("running copy %d of %d", c+1, len(cs.Copy))
-			r.res, r.err = runner.Run(ctx, cs.Copy[c].Module, cc)
-		}(c)
+			progress("running copy %d of %d", c+1, k)
+			runs[c] = RunCopy(ctx, cs.Copy[c], cfgs[c])
+		})
 	}
 	wg.Wait()
+	for c := 1; c < k; c++ {
+		if !bytes.Equal(outs[c].stdout.Bytes(), outs[0].stdout.Bytes()) || !bytes.Equal(outs[c].stderr.Bytes(), outs[0].stderr.Bytes()) ||
+			runs[c].Result.ExitCode != runs[0].Result.ExitCode {
+			return nil, fmt.Errorf("copy %d printed or exited differently from copy 0: the run is not deterministic", c)
+		}
+	}
 	return runs, nil
 }
 
@@ -303,6 +299,93 @@ func copyTree(src, dst string) error {
 		}
 		return nil // sockets, devices and links are not copied
 	})
+}
+
+// copyResult is one copy's run as a profile takes it in, from a CopyRun
+// or from a part file.
+type copyResult struct {
+	exitCode uint32
+	seconds  float64
+	err      string // the run's error, "" if none
+	readErr  string // why the counters could not be read, "" if they were
+	counts   counters.Counts
+	calls    map[uint32]uint64
+}
+
+// MergeRuns makes the profile of one run of each copy (runs[c] is copy
+// c's): every copy's counted paths regenerated and merged (Merge), and
+// every run's facts and probe hits. A run that failed marks the profile
+// incomplete. The profile's Module is left to the caller but for its code
+// offset; its exit code is copy 0's.
+func MergeRuns(cs *Copies, runs []*CopyRun) (*profile.Profile, error) {
+	if len(runs) != len(cs.Copy) {
+		return nil, fmt.Errorf("%d runs of %d copies", len(runs), len(cs.Copy))
+	}
+	p := &profile.Profile{Format: profile.Format, Version: profile.Version, Module: profile.Module{CodeOffset: cs.Copy[0].CodeOffset},
+		Strategy: cs.Plan.Strategy, Copies: len(cs.Copy), Complete: true, ExitCode: runs[0].Result.ExitCode}
+	results := make([]*copyResult, len(runs))
+	for c, r := range runs {
+		results[c] = &copyResult{exitCode: r.Result.ExitCode, seconds: r.Result.RunTime.Seconds(), counts: r.Counts, calls: r.Calls}
+		if r.Err != nil {
+			results[c].err = r.Err.Error()
+		}
+		if r.ReadErr != nil {
+			results[c].readErr = r.ReadErr.Error()
+		}
+	}
+	return p, merge(p, cs, results)
+}
+
+// merge adds to p the runs of the copies (results[c] is copy c's, nil if
+// it is missing) and their merged functions, and marks p incomplete where
+// a run failed or is missing. Runs are named by their copy only when
+// there are several.
+func merge(p *profile.Profile, cs *Copies, results []*copyResult) error {
+	incomplete := func(c int, why string) {
+		if len(results) > 1 {
+			why = fmt.Sprintf("copy %d: %s", c, why)
+		}
+		p.Complete = false
+		p.Incomplete = joinReason(p.Incomplete, why)
+	}
+	var parts [][]profile.Function
+	var calls []map[uint32]uint64
+	for c, r := range results {
+		if r == nil {
+			p.Complete = false
+			p.Incomplete = joinReason(p.Incomplete, fmt.Sprintf("copy %d missing", c))
+			continue
+		}
+		if r.err != "" {
+			incomplete(c, r.err)
+		}
+		if r.readErr != "" {
+			incomplete(c, "counters: "+r.readErr)
+		}
+		fs, _, err := cs.Copy[c].Functions(r.counts)
+		if err != nil {
+			return fmt.Errorf("copy %d: %w", c, err)
+		}
+		p.Runs = append(p.Runs, profile.Run{Copy: c, Seconds: r.seconds, ExitCode: r.exitCode, Error: r.err})
+		parts = append(parts, fs)
+		calls = append(calls, r.calls)
+	}
+	if err := checkCalls(calls); err != nil {
+		return err
+	}
+	var err error
+	if p.Functions, err = Merge(parts, cs.Shared()); err != nil {
+		return err
+	}
+	// A selective copy also runs probes on the paths it does not count:
+	// its hits come from the merged, exact profile; those of the calls
+	// it shares out, from its own counts.
+	for i := range p.Runs {
+		if p.Runs[i].ProbeHits, err = runHits(cs.Copy[p.Runs[i].Copy], p.Functions, parts[i], calls[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Merge unions the copies' profiles into one. A path that two copies both

@@ -240,18 +240,11 @@ func TestCopiesDirectory(t *testing.T) {
 	var parts []*Part
 	for c, res := range rebuilt.Copy {
 		var out bytes.Buffer
-		cfg := p.Config(t, &out)
-		var counts counters.Counts
-		cfg.Modules = counters.Modules(res.Counters)
-		cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
-			counts, err = counters.ReadInstance(mods)
-			return err
-		}
-		r, err := runner.Run(ctx, res.Module, cfg)
-		if err != nil {
+		run := RunCopy(ctx, res, p.Config(t, &out))
+		if err := run.Failure(); err != nil {
 			t.Fatal(err)
 		}
-		parts = append(parts, NewPart(man, c, counts, r.ExitCode, out.Bytes(), r.RunTime.Seconds(), nil))
+		parts = append(parts, NewPart(man, c, run, out.Bytes()))
 	}
 	merged, err := MergeParts(man, rebuilt, parts)
 	if err != nil {
@@ -424,25 +417,20 @@ func edgeFrequencies(t *testing.T, orig []byte, p *profile.Profile) [][]float64 
 // returns what it counted, its call counters and the hits it counted.
 func runCounting(t *testing.T, p program, res *instrument.Result) (part []profile.Function, calls map[uint32]uint64, hits uint64) {
 	t.Helper()
-	var counts counters.Counts
 	cfg := p.Config(t, &bytes.Buffer{})
-	cfg.Modules = counters.Modules(res.Counters)
-	cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) (err error) {
+	cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
 		hits = mods[runner.ProgramKey].ExportedGlobal(instrument.HitsGlobal).Get()
-		if counts, err = counters.ReadInstance(mods); err != nil {
-			return err
-		}
-		calls, err = ReadCalls(mods, res)
-		return err
+		return nil
 	}
-	if _, err := runner.Run(context.Background(), res.Module, cfg); err != nil {
+	run := RunCopy(context.Background(), res, cfg)
+	if err := run.Failure(); err != nil {
 		t.Fatalf("%s: %v", p.Name, err)
 	}
-	part, _, err := res.Functions(counts)
+	part, _, err := run.Functions()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return part, calls, hits
+	return part, run.Calls, hits
 }
 
 // runSliced runs a copy that shares out calls or loops, counting its
@@ -784,23 +772,12 @@ func TestSlicedCopiesAnywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	cfg := p.Config(t, &out)
-	var counts counters.Counts
-	var calls map[uint32]uint64
-	cfg.Modules = counters.Modules(cs.Copy[0].Counters)
-	cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) (err error) {
-		if counts, err = counters.ReadInstance(mods); err != nil {
-			return err
-		}
-		calls, err = ReadCalls(mods, cs.Copy[0])
-		return err
-	}
-	res, err := runner.Run(context.Background(), cs.Copy[0].Module, cfg)
-	if err != nil {
+	run0 := RunCopy(context.Background(), cs.Copy[0], p.Config(t, &out))
+	if err := run0.Failure(); err != nil {
 		t.Fatal(err)
 	}
-	part0 := NewPart(man, 0, counts, res.ExitCode, out.Bytes(), 0, nil)
-	part0.SetCalls(calls)
+	calls := run0.Calls
+	part0 := NewPart(man, 0, run0, out.Bytes())
 	if len(part0.Calls) != 3 {
 		t.Fatalf("copy 0's part has %d call counters, want 3", len(part0.Calls))
 	}
@@ -815,7 +792,7 @@ func TestSlicedCopiesAnywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	part1 := NewPart(man, 1, c1, uint32(nr.ExitCode), nr.Stdout, 0, nil)
+	part1 := NewPart(man, 1, &CopyRun{Result: runner.Result{ExitCode: uint32(nr.ExitCode)}, Counts: c1}, nr.Stdout)
 	if nr.Calls == nil {
 		t.Fatal("node's runner wrote no call counters")
 	}
@@ -836,7 +813,7 @@ func TestSlicedCopiesAnywhere(t *testing.T) {
 	if ok, diff := exact.Equal(merged); !ok {
 		t.Fatalf("merged parts differ from the exact profile: %s", diff)
 	}
-	part1.SetCalls(n1)
+	part1.setCalls(n1)
 	merged, err = MergeParts(man, cs, []*Part{part0, part1})
 	if err != nil {
 		t.Fatal(err)
@@ -979,7 +956,7 @@ func TestLoopSlicedCopiesAnywhere(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		parts = append(parts, NewPart(man, c, counts, uint32(nr.ExitCode), nr.Stdout, 0, nil))
+		parts = append(parts, NewPart(man, c, &CopyRun{Result: runner.Result{ExitCode: uint32(nr.ExitCode)}, Counts: counts}, nr.Stdout))
 	}
 	merged, err := MergeParts(man, cs, parts)
 	if err != nil {

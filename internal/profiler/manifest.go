@@ -87,8 +87,8 @@ type Part struct {
 	Calls map[string]uint64 `json:"calls,omitempty"`
 }
 
-// SetCalls records a copy's call counters (ReadCalls) in the part.
-func (p *Part) SetCalls(calls map[uint32]uint64) {
+// setCalls records a copy's call counters (ReadCalls) in the part.
+func (p *Part) setCalls(calls map[uint32]uint64) {
 	p.Calls = nil
 	for f, n := range calls {
 		if p.Calls == nil {
@@ -226,20 +226,23 @@ func ReadDir(dir string) (*Manifest, []byte, *Copies, error) {
 	return &man, orig, cs, nil
 }
 
-// NewPart turns a copy's counts into a part.
-func NewPart(man *Manifest, c int, counts counters.Counts, exitCode uint32, output []byte, seconds float64, runErr error) *Part {
+// NewPart turns a run of copy c, which printed output, into a part. The
+// part's error is the run's, or else why its counts could not be read.
+func NewPart(man *Manifest, c int, run *CopyRun, output []byte) *Part {
 	p := &Part{Format: PartFormat, Version: FilesVersion, ModuleSHA256: man.Module.SHA256, CopySHA256: man.CopySHA256[c],
-		Copy: c, ExitCode: exitCode, OutputSHA256: hashHex(output), Seconds: seconds, Counts: map[string]map[string]uint64{}}
-	if runErr != nil {
-		p.Error = runErr.Error()
+		Copy: c, ExitCode: run.Result.ExitCode, OutputSHA256: hashHex(output), Seconds: run.Result.RunTime.Seconds(),
+		Counts: map[string]map[string]uint64{}}
+	if err := run.Failure(); err != nil {
+		p.Error = err.Error()
 	}
-	for f, ids := range counts {
+	for f, ids := range run.Counts {
 		m := map[string]uint64{}
 		for id, n := range ids {
 			m[strconv.FormatUint(id, 10)] = n
 		}
 		p.Counts[strconv.FormatUint(uint64(f), 10)] = m
 	}
+	p.setCalls(run.Calls)
 	return p
 }
 
@@ -302,51 +305,29 @@ func MergeParts(man *Manifest, cs *Copies, parts []*Part) (*profile.Profile, err
 		}
 		byCopy[p.Copy] = p
 	}
-	prof := &profile.Profile{Format: profile.Format, Version: profile.Version, Module: man.Module,
-		Strategy: man.Strategy, Copies: man.Copies, Complete: true, ExitCode: parts[0].ExitCode}
-	var fns [][]profile.Function
-	var calls []map[uint32]uint64
-	for c := 0; c < man.Copies; c++ {
+	results := make([]*copyResult, man.Copies)
+	for c := range results {
 		p := byCopy[c]
 		if p == nil {
-			prof.Complete = false
-			prof.Incomplete = joinReason(prof.Incomplete, fmt.Sprintf("copy %d missing", c))
 			continue
 		}
 		if p.ExitCode != parts[0].ExitCode || p.OutputSHA256 != parts[0].OutputSHA256 {
 			return nil, fmt.Errorf("copy %d printed or exited differently from copy %d: the run is not deterministic", c, parts[0].Copy)
 		}
-		if p.Error != "" {
-			prof.Complete = false
-			prof.Incomplete = joinReason(prof.Incomplete, fmt.Sprintf("copy %d: %s", c, p.Error))
-		}
 		counts, err := p.counts()
 		if err != nil {
 			return nil, fmt.Errorf("part of copy %d: %v", c, err)
 		}
-		f, _, err := cs.Copy[c].Functions(counts)
+		calls, err := p.calls()
 		if err != nil {
 			return nil, fmt.Errorf("part of copy %d: %v", c, err)
 		}
-		n, err := p.calls()
-		if err != nil {
-			return nil, fmt.Errorf("part of copy %d: %v", c, err)
-		}
-		fns = append(fns, f)
-		calls = append(calls, n)
-		prof.Runs = append(prof.Runs, profile.Run{Copy: c, Seconds: p.Seconds, ExitCode: p.ExitCode, Error: p.Error})
+		results[c] = &copyResult{exitCode: p.ExitCode, seconds: p.Seconds, err: p.Error, counts: counts, calls: calls}
 	}
-	if err := checkCalls(calls); err != nil {
+	prof := &profile.Profile{Format: profile.Format, Version: profile.Version, Module: man.Module,
+		Strategy: man.Strategy, Copies: man.Copies, Complete: true, ExitCode: parts[0].ExitCode}
+	if err := merge(prof, cs, results); err != nil {
 		return nil, err
-	}
-	var err error
-	if prof.Functions, err = Merge(fns, cs.Shared()); err != nil {
-		return nil, err
-	}
-	for i := range prof.Runs {
-		if prof.Runs[i].ProbeHits, err = runHits(cs.Copy[prof.Runs[i].Copy], prof.Functions, fns[i], calls[i]); err != nil {
-			return nil, err
-		}
 	}
 	return prof, nil
 }

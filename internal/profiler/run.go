@@ -1,0 +1,152 @@
+package profiler
+
+// This file holds the run step: an instrumented copy compiled once and run
+// any number of times, its counts read back after each run; and the counts
+// a node run wrote, read back into the same shape.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/pathprof/pathprof/internal/counters"
+	"github.com/pathprof/pathprof/internal/instrument"
+	"github.com/pathprof/pathprof/internal/runner"
+	"github.com/pathprof/pathprof/profile"
+)
+
+// CopyProgram is an instrumented copy compiled once, with its counter
+// module, to be run any number of times. Each run instantiates the copy
+// afresh from the same compiled code, so it starts with zero counts, and
+// reads its counts back when the program has finished. Profile, exec and
+// bench run every copy through it.
+//
+// The compile-time fields of the runner.Config given to CompileCopy pass
+// to runner.Compile unchanged, HostModules and Listener included, and the
+// counter module is compiled after cfg.Modules: a copy whose probes call
+// Go host modules compiles the same way.
+type CopyProgram struct {
+	copy *instrument.Result
+	prog *runner.Program
+}
+
+// CompileCopy compiles copy and its counter module with the compile-time
+// fields of cfg.
+func CompileCopy(ctx context.Context, copy *instrument.Result, cfg runner.Config) (*CopyProgram, error) {
+	cfg.Modules = append(slices.Clip(cfg.Modules), counters.Modules(copy.Counters)...)
+	prog, err := runner.Compile(ctx, copy.Module, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &CopyProgram{copy: copy, prog: prog}, nil
+}
+
+// CopyRun is what one run of a copy left.
+type CopyRun struct {
+	// Result says how the program ended; Err is the run's error as
+	// runner.Program.Run returns it (a trap, an interrupted run, a
+	// failed instantiation), or RunCopy's compile error.
+	Result runner.Result
+	Err    error
+	// Counts are the copy's counts, empty when none could be read.
+	Counts counters.Counts
+	// Calls are the copy's call counters by function index (ReadCalls),
+	// nil when it shares out no calls or they were not read.
+	Calls map[uint32]uint64
+	// ReadErr says why the counts or call counters could not be read.
+	ReadErr error
+
+	copy *instrument.Result
+}
+
+// Run runs the copy once with the run-time fields of cfg and reads its
+// counts back; cfg.AfterRun, if set, is called after that.
+func (p *CopyProgram) Run(ctx context.Context, cfg runner.Config) *CopyRun {
+	r := &CopyRun{copy: p.copy}
+	after := cfg.AfterRun
+	cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
+		r.Counts, r.ReadErr = counters.ReadInstance(mods)
+		if r.ReadErr == nil {
+			r.Calls, r.ReadErr = ReadCalls(mods, p.copy)
+		}
+		if after != nil {
+			return after(ctx, mods)
+		}
+		return nil
+	}
+	r.Result, r.Err = p.prog.Run(ctx, cfg)
+	if r.Counts == nil {
+		r.Counts = counters.Counts{}
+	}
+	return r
+}
+
+// RunUncounted runs the copy once without reading its counts back, for
+// timed runs: the run time includes AfterRun.
+func (p *CopyProgram) RunUncounted(ctx context.Context, cfg runner.Config) (runner.Result, error) {
+	cfg.AfterRun = nil
+	return p.prog.Run(ctx, cfg)
+}
+
+// CompileTime is how long compiling the copy and its modules took.
+func (p *CopyProgram) CompileTime() time.Duration { return p.prog.CompileTime() }
+
+// Close releases the compiled code.
+func (p *CopyProgram) Close(ctx context.Context) error { return p.prog.Close(ctx) }
+
+// RunCopy compiles copy with cfg, runs it once and closes it. A failed
+// compilation (such as a missing import, a *runner.ImportError) is the
+// run's Err, as with runner.Run.
+func RunCopy(ctx context.Context, copy *instrument.Result, cfg runner.Config) *CopyRun {
+	p, err := CompileCopy(ctx, copy, cfg)
+	if err != nil {
+		return &CopyRun{Err: err, Counts: counters.Counts{}, copy: copy}
+	}
+	defer p.Close(context.WithoutCancel(ctx))
+	return p.Run(ctx, cfg)
+}
+
+// Functions regenerates the run's counted paths: the copy's profile of
+// the run, and its probe hits as instrument.Result.Functions counts them.
+func (r *CopyRun) Functions() ([]profile.Function, uint64, error) {
+	return r.copy.Functions(r.Counts)
+}
+
+// Failure is the run's error, or else why its counts could not be read;
+// nil for a run that went well.
+func (r *CopyRun) Failure() error {
+	if r.Err != nil {
+		return r.Err
+	}
+	return r.ReadErr
+}
+
+// ReadNodeRun reads back what a node run of copy (run.cjs) wrote: the
+// counter memory in the file countsFile and, in countsFile.calls if there
+// is one, the call counters.
+func ReadNodeRun(copy *instrument.Result, countsFile string, exitCode uint32) (*CopyRun, error) {
+	mem, err := os.ReadFile(countsFile)
+	if err != nil {
+		return nil, err
+	}
+	r := &CopyRun{Result: runner.Result{ExitCode: exitCode}, copy: copy}
+	if r.Counts, err = counters.Read(mem); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(countsFile + ".calls")
+	if errors.Is(err, os.ErrNotExist) {
+		return r, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if r.Calls, err = ParseCalls(b); err != nil {
+		return nil, fmt.Errorf("%s.calls: %v", countsFile, err)
+	}
+	return r, nil
+}
