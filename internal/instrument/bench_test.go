@@ -1,3 +1,5 @@
+// Benchmark of instrumenting a large module.
+
 package instrument
 
 import (

@@ -1,3 +1,7 @@
+// Tests of counting copies: the test programs profiled with counters in
+// memory and in the counter module, node runs, the program's view of its
+// memory, the fallback near 4 GiB, br_ifs that become ifs.
+
 package instrument
 
 import (

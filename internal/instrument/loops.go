@@ -1,3 +1,6 @@
+// Local loop counters: the paths that end at the back edges of a loop
+// without calls counted in i64 locals, added to memory when the loop is left.
+
 package instrument
 
 import (

@@ -1,3 +1,6 @@
+// Shared loop iterations (Mode.Loop): a loop's body unrolled so that each
+// copy probes the iterations of its slots.
+
 package instrument
 
 import (

@@ -1,3 +1,6 @@
+// Counts into a profile: every counted path regenerated into the
+// profile's functions, with the run's probe hits.
+
 package instrument
 
 import (

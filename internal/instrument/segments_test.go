@@ -1,3 +1,7 @@
+// Tests of OSP's sampling copy: the locals kept at back edges, threaded
+// jumps kept free of probes, what End learns where paths end; and every
+// spec module instrumented both ways still compiles.
+
 package instrument
 
 import (

@@ -1,0 +1,241 @@
+// Emitting a function of a counting copy: its probes (counts in memory or
+// in the counter module, hit counts, local loop counters) and, for a
+// function whose calls are shared out among copies, the test at its start.
+
+package instrument
+
+import (
+	"errors"
+
+	"github.com/pathprof/pathprof/internal/counters"
+	"github.com/pathprof/pathprof/internal/numbering"
+	"github.com/pathprof/pathprof/internal/wasm"
+)
+
+// emitSlices puts the test of a sliced function at the start of its body
+// (defined function def, probes already in place): count the call in the
+// function's global, and unless its slot is this copy's, call the unprobed
+// body (function plain) and return what it returns.
+func emitSlices(m *wasm.Module, def int, f *Func, plain uint32, hitsGlobal int64) error {
+	ft, ok := m.FuncType(m.NumImportedFuncs + uint32(def))
+	if !ok {
+		return errors.New("no type")
+	}
+	calls := m.NumImportedGlobals + uint32(len(m.Globals))
+	var init wasm.Asm
+	init.I64(0).Op(wasm.OpEnd)
+	m.Globals = append(m.Globals, wasm.Global{GlobalType: wasm.GlobalType{Type: wasm.ValI64, Mutable: true}, Init: init.B})
+	m.Exports = append(m.Exports, wasm.Export{Name: CallsExport(f.Index), Kind: wasm.KindGlobal, Index: calls})
+	m.Touch(wasm.SecGlobal)
+	m.Touch(wasm.SecExport)
+	var mask uint32
+	for _, x := range f.Mode.Slots {
+		mask |= 1 << x
+	}
+	var a wasm.Asm
+	a.Idx(wasm.OpGlobalGet, calls).I64(1).Op(wasm.OpI64Add).Idx(wasm.OpGlobalSet, calls)
+	if hitsGlobal >= 0 {
+		a.Idx(wasm.OpGlobalGet, uint32(hitsGlobal)).I64(1).Op(wasm.OpI64Add).Idx(wasm.OpGlobalSet, uint32(hitsGlobal))
+	}
+	a.I32(int32(mask)).Idx(wasm.OpGlobalGet, calls).I64(int64(f.Mode.Slices)).Op(wasm.OpI64RemU).Op(wasm.OpI32Wrap).
+		Op(wasm.OpI32ShrU).I32(1).Op(wasm.OpI32And).Op(wasm.OpI32Eqz).Block(wasm.OpIf)
+	for j := range ft.Params {
+		a.Idx(wasm.OpLocalGet, uint32(j))
+	}
+	a.Idx(wasm.OpCall, plain).Op(wasm.OpReturn).Op(wasm.OpEnd)
+	c := &m.Code[def]
+	return c.Splice([]wasm.Edit{{Off: c.ExprOff, Ins: a.B}})
+}
+
+// variant is one placement of probes in a body: the function's own, or,
+// where a loop's iterations are shared out (Mode.Loop), that of the code
+// around the loop and those of the loop's replicas.
+type variant struct {
+	ops [][]numbering.Op // per Graph edge
+	// extra holds, per Graph edge, code that runs after its probes in
+	// the same sequence (nil: none).
+	extra [][]byte
+	// guard, when not negative, is an i32 local that every count
+	// tests: the path is counted only when it is not 0.
+	guard int64
+	// seqs is set by placement: per Graph edge, the sequences run when
+	// the edge is taken.
+	seqs []uint8
+}
+
+// emitFunc inserts the probes chosen by planFunc.
+func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fns countFns, hitsGlobal int64, useLoopCounts bool) error {
+	reg, idx := f.reg, f.idx
+	loopSliced := f.Mode.Loop != 0
+	dense := layout.Funcs[f.Index].Kind == counters.KindDense
+	slot := layout.Slot(f.Index)
+	var lc *loopCounts
+	if useLoopCounts && dense && f.Rev != nil && !loopSliced {
+		lc = planLoopCounts(f, idx+2, slot, func(a *wasm.Asm, slot int64, l uint32) {
+			fns.add(a, slot, idx+1, func() { a.Idx(wasm.OpLocalGet, l) })
+		})
+		if lc != nil {
+			f.LoopCounters = int(lc.total)
+		}
+	}
+	// A hashed function whose counters are in the program's memory
+	// keeps the path id of a count in a local of its own, the last.
+	hashP := int64(-1)
+	if !dense && fns.emb != nil {
+		hashP = int64(idx + 2)
+	}
+	// memCount appends a count op in memory (or a counter module).
+	memCount := func(a *wasm.Asm, o numbering.Op) {
+		push := func() {
+			if o.Kind == numbering.CountConst {
+				a.I64(o.Value)
+				return
+			}
+			a.Idx(wasm.OpLocalGet, reg)
+			if o.Value != 0 {
+				a.AddI64(o.Value)
+			}
+		}
+		switch {
+		case dense && o.Kind == numbering.CountConst:
+			fns.add(a, o.Value+slot, idx+1, nil)
+		case dense:
+			a.Idx(wasm.OpLocalGet, reg)
+			fns.countID(a, slot, o.Value, idx+1)
+		case hashP >= 0:
+			push()
+			a.Idx(wasm.OpLocalSet, uint32(hashP))
+			fns.emb.HashCount(a, f.Index, uint32(hashP), idx+1)
+		default:
+			a.I32(int32(f.Index))
+			push()
+			a.Idx(wasm.OpCall, fns.hash)
+		}
+	}
+	// hit adds the run-time hit count of one sequence, when asked for.
+	hit := func(a *wasm.Asm) {
+		if hitsGlobal >= 0 {
+			a.Idx(wasm.OpGlobalGet, uint32(hitsGlobal)).I64(1).Op(wasm.OpI64Add).Idx(wasm.OpGlobalSet, uint32(hitsGlobal))
+		}
+	}
+	// place returns the edits that put a variant's probes in the body,
+	// ordered for Splice.
+	place := func(v *variant) ([]wasm.Edit, error) {
+		p := &placer{m: m, c: c, f: f, ops: v.ops, hit: hit}
+		p.has = func(e int32) bool {
+			return len(v.ops[e]) > 0 || lc.flushes(e) || v.extra != nil && len(v.extra[e]) > 0
+		}
+		p.plain = func(e int32) bool { return !lc.flushes(e) && (v.extra == nil || len(v.extra[e]) == 0) }
+		p.emit = func(a *wasm.Asm, e int32, back int64) {
+			if !p.has(e) {
+				return
+			}
+			hit(a)
+			for i, o := range v.ops[e] {
+				if i == 0 && lc.counts(e) {
+					lc.emitCount(a, e, o, reg)
+					continue
+				}
+				switch o.Kind {
+				case numbering.Init:
+					a.I64(o.Value).Idx(wasm.OpLocalSet, reg)
+				case numbering.Add:
+					a.Idx(wasm.OpLocalGet, reg).AddI64(o.Value).Idx(wasm.OpLocalSet, reg)
+				case numbering.Count, numbering.CountConst:
+					if v.guard >= 0 {
+						a.Idx(wasm.OpLocalGet, uint32(v.guard)).Block(wasm.OpIf)
+						memCount(a, o)
+						a.Op(wasm.OpEnd)
+					} else {
+						memCount(a, o)
+					}
+				}
+			}
+			lc.emitFlush(a, e)
+			if v.extra != nil {
+				a.B = append(a.B, v.extra[e]...)
+			}
+		}
+		list, err := p.place()
+		v.seqs = p.seqs
+		return list, err
+	}
+	// The loop counters, a hashed count's path id and the flag of a
+	// function whose loop is shared out are declared last, after every
+	// other local, so that the indices used above hold.
+	var more []wasm.LocalDecl
+	if hashP >= 0 {
+		more = append(more, wasm.LocalDecl{Count: 1, Type: wasm.ValI64})
+	}
+	if loopSliced {
+		flag := idx + 2 + uint32(len(more))
+		more = append(more, wasm.LocalDecl{Count: 1, Type: wasm.ValI32})
+		if err := emitLoopSlices(m, c, f, place, hit, flag); err != nil {
+			return err
+		}
+	} else {
+		v := &variant{ops: f.ops, guard: -1}
+		list, err := place(v)
+		if err != nil {
+			return err
+		}
+		f.seqs = v.seqs
+		if err := c.Splice(list); err != nil {
+			return err
+		}
+	}
+	if more != nil {
+		return c.SetLocals(append(append([]wasm.LocalDecl(nil), c.Locals...), more...))
+	}
+	return lc.declare(c)
+}
+
+// countFns are the counter module's functions as the instrumented module
+// imports them, or, with emb, the counters in the program's memory and the
+// function counting hashed paths.
+type countFns struct {
+	count, hash, countN uint32
+	emb                 *counters.Embedding
+}
+
+// countID appends the count of dense path id (the i64 on the stack) plus
+// v, the function's first slot being slot; addr is a scratch i32.
+func (fns countFns) countID(a *wasm.Asm, slot, v int64, addr uint32) {
+	if fns.emb != nil {
+		// v goes into the store's offset with the slot when their sum
+		// is not negative (offsets are unsigned), and when the i32
+		// address 8·id + Base cannot wrap below 0 without it: the id
+		// on the stack is the path's minus v, so as low as -v (a
+		// module without memory has its area at 0).
+		if slot+v >= 0 && (v <= 0 || 8*v <= int64(fns.emb.Start())) {
+			slot, v = slot+v, 0
+		}
+		if v != 0 {
+			a.AddI64(v)
+		}
+		fns.emb.AddOne(a, slot, addr)
+		return
+	}
+	if v += slot; v != 0 {
+		a.AddI64(v)
+	}
+	a.Idx(wasm.OpCall, fns.count)
+}
+
+// add appends code adding what push pushes (an i64; nil: one) to the
+// dense counter at slot; addr is a scratch i32.
+func (fns countFns) add(a *wasm.Asm, slot int64, addr uint32, push func()) {
+	switch {
+	case fns.emb != nil:
+		if push == nil {
+			push = func() { a.I64(1) }
+		}
+		fns.emb.AddConst(a, slot, addr, push)
+	case push == nil:
+		a.I64(slot).Idx(wasm.OpCall, fns.count)
+	default:
+		a.I64(slot)
+		push()
+		a.Idx(wasm.OpCall, fns.countN)
+	}
+}

@@ -1,0 +1,148 @@
+// Planning a function of a counting copy: the scratch locals, the graph and
+// its numbering (cut to fit), and the probes its Mode asks for.
+
+package instrument
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/pathprof/pathprof/internal/cfg"
+	"github.com/pathprof/pathprof/internal/numbering"
+	"github.com/pathprof/pathprof/internal/partition"
+	"github.com/pathprof/pathprof/internal/wasm"
+)
+
+// checkSlices validates a sliced mode.
+func checkSlices(md Mode) error {
+	switch {
+	case md.Kind != partition.Sliced:
+		return fmt.Errorf("slices of a %v function", md.Kind)
+	case md.Slices < 2 || md.Slices > 32:
+		return fmt.Errorf("%d slots (2 to 32)", md.Slices)
+	case len(md.Slots) == 0:
+		return errors.New("no slots")
+	}
+	for j, x := range md.Slots {
+		if x < 0 || x >= md.Slices || j > 0 && md.Slots[j-1] >= x {
+			return fmt.Errorf("bad slots %v of %d", md.Slots, md.Slices)
+		}
+	}
+	return nil
+}
+
+// prepare scans the body of defined function def and adds f's scratch
+// locals after its own: the path register (an i64), then i32s i32 locals
+// (a saved branch condition, a saved br_table index, then the copy's
+// own), then extra. It returns the function's type and the body's local
+// declarations.
+func (f *Func) prepare(m *wasm.Module, def int, i32s uint32, extra ...wasm.LocalDecl) (wasm.FuncType, []wasm.LocalDecl, error) {
+	c := &m.Code[def]
+	ft, ok := m.FuncType(m.NumImportedFuncs + uint32(def))
+	if !ok {
+		return ft, nil, fmt.Errorf("no type")
+	}
+	s, err := scanBody(m, c, ft.Results)
+	if err != nil {
+		return ft, nil, err
+	}
+	base := uint32(uint64(len(ft.Params)) + c.NumLocals())
+	locals := append(append([]wasm.LocalDecl(nil), c.Locals...),
+		wasm.LocalDecl{Count: 1, Type: wasm.ValI64}, wasm.LocalDecl{Count: i32s, Type: wasm.ValI32})
+	locals = append(locals, extra...)
+	oldExpr := c.ExprOff
+	if err := c.SetLocals(locals); err != nil {
+		return ft, nil, err
+	}
+	s.shift(int64(c.ExprOff) - int64(oldExpr))
+	f.scan, f.reg, f.cond, f.idx = s, base, base+1, base+2
+	return ft, locals, nil
+}
+
+// planFunc adds the scratch locals, builds the graph and chooses the
+// probes of a counting copy.
+func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(*Func) Mode) error {
+	// The third scratch i32, idx+1, is a counter's address.
+	if _, _, err := f.prepare(m, def, 3); err != nil {
+		return err
+	}
+	if err := f.number(&m.Code[def], cfgOpt, numbering.MaxPaths); err != nil {
+		return err
+	}
+	var err error
+	d := f.DAG
+	f.Mode = Mode{Kind: partition.BallLarus}
+	if choose != nil {
+		f.Mode = choose(f)
+	}
+	var plan *numbering.Placement
+	switch f.Mode.Kind {
+	case partition.None:
+		return nil
+	case partition.Selective:
+		if len(f.Mode.Interesting) != len(d.Edges) {
+			return fmt.Errorf("selective mode with %d edge marks for %d DAG edges", len(f.Mode.Interesting), len(d.Edges))
+		}
+		if f.Sel, err = numbering.PSPP(d, f.Mode.Interesting); err != nil {
+			return err
+		}
+		if plan, err = numbering.PlaceSelectiveFreq(d, f.Sel, f.Mode.Freq); err != nil {
+			return err
+		}
+	case partition.BallLarus, partition.Sliced:
+		w, err := numbering.WeightsFor(d, f.Mode.Freq)
+		if err != nil {
+			return err
+		}
+		if f.Rev, err = numbering.NumberReverse(d, f.Num); err != nil {
+			return err
+		}
+		inc, err := numbering.Chords(d, f.Rev.Forward(), w)
+		if err != nil {
+			return err
+		}
+		// Counts stay where paths end, so a path cut short by a trap is
+		// not counted.
+		if plan, err = numbering.Place(d, f.Rev.Forward(), inc, numbering.PlaceOptions{NoCountFolding: true}); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("mode %v", f.Mode.Kind)
+	}
+	f.setPlacement(plan)
+	return nil
+}
+
+func (f *Func) setPlacement(plan *numbering.Placement) {
+	f.Placement = plan
+	f.ops = make([][]numbering.Op, len(f.Graph.Edges))
+	for _, p := range plan.Probes {
+		f.ops[p.Edge] = append(f.ops[p.Edge], p.Op)
+	}
+}
+
+// number builds f's graph and DAG, cut to at most limit paths, and
+// numbers its paths.
+func (f *Func) number(c *wasm.Code, cfgOpt cfg.Options, limit int64) error {
+	g, err := cfg.BuildBody(c, cfgOpt)
+	if err != nil {
+		return err
+	}
+	f.Graph, f.bodyMap, f.Cuts = g, c.Map, nil
+	d := g.DAG()
+	n, err := numbering.Number(d)
+	var over *numbering.OverflowError
+	if errors.As(err, &over) || err == nil && n.Paths() > limit {
+		cr, cerr := numbering.CutTo(d, limit)
+		if cerr != nil {
+			return cerr
+		}
+		d, f.Cuts = cr.DAG, cr.Vertices
+		n, err = numbering.Number(d)
+	}
+	if err != nil {
+		return err
+	}
+	f.DAG, f.Num = d, n
+	return nil
+}
