@@ -27,11 +27,12 @@ const (
 // Program is an instrumented module compiled, ready to run any number of
 // times (one run at a time).
 //
-// It stands on runner.Program, as the counting copies' run step in package
-// profiler does, and not on that step: a counting copy's counts are read
-// back once its run is over, while a sampling copy hands its records to
-// Go while it runs (the recorder's flush, through a host module of OSP's
-// own) and its countdown tells at the end where in a skip the run stopped.
+// It stands on runner.Program, as the counting copies' run step
+// (profiler.CopyProgram) does, and not on that step: a counting copy has a
+// counter module and its counts are read back once its run is over, while
+// a sampling copy hands its records to Go while it runs (the recorder's
+// flush, through a host module of OSP's own) and its countdown tells at
+// the end where in a skip the run stopped.
 type Program struct {
 	Instrumented *Instrumented
 	mode         Mode
