@@ -21,7 +21,7 @@ import (
 // cmdInstrument writes the copies of a strategy into a directory.
 func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("instrument", stderr)
-	strategy := fs.String("strategy", "p3", "profiling strategy: sbl, pbl or p3")
+	strategy := fs.String("strategy", string(profile.P3), "profiling strategy: sbl, pbl or p3")
 	k := fs.Int("copies", 4, "number of copies `K`")
 	out := fs.String("o", "", "write the copies, counter modules, manifest and node runner into `DIR`")
 	weights := fs.String("weights", "", "place the probes (and plan pbl and p3) by the edge frequencies of an earlier `PROFILE` of this module")

@@ -125,7 +125,7 @@ func splitArgs(args []string) (own, prog []string) {
 
 func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("profile", stderr)
-	strategy := fs.String("strategy", "sbl", "profiling strategy: sbl, pbl or p3")
+	strategy := fs.String("strategy", string(profile.SBL), "profiling strategy: sbl, pbl or p3")
 	copies := fs.Int("copies", 0, "number of copies `K` for pbl and p3 (default 4)")
 	jobs := fs.Int("jobs", 0, "run at most `N` copies at once (default: all)")
 	weights := fs.String("weights", "", "place the probes (and plan pbl and p3) by the edge frequencies of an earlier `PROFILE` of this module: fewer probe hits where it ran most")
