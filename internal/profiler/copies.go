@@ -16,8 +16,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tetratelabs/wazero/api"
-
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/counters"
 	"github.com/pathprof/pathprof/internal/instrument"
@@ -313,7 +311,7 @@ type copyResult struct {
 }
 
 // MergeRuns makes the profile of one run of each copy (runs[c] is copy
-// c's): every copy's counted paths regenerated and merged (Merge), and
+// c's): every copy's counted paths regenerated and merged, and
 // every run's facts and probe hits. A run that failed marks the profile
 // incomplete. The profile's Module is left to the caller but for its code
 // offset; its exit code is copy 0's.
@@ -374,7 +372,7 @@ func merge(p *profile.Profile, cs *Copies, results []*copyResult) error {
 		return err
 	}
 	var err error
-	if p.Functions, err = Merge(parts, cs.Shared()); err != nil {
+	if p.Functions, err = mergeFunctions(parts, cs.Shared()); err != nil {
 		return err
 	}
 	// A selective copy also runs probes on the paths it does not count:
@@ -388,12 +386,12 @@ func merge(p *profile.Profile, cs *Copies, results []*copyResult) error {
 	return nil
 }
 
-// Merge unions the copies' profiles into one. A path that two copies both
+// mergeFunctions unions the copies' profiles into one. A path that two copies both
 // report must have the same count in both: the copies ran the same
 // deterministic program on the same input. The functions in shared have
 // their calls shared out among copies (partition.FuncInfo.Slices): their
 // copies' counts add up.
-func Merge(parts [][]profile.Function, shared map[uint32]bool) ([]profile.Function, error) {
+func mergeFunctions(parts [][]profile.Function, shared map[uint32]bool) ([]profile.Function, error) {
 	byIndex := map[uint32]*profile.Function{}
 	var order []uint32
 	type origin struct{ copy, at int }
@@ -439,7 +437,7 @@ func Merge(parts [][]profile.Function, shared map[uint32]bool) ([]profile.Functi
 }
 
 // Shared lists the functions, by index in the module, whose calls the
-// plan shares out among copies: Merge adds up their counts.
+// plan shares out among copies: the merge adds up their counts.
 func (cs *Copies) Shared() map[uint32]bool {
 	out := map[uint32]bool{}
 	for def, fi := range cs.Plan.Funcs {
@@ -470,30 +468,6 @@ func (cs *Copies) SharedSummary() string {
 		parts = append(parts, "the loop iterations of "+funcsWord(loops))
 	}
 	return strings.Join(parts, " and ")
-}
-
-// ReadCalls reads the call counters of the functions whose calls a copy
-// shares out with others (nil if none) from its instance after a run.
-func ReadCalls(mods map[string]api.Module, res *instrument.Result) (map[uint32]uint64, error) {
-	if !res.SharesCalls() {
-		return nil, nil
-	}
-	prog := mods[""]
-	if prog == nil {
-		return nil, errors.New("no program instance to read call counters from")
-	}
-	out := map[uint32]uint64{}
-	for _, f := range res.Funcs {
-		if f.Placement == nil || f.Mode.Slices == 0 || f.Mode.Loop != 0 {
-			continue
-		}
-		g := prog.ExportedGlobal(instrument.CallsExport(f.Index))
-		if g == nil {
-			return nil, fmt.Errorf("no call counter %s", instrument.CallsExport(f.Index))
-		}
-		out[f.Index] = g.Get()
-	}
-	return out, nil
 }
 
 // checkCalls checks that the copies that share out a function's calls

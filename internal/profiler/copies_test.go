@@ -156,7 +156,7 @@ func TestHitsComputedFromProfile(t *testing.T) {
 					if counts, err = counters.ReadInstance(mods); err != nil {
 						return err
 					}
-					calls, err = ReadCalls(mods, res)
+					calls, err = readCalls(mods, res)
 					return err
 				}
 				if _, err := runner.Run(ctx, res.Module, cfg); err != nil {
@@ -467,7 +467,7 @@ func checkHits(t *testing.T, label string, direct, computed uint64) {
 // checkMerged fails unless the copies' parts merge into the exact profile.
 func checkMerged(t *testing.T, label string, exact *profile.Profile, parts [][]profile.Function, shared map[uint32]bool) {
 	t.Helper()
-	merged, err := Merge(parts, shared)
+	merged, err := mergeFunctions(parts, shared)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -733,7 +733,7 @@ func TestSlicedCopies(t *testing.T) {
 			}
 			checkMerged(t, fmt.Sprintf("%s k=%d", name, k), exact, parts, cs.Shared())
 			// Without adding up, copies that share a path disagree.
-			if _, err := Merge(parts, nil); err == nil {
+			if _, err := mergeFunctions(parts, nil); err == nil {
 				t.Errorf("%s k=%d: parts of shared functions merged as a union", name, k)
 			}
 		}
@@ -796,7 +796,7 @@ func TestSlicedCopiesAnywhere(t *testing.T) {
 	if nr.Calls == nil {
 		t.Fatal("node's runner wrote no call counters")
 	}
-	n1, err := ParseCalls(nr.Calls)
+	n1, err := parseCalls(nr.Calls)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -860,12 +860,12 @@ func TestUnevenCalls(t *testing.T) {
 }
 
 func TestParseCalls(t *testing.T) {
-	got, err := ParseCalls([]byte(`{"pathprof_calls_7": "18446744073709551615", "pathprof_calls_12": "3"}`))
+	got, err := parseCalls([]byte(`{"pathprof_calls_7": "18446744073709551615", "pathprof_calls_12": "3"}`))
 	if err != nil || got[7] != math.MaxUint64 || got[12] != 3 || len(got) != 2 {
 		t.Fatalf("%v, %v", got, err)
 	}
 	for _, bad := range []string{`{"pathprof_counters": "1"}`, `{"pathprof_calls_x": "1"}`, `{"pathprof_calls_1": "-1"}`, `[1]`} {
-		if _, err := ParseCalls([]byte(bad)); err == nil {
+		if _, err := parseCalls([]byte(bad)); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/pathprof/pathprof/internal/counters"
 	"github.com/pathprof/pathprof/internal/instrument"
@@ -87,7 +86,7 @@ type Part struct {
 	Calls map[string]uint64 `json:"calls,omitempty"`
 }
 
-// setCalls records a copy's call counters (ReadCalls) in the part.
+// setCalls records a copy's call counters in the part.
 func (p *Part) setCalls(calls map[uint32]uint64) {
 	p.Calls = nil
 	for f, n := range calls {
@@ -96,27 +95,6 @@ func (p *Part) setCalls(calls map[uint32]uint64) {
 		}
 		p.Calls[strconv.FormatUint(uint64(f), 10)] = n
 	}
-}
-
-// ParseCalls reads the call counters node's runner writes beside a
-// copy's counts (COUNTS.out.calls: export name to decimal count).
-func ParseCalls(b []byte) (map[uint32]uint64, error) {
-	var byName map[string]string
-	if err := json.Unmarshal(b, &byName); err != nil {
-		return nil, fmt.Errorf("call counters: %v", err)
-	}
-	out := map[uint32]uint64{}
-	for name, v := range byName {
-		idx, ok := strings.CutPrefix(name, instrument.CallsPrefix)
-		f, err := strconv.ParseUint(idx, 10, 32)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("call counters: %q is not a call counter", name)
-		}
-		if out[uint32(f)], err = strconv.ParseUint(v, 10, 64); err != nil {
-			return nil, fmt.Errorf("call counters: %s: %v", name, err)
-		}
-	}
-	return out, nil
 }
 
 func (p *Part) calls() (map[uint32]uint64, error) {

@@ -6,10 +6,13 @@ package profiler
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tetratelabs/wazero/api"
@@ -55,8 +58,9 @@ type CopyRun struct {
 	Err    error
 	// Counts are the copy's counts, empty when none could be read.
 	Counts counters.Counts
-	// Calls are the copy's call counters by function index (ReadCalls),
-	// nil when it shares out no calls or they were not read.
+	// Calls are the copy's call counters by function index
+	// (instrument.CallsExport), nil when it shares out no calls or they
+	// were not read.
 	Calls map[uint32]uint64
 	// ReadErr says why the counts or call counters could not be read.
 	ReadErr error
@@ -72,7 +76,7 @@ func (p *CopyProgram) Run(ctx context.Context, cfg runner.Config) *CopyRun {
 	cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
 		r.Counts, r.ReadErr = counters.ReadInstance(mods)
 		if r.ReadErr == nil {
-			r.Calls, r.ReadErr = ReadCalls(mods, p.copy)
+			r.Calls, r.ReadErr = readCalls(mods, p.copy)
 		}
 		if after != nil {
 			return after(ctx, mods)
@@ -145,8 +149,53 @@ func ReadNodeRun(copy *instrument.Result, countsFile string, exitCode uint32) (*
 	if err != nil {
 		return nil, err
 	}
-	if r.Calls, err = ParseCalls(b); err != nil {
+	if r.Calls, err = parseCalls(b); err != nil {
 		return nil, fmt.Errorf("%s.calls: %v", countsFile, err)
 	}
 	return r, nil
+}
+
+// readCalls reads the call counters of the functions whose calls a copy
+// shares out with others (nil if none) from its instance after a run.
+func readCalls(mods map[string]api.Module, res *instrument.Result) (map[uint32]uint64, error) {
+	if !res.SharesCalls() {
+		return nil, nil
+	}
+	prog := mods[""]
+	if prog == nil {
+		return nil, errors.New("no program instance to read call counters from")
+	}
+	out := map[uint32]uint64{}
+	for _, f := range res.Funcs {
+		if f.Placement == nil || f.Mode.Slices == 0 || f.Mode.Loop != 0 {
+			continue
+		}
+		g := prog.ExportedGlobal(instrument.CallsExport(f.Index))
+		if g == nil {
+			return nil, fmt.Errorf("no call counter %s", instrument.CallsExport(f.Index))
+		}
+		out[f.Index] = g.Get()
+	}
+	return out, nil
+}
+
+// parseCalls reads the call counters node's runner writes beside a
+// copy's counts (COUNTS.out.calls: export name to decimal count).
+func parseCalls(b []byte) (map[uint32]uint64, error) {
+	var byName map[string]string
+	if err := json.Unmarshal(b, &byName); err != nil {
+		return nil, fmt.Errorf("call counters: %v", err)
+	}
+	out := map[uint32]uint64{}
+	for name, v := range byName {
+		idx, ok := strings.CutPrefix(name, instrument.CallsPrefix)
+		f, err := strconv.ParseUint(idx, 10, 32)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("call counters: %q is not a call counter", name)
+		}
+		if out[uint32(f)], err = strconv.ParseUint(v, 10, 64); err != nil {
+			return nil, fmt.Errorf("call counters: %s: %v", name, err)
+		}
+	}
+	return out, nil
 }
