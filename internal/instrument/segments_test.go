@@ -1,6 +1,6 @@
 // Tests of OSP's sampling copy: the locals kept at back edges, threaded
 // jumps kept free of probes, what End learns where paths end; and every
-// spec module instrumented both ways still compiles.
+// spec module still compiles as a sampling copy and as a counting copy.
 
 package instrument
 
