@@ -20,7 +20,7 @@ type htmlFlags struct {
 func addHTMLFlags(fs *flag.FlagSet) *htmlFlags {
 	h := &htmlFlags{}
 	fs.StringVar(&h.file, "html", "", "write the report as one self-contained HTML page to `FILE`")
-	fs.Var(&h.sources, "source", "look for source files DWARF names in `DIR` too (repeatable; with --html)")
+	fs.Var(&h.sources, "source", "read source files DWARF names from `DIR` too (repeatable); sources are read only from here, the module's directory and these")
 	return h
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/pathprof/pathprof/internal/report"
+	"github.com/pathprof/pathprof/internal/srcmap"
 	"github.com/pathprof/pathprof/profile"
 )
 
@@ -46,6 +47,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: warning: %s; blocks are shown as file offsets (--module FILE gives the module)\n", warn)
 	}
 	opt.Module, opt.ModulePath = b, name
+	opt.Sources = srcmap.NewRoots(name, html.sources)
 
 	r, err := report.Build(p, opt)
 	if err != nil && !explicit && opt.Module != nil {

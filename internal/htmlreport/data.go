@@ -215,9 +215,7 @@ func build(r *report.Report, opt Options) (*page, error) {
 		ov.Notes = append(ov.Notes, fmt.Sprintf("The instructions of %d functions that ran are not embedded (limit: %d instructions).", skippedInstr, max(maxInstr, 0)))
 	}
 	ov.Files = srcs.embed()
-	if note := srcs.note(); note != "" {
-		ov.Notes = append(ov.Notes, note)
-	}
+	ov.Notes = append(ov.Notes, srcs.notes()...)
 	return pg, nil
 }
 

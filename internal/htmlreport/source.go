@@ -6,7 +6,6 @@ package htmlreport
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -36,23 +35,21 @@ type sourceFile struct {
 // the files found.
 type sources struct {
 	m       *srcmap.Map
-	dirs    []string
+	roots   *srcmap.Roots
 	maxSize int
 	index   map[string]int
 	names   []string
 	ranges  [][][2]int // per file: line ranges to embed
 	missing int
+	leftOut []string // names outside the roots, not read
 }
 
 func newSources(src *srcmap.Map, opt Options) *sources {
-	s := &sources{m: src, index: map[string]int{}, maxSize: opt.MaxSourceBytes}
+	s := &sources{m: src, index: map[string]int{}, maxSize: opt.MaxSourceBytes,
+		roots: srcmap.NewRoots(opt.ModulePath, opt.SourceDirs)}
 	if s.maxSize == 0 {
 		s.maxSize = 16 << 20
 	}
-	if opt.ModulePath != "" {
-		s.dirs = append(s.dirs, filepath.Dir(opt.ModulePath))
-	}
-	s.dirs = append(s.dirs, opt.SourceDirs...)
 	return s
 }
 
@@ -106,36 +103,6 @@ func (s *sources) file(name string) int {
 	return len(s.names) - 1
 }
 
-// find looks for a file DWARF names. debug/dwarf has already joined a
-// relative name to its compilation directory, so an absolute name is
-// where the compiler saw the file, and a relative one (clang's "." with
-// -fdebug-prefix-map) is relative to where the build ran, which is most
-// often where the module still is.
-func (s *sources) find(name string) string {
-	var tries []string
-	if filepath.IsAbs(name) {
-		tries = append(tries, name)
-	}
-	for _, d := range s.dirs {
-		tries = append(tries, filepath.Join(d, name))
-	}
-	if filepath.IsAbs(name) {
-		// A build tree moved elsewhere: look for the path's tail.
-		parts := strings.Split(filepath.ToSlash(name), "/")
-		for i := 1; i < len(parts)-1 && i < 4; i++ {
-			for _, d := range s.dirs {
-				tries = append(tries, filepath.Join(d, filepath.FromSlash(strings.Join(parts[len(parts)-i:], "/"))))
-			}
-		}
-	}
-	for _, t := range tries {
-		if st, err := os.Stat(t); err == nil && st.Mode().IsRegular() {
-			return t
-		}
-	}
-	return ""
-}
-
 // embed reads the files and cuts out the line ranges functions need,
 // merged, within the size budget.
 func (s *sources) embed() []sourceFile {
@@ -144,16 +111,18 @@ func (s *sources) embed() []sourceFile {
 	for i, name := range s.names {
 		f := sourceFile{Name: name, Segs: [][2]any{}}
 		out = append(out, f)
-		path := s.find(name)
-		if path == "" {
-			s.missing++
-			out[i].Missing = "not found"
-			if len(s.dirs) > 0 {
-				out[i].Missing = "not found (looked in " + strings.Join(s.dirs, ", ") + ")"
-			}
+		path, read, leftOut := s.roots.Find(name)
+		if leftOut {
+			s.leftOut = append(s.leftOut, name)
+			out[i].Missing = "left out: outside the directories sources are read from (" + srcmap.SourceFlag + " adds one)"
 			continue
 		}
-		data, err := os.ReadFile(path)
+		if path == "" {
+			s.missing++
+			out[i].Missing = "not found (looked in " + strings.Join(s.roots.Dirs(), ", ") + ")"
+			continue
+		}
+		data, err := os.ReadFile(read)
 		if err != nil {
 			s.missing++
 			out[i].Missing = err.Error()
@@ -192,10 +161,16 @@ func (s *sources) embed() []sourceFile {
 	return out
 }
 
-// note says, once embed has run, how many source files were not found.
-func (s *sources) note() string {
-	if s.missing == 0 {
-		return ""
+// notes say, once embed has run, which source files were left out and
+// how many were not found.
+func (s *sources) notes() []string {
+	var out []string
+	if len(s.leftOut) > 0 {
+		out = append(out, fmt.Sprintf("%d of %d source files that DWARF names were left out, not read: they are outside the current directory, the module's directory and the directories given with %s (%s). Functions in them show their instructions.",
+			len(s.leftOut), len(s.names), srcmap.SourceFlag, srcmap.Some(s.leftOut)))
 	}
-	return fmt.Sprintf("%d of %d source files that DWARF names were not found; functions in them show their instructions. Give their directory with --source DIR.", s.missing, len(s.names))
+	if s.missing > 0 {
+		out = append(out, fmt.Sprintf("%d of %d source files that DWARF names were not found; functions in them show their instructions. Give their directory with %s.", s.missing, len(s.names), srcmap.SourceFlag))
+	}
+	return out
 }

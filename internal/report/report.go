@@ -14,6 +14,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/pathprof/pathprof/internal/srcmap"
 	"github.com/pathprof/pathprof/internal/wasm"
 	"github.com/pathprof/pathprof/profile"
 )
@@ -31,6 +32,10 @@ type Options struct {
 	Module []byte
 	// ModulePath names Module in the report; it defaults to the profile's.
 	ModulePath string
+	// Sources, when set, are the directories source files may be read
+	// from; the report names, as left out, the files its blocks are in
+	// that lie outside them (a module's DWARF can name any path).
+	Sources *srcmap.Roots
 }
 
 // Report is a profile arranged for reading. Its JSON form is what
@@ -47,6 +52,9 @@ type Report struct {
 	HottestByLength []Hot `json:"hottest_by_length"`
 	// Warnings are problems that left the report with less detail.
 	Warnings []string `json:"warnings,omitempty"`
+	// SourcesLeftOut are the source files the report's blocks are in that
+	// lie outside Options.Sources: no report reads them.
+	SourcesLeftOut []string `json:"sources_left_out,omitempty"`
 }
 
 // Run is how the profile was obtained.
@@ -296,7 +304,39 @@ func Build(p *profile.Profile, opt Options) (*Report, error) {
 	r.Hottest = rank(hot, top)
 	slices.SortStableFunc(hot, func(a, b *Hot) int { return cmp.Or(cmpWeight(b, a), tie(a, b)) })
 	r.HottestByLength = rank(hot, top)
+	if opt.Sources != nil {
+		r.SourcesLeftOut = leftOut(r.Functions, opt.Sources)
+		if n := len(r.SourcesLeftOut); n > 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s left out, not read: outside the current directory, the module's directory and the directories given with %s (%s)",
+				plural(n, "source file"), srcmap.SourceFlag, srcmap.Some(r.SourcesLeftOut)))
+		}
+	}
 	return r, nil
+}
+
+// leftOut returns, in first-seen order, the files fs's blocks are in that
+// lie outside roots.
+func leftOut(fs []Function, roots *srcmap.Roots) []string {
+	seen := map[string]bool{}
+	var out []string
+	check := func(bs []Block) {
+		for _, b := range bs {
+			if b.File == "" || seen[b.File] {
+				continue
+			}
+			seen[b.File] = true
+			if roots.LeftOut(b.File) {
+				out = append(out, b.File)
+			}
+		}
+	}
+	for _, f := range fs {
+		check(f.Cuts)
+		for _, p := range f.Paths {
+			check(p.Blocks)
+		}
+	}
+	return out
 }
 
 // rank copies the first top entries of sorted, numbering them from 1.
