@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/pathprof/pathprof/internal/atomicfile"
 )
 
 // Write writes p as indented JSON, functions in index order and paths in id
@@ -98,13 +100,14 @@ func Write(w io.Writer, p *Profile) error {
 	return err
 }
 
-// WriteFile writes p to the file at path (see Write).
+// WriteFile writes p to the file at path (see Write) through a temporary
+// file renamed into place, so that a failure leaves any earlier file whole.
 func WriteFile(path string, p *Profile) error {
 	var b bytes.Buffer
 	if err := Write(&b, p); err != nil {
 		return err
 	}
-	return os.WriteFile(path, b.Bytes(), 0o644)
+	return atomicfile.WriteFile(path, b.Bytes(), 0o644)
 }
 
 // Read reads and validates a profile. Profiles come from files a user

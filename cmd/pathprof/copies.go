@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 
+	"github.com/pathprof/pathprof/internal/atomicfile"
 	"github.com/pathprof/pathprof/internal/instrument"
 	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/profiler"
@@ -42,6 +43,9 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 		*k = 1
 	}
 	path := fs.Arg(0)
+	if !checkOutputDir(*out, stderr) {
+		return 1
+	}
 	orig, err := os.ReadFile(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
@@ -133,6 +137,9 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	if *out == "" {
 		*out = filepath.Join(dir, fmt.Sprintf("part-%d.json", c))
 	}
+	if !checkOutput(*out, stderr) {
+		return 1
+	}
 	var part *profiler.Part
 	code := 0
 	if *countsFile != "" {
@@ -172,7 +179,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	}
 	b, err := json.MarshalIndent(part, "", " ")
 	if err == nil {
-		err = os.WriteFile(*out, append(b, '\n'), 0o644)
+		err = atomicfile.WriteFile(*out, append(b, '\n'), 0o644)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
@@ -192,6 +199,9 @@ func cmdMerge(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return 2
+	}
+	if !checkOutput(*out, stderr) {
+		return 1
 	}
 	var parts []*profiler.Part
 	for _, p := range fs.Args() {

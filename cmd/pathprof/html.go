@@ -1,11 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"flag"
-	"fmt"
-	"os"
+	"io"
 
+	"github.com/pathprof/pathprof/internal/atomicfile"
 	"github.com/pathprof/pathprof/internal/htmlreport"
 	"github.com/pathprof/pathprof/internal/report"
 	"github.com/pathprof/pathprof/profile"
@@ -36,20 +35,7 @@ func writeHTMLReport(h *htmlFlags, p *profile.Profile, opt report.Options, topSe
 	if err != nil {
 		return err
 	}
-	f, err := os.Create(h.file)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	err = htmlreport.Write(w, r, htmlreport.Options{Module: opt.Module, ModulePath: opt.ModulePath, SourceDirs: h.sources})
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %v", h.file, err)
-	}
-	return nil
+	return atomicfile.Write(h.file, 0o644, func(w io.Writer) error {
+		return htmlreport.Write(w, r, htmlreport.Options{Module: opt.Module, ModulePath: opt.ModulePath, SourceDirs: h.sources})
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/pathprof/pathprof/internal/atomicfile"
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/inspect"
 	"github.com/pathprof/pathprof/internal/wasm"
@@ -189,13 +190,7 @@ func cmdInspect(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, err)
 			return 1
 		}
-		f, err := os.Create(*dot)
-		if err == nil {
-			err = inspect.WriteDot(f, m, def, opt.CFG)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
+		err = atomicfile.Write(*dot, 0o644, func(w io.Writer) error { return inspect.WriteDot(w, m, def, opt.CFG) })
 		if err != nil {
 			fmt.Fprintf(stderr, "pathprof: %v\n", err)
 			return 1

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pathprof/pathprof/internal/atomicfile"
 	"github.com/pathprof/pathprof/internal/osp"
 	"github.com/pathprof/pathprof/internal/runner"
 )
@@ -112,6 +113,9 @@ func cmdOSP(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	path := fs.Arg(0)
+	if !checkOutput(*out, stderr) {
+		return 1
+	}
 	orig, cfg, code := rf.load(path, progArgs, stdout, stderr)
 	if code != 0 {
 		return code
@@ -210,6 +214,9 @@ func cmdOSPScore(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	path := fs.Arg(0)
+	if *out != "" && !checkOutput(*out, stderr) {
+		return 1
+	}
 	orig, err := os.ReadFile(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
@@ -327,7 +334,7 @@ func cmdOSPScore(args []string, stdout, stderr io.Writer) int {
 			Unbounded    []osp.UnboundedScore `json:"unbounded,omitempty"`
 		}{path, ex.Blocks, prof.Sampling, prof.Memory, score, rs.Unbounded}, "", " ")
 		if err == nil {
-			err = os.WriteFile(*out, append(b, '\n'), 0o644)
+			err = atomicfile.WriteFile(*out, append(b, '\n'), 0o644)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "pathprof: %v\n", err)

@@ -142,6 +142,9 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	path := fs.Arg(0)
+	if !checkOutput(*out, stderr) {
+		return 1
+	}
 	orig, cfg, code := rf.load(path, progArgs, stdout, stderr)
 	if code != 0 {
 		return code

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+
+	"github.com/pathprof/pathprof/internal/atomicfile"
 )
 
 // Format and Version identify an OSP profile file (docs/osp.md).
@@ -158,13 +160,14 @@ func (s *Subpath) Offsets() []int {
 	return o
 }
 
-// WriteFile writes p as indented JSON.
+// WriteFile writes p as indented JSON through a temporary file renamed
+// into place, so that a failure leaves any earlier file whole.
 func WriteFile(path string, p *Profile) error {
 	b, err := json.MarshalIndent(p, "", " ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return atomicfile.WriteFile(path, append(b, '\n'), 0o644)
 }
 
 // ReadFile reads an OSP profile (see Decode).

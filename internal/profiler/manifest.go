@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/pathprof/pathprof/internal/atomicfile"
 	"github.com/pathprof/pathprof/internal/counters"
 	"github.com/pathprof/pathprof/internal/instrument"
 	"github.com/pathprof/pathprof/internal/noderun"
@@ -147,7 +148,7 @@ func WriteDir(dir, modulePath string, orig []byte, cs *Copies) (*Manifest, error
 		man.CopySHA256 = append(man.CopySHA256, hashHex(res.Module))
 	}
 	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			return nil, err
 		}
 	}
@@ -155,7 +156,7 @@ func WriteDir(dir, modulePath string, orig []byte, cs *Copies) (*Manifest, error
 	if err != nil {
 		return nil, err
 	}
-	return man, os.WriteFile(filepath.Join(dir, "manifest.json"), append(mb, '\n'), 0o644)
+	return man, atomicfile.WriteFile(filepath.Join(dir, "manifest.json"), append(mb, '\n'), 0o644)
 }
 
 // ReadDir reads a directory written by WriteDir and rebuilds its copies
