@@ -160,6 +160,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "pathprof: %v\n", err)
 			return 2
 		}
+		rf.noteInput(stderr)
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 		defer stop()
 		run := profiler.RunCopy(ctx, cs.Copy[c], cfg)

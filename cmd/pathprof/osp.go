@@ -120,6 +120,9 @@ func cmdOSP(args []string, stdout, stderr io.Writer) int {
 	if code != 0 {
 		return code
 	}
+	if !*quiet {
+		rf.noteInput(stderr)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	prof, res, runErr := osp.Run(ctx, orig, opt, cfg)
@@ -242,6 +245,7 @@ func cmdOSPScore(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 2
 	}
+	rf.noteInput(stderr)
 	so := osp.ScoreOptions{Sampling: opt, Unbounded: *unbounded}
 	var sample *osp.Program
 	if *profPath != "" {

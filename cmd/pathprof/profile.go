@@ -31,12 +31,15 @@ type runFlags struct {
 	dirs  multiFlag
 	stdin string
 	cache string
+	// inherit is pathprof's own standard input, the program's without
+	// --stdin.
+	inherit inherited
 }
 
 func (r *runFlags) register(fs *flag.FlagSet) {
 	fs.Var(&r.env, "env", "set an environment variable `K=V` for the program (repeatable; the host's environment is never passed)")
 	fs.Var(&r.dirs, "dir", "mount host directory `HOST[:GUEST]` read-write (repeatable)")
-	fs.StringVar(&r.stdin, "stdin", "", "feed `FILE` to the program's standard input")
+	fs.StringVar(&r.stdin, "stdin", "", "feed `FILE` to the program's standard input (default: pathprof's own, unless it is a terminal)")
 	fs.StringVar(&r.cache, "cache", defaultCache(), "compilation cache `DIR` (\"\" for none)")
 }
 
@@ -78,6 +81,14 @@ func (r *runFlags) config(module string, args []string, stdout, stderr io.Writer
 			return cfg, fmt.Errorf("--stdin: %w", err)
 		}
 		cfg.Stdin = bytes.NewReader(b)
+	} else {
+		b, err := r.inherit.input()
+		if err != nil {
+			return cfg, err
+		}
+		if b != nil {
+			cfg.Stdin = bytes.NewReader(b)
+		}
 	}
 	return cfg, nil
 }
@@ -153,6 +164,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	if *quiet {
 		progress = nil
 	}
+	rf.noteInput(progress)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	st, err := profile.ParseStrategy(*strategy)
