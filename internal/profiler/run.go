@@ -34,19 +34,19 @@ import (
 // counter module is compiled after cfg.Modules: a copy whose probes call
 // Go host modules compiles the same way.
 type CopyProgram struct {
-	copy *instrument.Result
+	res  *instrument.Result
 	prog *runner.Program
 }
 
-// CompileCopy compiles copy and its counter module with the compile-time
-// fields of cfg.
-func CompileCopy(ctx context.Context, copy *instrument.Result, cfg runner.Config) (*CopyProgram, error) {
-	cfg.Modules = append(slices.Clip(cfg.Modules), counters.Modules(copy.Counters)...)
-	prog, err := runner.Compile(ctx, copy.Module, cfg)
+// CompileCopy compiles the copy res and its counter module with the
+// compile-time fields of cfg.
+func CompileCopy(ctx context.Context, res *instrument.Result, cfg runner.Config) (*CopyProgram, error) {
+	cfg.Modules = append(slices.Clip(cfg.Modules), counters.Modules(res.Counters)...)
+	prog, err := runner.Compile(ctx, res.Module, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &CopyProgram{copy: copy, prog: prog}, nil
+	return &CopyProgram{res: res, prog: prog}, nil
 }
 
 // CopyRun is what one run of a copy left.
@@ -65,18 +65,18 @@ type CopyRun struct {
 	// ReadErr says why the counts or call counters could not be read.
 	ReadErr error
 
-	copy *instrument.Result
+	res *instrument.Result
 }
 
 // Run runs the copy once with the run-time fields of cfg and reads its
 // counts back; cfg.AfterRun, if set, is called after that.
 func (p *CopyProgram) Run(ctx context.Context, cfg runner.Config) *CopyRun {
-	r := &CopyRun{copy: p.copy}
+	r := &CopyRun{res: p.res}
 	after := cfg.AfterRun
 	cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
 		r.Counts, r.ReadErr = counters.ReadInstance(mods)
 		if r.ReadErr == nil {
-			r.Calls, r.ReadErr = readCalls(mods, p.copy)
+			r.Calls, r.ReadErr = readCalls(mods, p.res)
 		}
 		if after != nil {
 			return after(ctx, mods)
@@ -103,13 +103,13 @@ func (p *CopyProgram) CompileTime() time.Duration { return p.prog.CompileTime() 
 // Close releases the compiled code.
 func (p *CopyProgram) Close(ctx context.Context) error { return p.prog.Close(ctx) }
 
-// RunCopy compiles copy with cfg, runs it once and closes it. A failed
-// compilation (such as a missing import, a *runner.ImportError) is the
-// run's Err, as with runner.Run.
-func RunCopy(ctx context.Context, copy *instrument.Result, cfg runner.Config) *CopyRun {
-	p, err := CompileCopy(ctx, copy, cfg)
+// RunCopy compiles the copy res with cfg, runs it once and closes it. A
+// failed compilation (such as a missing import, a *runner.ImportError) is
+// the run's Err, as with runner.Run.
+func RunCopy(ctx context.Context, res *instrument.Result, cfg runner.Config) *CopyRun {
+	p, err := CompileCopy(ctx, res, cfg)
 	if err != nil {
-		return &CopyRun{Err: err, Counts: counters.Counts{}, copy: copy}
+		return &CopyRun{Err: err, Counts: counters.Counts{}, res: res}
 	}
 	defer p.Close(context.WithoutCancel(ctx))
 	return p.Run(ctx, cfg)
@@ -118,7 +118,7 @@ func RunCopy(ctx context.Context, copy *instrument.Result, cfg runner.Config) *C
 // Functions regenerates the run's counted paths: the copy's profile of
 // the run, and its probe hits as instrument.Result.Functions counts them.
 func (r *CopyRun) Functions() ([]profile.Function, uint64, error) {
-	return r.copy.Functions(r.Counts)
+	return r.res.Functions(r.Counts)
 }
 
 // Failure is the run's error, or else why its counts could not be read;
@@ -130,15 +130,15 @@ func (r *CopyRun) Failure() error {
 	return r.ReadErr
 }
 
-// ReadNodeRun reads back what a node run of copy (run.cjs) wrote: the
-// counter memory in the file countsFile and, in countsFile.calls if there
-// is one, the call counters.
-func ReadNodeRun(copy *instrument.Result, countsFile string, exitCode uint32) (*CopyRun, error) {
+// ReadNodeRun reads back what a node run (run.cjs) of the copy res wrote:
+// the counter memory in the file countsFile and, in countsFile.calls if
+// there is one, the call counters.
+func ReadNodeRun(res *instrument.Result, countsFile string, exitCode uint32) (*CopyRun, error) {
 	mem, err := os.ReadFile(countsFile)
 	if err != nil {
 		return nil, err
 	}
-	r := &CopyRun{Result: runner.Result{ExitCode: exitCode}, copy: copy}
+	r := &CopyRun{Result: runner.Result{ExitCode: exitCode}, res: res}
 	if r.Counts, err = counters.Read(mem); err != nil {
 		return nil, err
 	}
