@@ -311,8 +311,8 @@ type copyResult struct {
 }
 
 // MergeRuns makes the profile of one run of each copy (runs[c] is copy
-// c's): every copy's counted paths regenerated and merged, and
-// every run's facts and probe hits. A run that failed marks the profile
+// c's): every copy's counted paths regenerated and merged, and every
+// run's facts and probe hits. A run that failed marks the profile
 // incomplete. The profile's Module is left to the caller but for its code
 // offset; its exit code is copy 0's.
 func MergeRuns(cs *Copies, runs []*CopyRun) (*profile.Profile, error) {
@@ -331,7 +331,10 @@ func MergeRuns(cs *Copies, runs []*CopyRun) (*profile.Profile, error) {
 			results[c].readErr = r.ReadErr.Error()
 		}
 	}
-	return p, merge(p, cs, results)
+	if err := merge(p, cs, results); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // merge adds to p the runs of the copies (results[c] is copy c's, nil if
@@ -386,11 +389,11 @@ func merge(p *profile.Profile, cs *Copies, results []*copyResult) error {
 	return nil
 }
 
-// mergeFunctions unions the copies' profiles into one. A path that two copies both
-// report must have the same count in both: the copies ran the same
-// deterministic program on the same input. The functions in shared have
-// their calls shared out among copies (partition.FuncInfo.Slices): their
-// copies' counts add up.
+// mergeFunctions unions the copies' profiles into one. A path that two
+// copies both report must have the same count in both: the copies ran the
+// same deterministic program on the same input. The functions in shared
+// have their calls shared out among copies (partition.FuncInfo.Slices):
+// their copies' counts add up.
 func mergeFunctions(parts [][]profile.Function, shared map[uint32]bool) ([]profile.Function, error) {
 	byIndex := map[uint32]*profile.Function{}
 	var order []uint32
