@@ -86,7 +86,7 @@ func (m *Module) encodeCode() []byte {
 }
 
 func (c *Code) decodeLocals(base int) error {
-	d := &decoder{b: c.Body, base: base, sect: "code"}
+	d := newDecoder(c.Body, base, "code")
 	n, err := d.count("local declaration", 2)
 	if err != nil {
 		return err

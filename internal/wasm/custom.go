@@ -11,7 +11,7 @@ func (m *Module) decodeCustom(s *Section, d *decoder) error {
 		return err
 	}
 	s.Name = nm
-	s.Payload = d.b[d.pos:]
+	s.Payload = d.buf[d.pos:]
 	if nm == "name" {
 		// A broken name section is kept as raw bytes: engines ignore
 		// custom sections they cannot read, and so does the codec.
@@ -19,7 +19,7 @@ func (m *Module) decodeCustom(s *Section, d *decoder) error {
 			m.Names = names
 		}
 	}
-	d.pos = len(d.b)
+	d.pos = len(d.buf)
 	return nil
 }
 

@@ -10,30 +10,19 @@ import (
 	"unicode/utf8"
 )
 
-// decoder reads one section's payload.
+// decoder reads one section's payload. It is a Reader so that both read
+// integers, bytes and value types, and report errors, the same way, and a
+// constant expression is read by the Reader's Next.
 type decoder struct {
-	b    []byte
-	pos  int
-	base int // absolute offset of b[0]
-	sect string
-	r    Reader
+	Reader
 }
 
-func (d *decoder) errf(at int, format string, args ...any) error {
-	return &DecodeError{Section: d.sect, Offset: d.base + at, Msg: fmt.Sprintf(format, args...)}
-}
-
-func (d *decoder) u32(what string) (uint32, error) {
-	v, n, err := readU(d.b[d.pos:], 32)
-	if err != nil {
-		return 0, d.errf(d.pos, "%s: %v", what, err)
-	}
-	d.pos += n
-	return uint32(v), nil
+func newDecoder(b []byte, base int, section string) *decoder {
+	return &decoder{Reader{buf: b, base: base, sect: section}}
 }
 
 func (d *decoder) u64(what string) (uint64, error) {
-	v, n, err := readU(d.b[d.pos:], 64)
+	v, n, err := readU(d.buf[d.pos:], 64)
 	if err != nil {
 		return 0, d.errf(d.pos, "%s: %v", what, err)
 	}
@@ -41,20 +30,11 @@ func (d *decoder) u64(what string) (uint64, error) {
 	return v, nil
 }
 
-func (d *decoder) byte1(what string) (byte, error) {
-	if d.pos >= len(d.b) {
-		return 0, d.errf(d.pos, "%s: unexpected end", what)
-	}
-	c := d.b[d.pos]
-	d.pos++
-	return c, nil
-}
-
 func (d *decoder) bytes(n uint32, what string) ([]byte, error) {
-	if uint64(n) > uint64(len(d.b)-d.pos) {
+	if uint64(n) > uint64(len(d.buf)-d.pos) {
 		return nil, d.errf(d.pos, "%s: length %d out of bounds", what, n)
 	}
-	b := d.b[d.pos : d.pos+int(n)]
+	b := d.buf[d.pos : d.pos+int(n)]
 	d.pos += int(n)
 	return b, nil
 }
@@ -84,19 +64,10 @@ func (d *decoder) count(what string, min int) (uint32, error) {
 	if err != nil {
 		return 0, err
 	}
-	if uint64(n)*uint64(min) > uint64(len(d.b)-d.pos) {
+	if uint64(n)*uint64(min) > uint64(len(d.buf)-d.pos) {
 		return 0, d.errf(at, "%s count %d: too large for the section", what, n)
 	}
 	return n, nil
-}
-
-func (d *decoder) valType() (ValType, error) {
-	d.r.Reset(d.b, d.base)
-	d.r.sect = d.sect
-	d.r.pos = d.pos
-	t, err := d.r.valType()
-	d.pos = d.r.pos
-	return t, err
 }
 
 func (d *decoder) refType() (ValType, error) {
@@ -115,16 +86,13 @@ func (d *decoder) refType() (ValType, error) {
 // constExpr reads a constant expression up to and including its end.
 func (d *decoder) constExpr(what string) ([]byte, error) {
 	start := d.pos
-	d.r.Reset(d.b, d.base)
-	d.r.sect = d.sect
-	d.r.pos = d.pos
 	var in Instr
 	depth := 0
 	for {
-		if d.r.pos >= len(d.b) {
-			return nil, d.errf(d.r.pos, "%s: unexpected end of constant expression", what)
+		if d.pos >= len(d.buf) {
+			return nil, d.errf(d.pos, "%s: unexpected end of constant expression", what)
 		}
-		if err := d.r.Next(&in); err != nil {
+		if err := d.Next(&in); err != nil {
 			return nil, err
 		}
 		switch in.Op {
@@ -132,8 +100,7 @@ func (d *decoder) constExpr(what string) ([]byte, error) {
 			depth++
 		case OpEnd:
 			if depth == 0 {
-				d.pos = d.r.pos
-				return d.b[start:d.pos], nil
+				return d.buf[start:d.pos], nil
 			}
 			depth--
 		}
@@ -168,7 +135,7 @@ func Decode(b []byte) (*Module, error) {
 		}
 		payload := b[pos : pos+int(size)]
 		s := &Section{ID: id, Off: start, Payload: payload, raw: b[start : pos+int(size)]}
-		d := &decoder{b: payload, base: pos, sect: SectionName(id)}
+		d := newDecoder(payload, pos, SectionName(id))
 		pos += int(size)
 		if id > SecTag {
 			return nil, &DecodeError{Section: "module", Offset: start, Msg: fmt.Sprintf("malformed section id %d", id)}
@@ -189,8 +156,8 @@ func Decode(b []byte) (*Module, error) {
 		if err != nil {
 			return nil, err
 		}
-		if d.pos != len(d.b) {
-			return nil, d.errf(d.pos, "section size mismatch: %d bytes left over", len(d.b)-d.pos)
+		if d.pos != len(d.buf) {
+			return nil, d.errf(d.pos, "section size mismatch: %d bytes left over", len(d.buf)-d.pos)
 		}
 	}
 	if len(m.Funcs) > 0 && m.section(SecCode) == nil {

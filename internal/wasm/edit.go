@@ -232,7 +232,7 @@ func remapExpr(expr []byte, f func(uint32) uint32) ([]byte, error) {
 }
 
 func remapIndirect(p []byte, f func(uint32) uint32) ([]byte, error) {
-	d := &decoder{b: p, sect: "name"}
+	d := newDecoder(p, 0, "name")
 	cnt, err := d.count("indirect name map", 2)
 	if err != nil {
 		return nil, err

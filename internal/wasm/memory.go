@@ -40,14 +40,14 @@ func (d *decoder) limits(what string) (Limits, error) {
 	if f&4 != 0 {
 		bits = 64
 	}
-	v, n, err := readU(d.b[d.pos:], bits)
+	v, n, err := readU(d.buf[d.pos:], bits)
 	if err != nil {
 		return l, d.errf(d.pos, "%s limits minimum: %v", what, err)
 	}
 	d.pos += n
 	l.Min = v
 	if f&1 != 0 {
-		v, n, err := readU(d.b[d.pos:], bits)
+		v, n, err := readU(d.buf[d.pos:], bits)
 		if err != nil {
 			return l, d.errf(d.pos, "%s limits maximum: %v", what, err)
 		}

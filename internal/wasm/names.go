@@ -26,8 +26,8 @@ type NameSub struct {
 
 func decodeNames(b []byte, base int) (*Names, error) {
 	n := &Names{Funcs: map[uint32]string{}, Locals: map[uint32]map[uint32]string{}}
-	d := &decoder{b: b, base: base, sect: "name"}
-	for d.pos < len(d.b) {
+	d := newDecoder(b, base, "name")
+	for d.pos < len(d.buf) {
 		id, err := d.byte1("name subsection id")
 		if err != nil {
 			return nil, err
@@ -40,7 +40,7 @@ func decodeNames(b []byte, base int) (*Names, error) {
 		if err != nil {
 			return nil, err
 		}
-		sd := &decoder{b: payload, base: d.base + d.pos - len(payload), sect: "name"}
+		sd := newDecoder(payload, d.base+d.pos-len(payload), "name")
 		switch id {
 		case 0:
 			if n.Module, err = sd.name("module name"); err != nil {
@@ -68,7 +68,7 @@ func decodeNames(b []byte, base int) (*Names, error) {
 		default:
 			n.Other = append(n.Other, NameSub{ID: id, Payload: payload})
 		}
-		if id <= 2 && sd.pos != len(sd.b) {
+		if id <= 2 && sd.pos != len(sd.buf) {
 			return nil, sd.errf(sd.pos, "name subsection size mismatch")
 		}
 		n.order = append(n.order, id)

@@ -37,7 +37,7 @@ func (m *Module) encodeTables() []byte {
 }
 
 func (m *Module) decodeTable(d *decoder) (Table, error) {
-	if d.pos+1 < len(d.b) && d.b[d.pos] == 0x40 {
+	if d.pos+1 < len(d.buf) && d.buf[d.pos] == 0x40 {
 		at := d.pos
 		d.pos++
 		if z, _ := d.byte1("table"); z != 0 {

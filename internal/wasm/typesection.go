@@ -10,7 +10,7 @@ func (m *Module) decodeTypes(d *decoder) error {
 	}
 	m.Types = make([]FuncType, 0, cnt)
 	for i := uint32(0); i < cnt; i++ {
-		if d.pos < len(d.b) && d.b[d.pos] == 0x4E {
+		if d.pos < len(d.buf) && d.buf[d.pos] == 0x4E {
 			d.pos++
 			n, err := d.count("recursive type group", 3)
 			if err != nil {
