@@ -110,12 +110,9 @@ func (c *Code) decodeLocals(base int) error {
 }
 
 func appendLocals(b []byte, ls []LocalDecl) []byte {
-	b = appendU(b, uint64(len(ls)))
-	for _, l := range ls {
-		b = appendU(b, uint64(l.Count))
-		b = appendValType(b, l.Type)
-	}
-	return b
+	return appendVec(b, ls, func(b []byte, l LocalDecl) []byte {
+		return appendValType(appendU32(b, l.Count), l.Type)
+	})
 }
 
 // checkBody decodes every instruction of a body once, so that a malformed

@@ -11,59 +11,53 @@ type Data struct {
 	Init   []byte
 }
 
-func (m *Module) decodeData(d *decoder) error {
-	cnt, err := d.count("data segment", 2)
-	if err != nil {
-		return err
-	}
-	m.Data = make([]Data, 0, cnt)
-	for i := uint32(0); i < cnt; i++ {
-		var s Data
-		at := d.pos
-		if s.Flags, err = d.u32("data segment flags"); err != nil {
-			return err
-		}
-		switch s.Flags {
-		case 0:
-		case 1:
-		case 2:
-			if s.Memory, err = d.u32("data memory index"); err != nil {
-				return err
-			}
-		default:
-			return d.errf(at, "malformed data segment flags %d", s.Flags)
-		}
-		if s.Flags != 1 {
-			if s.Offset, err = d.constExpr("data offset"); err != nil {
-				return err
-			}
-		}
-		n, err := d.u32("data segment length")
-		if err != nil {
-			return err
-		}
-		if s.Init, err = d.bytes(n, "data segment"); err != nil {
-			return err
-		}
-		m.Data = append(m.Data, s)
-	}
-	return nil
+func (m *Module) decodeData(d *decoder) (err error) {
+	m.Data, err = vec(d, "data segment", 2, (*decoder).dataSegment)
+	return err
 }
 
-func (m *Module) encodeData() []byte {
-	b := appendU(nil, uint64(len(m.Data)))
-	for _, s := range m.Data {
-		b = appendU(b, uint64(s.Flags))
-		if s.Flags == 2 {
-			b = appendU(b, uint64(s.Memory))
-		}
-		if s.Flags != 1 {
-			b = append(b, s.Offset...)
-		}
-		b = appendU(b, uint64(len(s.Init)))
-		b = append(b, s.Init...)
+func (m *Module) encodeData() []byte { return appendVec(nil, m.Data, appendDataSegment) }
+
+func (d *decoder) dataSegment() (Data, error) {
+	var s Data
+	var err error
+	at := d.pos
+	if s.Flags, err = d.u32("data segment flags"); err != nil {
+		return s, err
 	}
-	return b
+	switch s.Flags {
+	case 0:
+	case 1:
+	case 2:
+		if s.Memory, err = d.u32("data memory index"); err != nil {
+			return s, err
+		}
+	default:
+		return s, d.errf(at, "malformed data segment flags %d", s.Flags)
+	}
+	if s.Flags != 1 {
+		if s.Offset, err = d.constExpr("data offset"); err != nil {
+			return s, err
+		}
+	}
+	n, err := d.u32("data segment length")
+	if err != nil {
+		return s, err
+	}
+	s.Init, err = d.bytes(n, "data segment")
+	return s, err
+}
+
+func appendDataSegment(b []byte, s Data) []byte {
+	b = appendU32(b, s.Flags)
+	if s.Flags == 2 {
+		b = appendU32(b, s.Memory)
+	}
+	if s.Flags != 1 {
+		b = append(b, s.Offset...)
+	}
+	b = appendU(b, uint64(len(s.Init)))
+	return append(b, s.Init...)
 }
 
 func (m *Module) decodeDataCount(d *decoder) error {

@@ -21,8 +21,10 @@ func newDecoder(b []byte, base int, section string) *decoder {
 	return &decoder{Reader{buf: b, base: base, sect: section}}
 }
 
-func (d *decoder) u64(what string) (uint64, error) {
-	v, n, err := readU(d.buf[d.pos:], 64)
+// uN reads an unsigned integer of at most bits bits, for the limits whose
+// width (32 or 64) their flags set.
+func (d *decoder) uN(what string, bits uint) (uint64, error) {
+	v, n, err := readU(d.buf[d.pos:], bits)
 	if err != nil {
 		return 0, d.errf(d.pos, "%s: %v", what, err)
 	}
@@ -68,6 +70,29 @@ func (d *decoder) count(what string, min int) (uint32, error) {
 		return 0, d.errf(at, "%s count %d: too large for the section", what, n)
 	}
 	return n, nil
+}
+
+// vec reads a vector: its count, refused like count's when count items of
+// min bytes cannot fit, then each item with item. Every section and vector
+// of the format is read this way, so each writes only its item's decoder.
+func vec[T any](d *decoder, what string, min int, item func(*decoder) (T, error)) ([]T, error) {
+	n, err := d.count(what, min)
+	if err != nil {
+		return nil, err
+	}
+	s := make([]T, n)
+	for i := range s {
+		if s[i], err = item(d); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// u32s reads a vector of u32 values (function and type indices), each
+// named item in errors.
+func (d *decoder) u32s(what, item string) ([]uint32, error) {
+	return vec(d, what, 1, func(d *decoder) (uint32, error) { return d.u32(item) })
 }
 
 func (d *decoder) refType() (ValType, error) {

@@ -15,106 +15,79 @@ type Element struct {
 	Exprs   [][]byte // flags 4-7: constant expressions
 }
 
-func (m *Module) decodeElements(d *decoder) error {
-	cnt, err := d.count("element segment", 2)
-	if err != nil {
-		return err
-	}
-	m.Elements = make([]Element, 0, cnt)
-	for i := uint32(0); i < cnt; i++ {
-		var e Element
-		at := d.pos
-		if e.Flags, err = d.u32("element segment flags"); err != nil {
-			return err
-		}
-		if e.Flags > 7 {
-			return d.errf(at, "malformed element segment flags %d", e.Flags)
-		}
-		active := e.Flags&1 == 0
-		explicitTable := e.Flags&2 != 0
-		exprs := e.Flags&4 != 0
-		if active && explicitTable {
-			if e.Table, err = d.u32("element table index"); err != nil {
-				return err
-			}
-		}
-		if active {
-			if e.Offset, err = d.constExpr("element offset"); err != nil {
-				return err
-			}
-		}
-		if e.Flags != 0 && e.Flags != 4 {
-			if exprs {
-				if e.RefType, err = d.refType(); err != nil {
-					return err
-				}
-			} else {
-				kat := d.pos
-				if e.Kind, err = d.byte1("element kind"); err != nil {
-					return err
-				}
-				if e.Kind != 0 {
-					return d.errf(kat, "malformed element kind 0x%02x", e.Kind)
-				}
-			}
-		}
-		if exprs {
-			n, err := d.count("element expression", 2)
-			if err != nil {
-				return err
-			}
-			e.Exprs = make([][]byte, n)
-			for j := range e.Exprs {
-				if e.Exprs[j], err = d.constExpr("element expression"); err != nil {
-					return err
-				}
-			}
-		} else {
-			n, err := d.count("element function", 1)
-			if err != nil {
-				return err
-			}
-			e.Funcs = make([]uint32, n)
-			for j := range e.Funcs {
-				if e.Funcs[j], err = d.u32("element function index"); err != nil {
-					return err
-				}
-			}
-		}
-		m.Elements = append(m.Elements, e)
-	}
-	return nil
+func (m *Module) decodeElements(d *decoder) (err error) {
+	m.Elements, err = vec(d, "element segment", 2, (*decoder).element)
+	return err
 }
 
-func (m *Module) encodeElements() []byte {
-	b := appendU(nil, uint64(len(m.Elements)))
-	for _, e := range m.Elements {
-		b = appendU(b, uint64(e.Flags))
-		active := e.Flags&1 == 0
-		if active && e.Flags&2 != 0 {
-			b = appendU(b, uint64(e.Table))
+func (m *Module) encodeElements() []byte { return appendVec(nil, m.Elements, appendElement) }
+
+func (d *decoder) element() (Element, error) {
+	var e Element
+	var err error
+	at := d.pos
+	if e.Flags, err = d.u32("element segment flags"); err != nil {
+		return e, err
+	}
+	if e.Flags > 7 {
+		return e, d.errf(at, "malformed element segment flags %d", e.Flags)
+	}
+	active := e.Flags&1 == 0
+	explicitTable := e.Flags&2 != 0
+	exprs := e.Flags&4 != 0
+	if active && explicitTable {
+		if e.Table, err = d.u32("element table index"); err != nil {
+			return e, err
 		}
-		if active {
-			b = append(b, e.Offset...)
+	}
+	if active {
+		if e.Offset, err = d.constExpr("element offset"); err != nil {
+			return e, err
 		}
-		if e.Flags != 0 && e.Flags != 4 {
-			if e.Flags&4 != 0 {
-				b = appendValType(b, e.RefType)
-			} else {
-				b = append(b, e.Kind)
-			}
-		}
-		if e.Flags&4 != 0 {
-			b = appendU(b, uint64(len(e.Exprs)))
-			for _, x := range e.Exprs {
-				b = append(b, x...)
+	}
+	if e.Flags != 0 && e.Flags != 4 {
+		if exprs {
+			if e.RefType, err = d.refType(); err != nil {
+				return e, err
 			}
 		} else {
-			b = appendU(b, uint64(len(e.Funcs)))
-			for _, f := range e.Funcs {
-				b = appendU(b, uint64(f))
+			kat := d.pos
+			if e.Kind, err = d.byte1("element kind"); err != nil {
+				return e, err
+			}
+			if e.Kind != 0 {
+				return e, d.errf(kat, "malformed element kind 0x%02x", e.Kind)
 			}
 		}
 	}
-	return b
+	if exprs {
+		e.Exprs, err = vec(d, "element expression", 2, func(d *decoder) ([]byte, error) {
+			return d.constExpr("element expression")
+		})
+	} else {
+		e.Funcs, err = d.u32s("element function", "element function index")
+	}
+	return e, err
+}
+
+func appendElement(b []byte, e Element) []byte {
+	b = appendU32(b, e.Flags)
+	active := e.Flags&1 == 0
+	if active && e.Flags&2 != 0 {
+		b = appendU32(b, e.Table)
+	}
+	if active {
+		b = append(b, e.Offset...)
+	}
+	if e.Flags != 0 && e.Flags != 4 {
+		if e.Flags&4 != 0 {
+			b = appendValType(b, e.RefType)
+		} else {
+			b = append(b, e.Kind)
+		}
+	}
+	if e.Flags&4 != 0 {
+		return appendVec(b, e.Exprs, func(b, x []byte) []byte { return append(b, x...) })
+	}
+	return appendVec(b, e.Funcs, appendU32)
 }

@@ -57,6 +57,17 @@ func (m *Module) EncodeCanonical() ([]byte, error) {
 	return m.Encode()
 }
 
+// appendVec appends a vector: its length, then each item with item. Every
+// section and vector of the format is written this way, so each writes
+// only its item's encoder.
+func appendVec[T any](b []byte, s []T, item func([]byte, T) []byte) []byte {
+	b = appendU(b, uint64(len(s)))
+	for _, x := range s {
+		b = item(b, x)
+	}
+	return b
+}
+
 func (m *Module) encodeSection(s *Section) ([]byte, error) {
 	if s.ID == SecCustom {
 		return m.encodeCustom(s), nil

@@ -14,31 +14,26 @@ type Global struct {
 	Init []byte // constant expression, with its end
 }
 
-func (m *Module) decodeGlobals(d *decoder) error {
-	cnt, err := d.count("global", 3)
-	if err != nil {
-		return err
-	}
-	for range cnt {
-		var g Global
-		if g.GlobalType, err = d.globalType(); err != nil {
-			return err
-		}
-		if g.Init, err = d.constExpr("global initializer"); err != nil {
-			return err
-		}
-		m.Globals = append(m.Globals, g)
-	}
-	return nil
+func (m *Module) decodeGlobals(d *decoder) (err error) {
+	m.Globals, err = vec(d, "global", 3, (*decoder).global)
+	return err
 }
 
-func (m *Module) encodeGlobals() []byte {
-	b := appendU(nil, uint64(len(m.Globals)))
-	for _, g := range m.Globals {
-		b = appendGlobalType(b, g.GlobalType)
-		b = append(b, g.Init...)
+func (m *Module) encodeGlobals() []byte { return appendVec(nil, m.Globals, appendGlobal) }
+
+func (d *decoder) global() (Global, error) {
+	var g Global
+	var err error
+	if g.GlobalType, err = d.globalType(); err != nil {
+		return g, err
 	}
-	return b
+	g.Init, err = d.constExpr("global initializer")
+	return g, err
+}
+
+func appendGlobal(b []byte, g Global) []byte {
+	b = appendGlobalType(b, g.GlobalType)
+	return append(b, g.Init...)
 }
 
 func (d *decoder) globalType() (GlobalType, error) {

@@ -103,6 +103,10 @@ func appendU(b []byte, v uint64) []byte {
 	}
 }
 
+// appendU32 appends the shortest unsigned LEB128 encoding of v, a u32
+// value such as an index.
+func appendU32(b []byte, v uint32) []byte { return appendU(b, uint64(v)) }
+
 // appendUPadded appends v as an unsigned LEB128 of exactly width bytes
 // (width must be large enough), so a field can be rewritten in place.
 func appendUPadded(b []byte, v uint64, width int) []byte {

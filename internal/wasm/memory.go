@@ -3,28 +3,12 @@ package wasm
 // This file holds the memory section and limits, the type of memories and
 // tables.
 
-func (m *Module) decodeMemories(d *decoder) error {
-	cnt, err := d.count("memory", 2)
-	if err != nil {
-		return err
-	}
-	for range cnt {
-		l, err := d.limits("memory")
-		if err != nil {
-			return err
-		}
-		m.Memories = append(m.Memories, l)
-	}
-	return nil
+func (m *Module) decodeMemories(d *decoder) (err error) {
+	m.Memories, err = vec(d, "memory", 2, func(d *decoder) (Limits, error) { return d.limits("memory") })
+	return err
 }
 
-func (m *Module) encodeMemories() []byte {
-	b := appendU(nil, uint64(len(m.Memories)))
-	for _, l := range m.Memories {
-		b = appendLimits(b, l)
-	}
-	return b
-}
+func (m *Module) encodeMemories() []byte { return appendVec(nil, m.Memories, appendLimits) }
 
 func (d *decoder) limits(what string) (Limits, error) {
 	at := d.pos
@@ -40,19 +24,13 @@ func (d *decoder) limits(what string) (Limits, error) {
 	if f&4 != 0 {
 		bits = 64
 	}
-	v, n, err := readU(d.buf[d.pos:], bits)
-	if err != nil {
-		return l, d.errf(d.pos, "%s limits minimum: %v", what, err)
+	if l.Min, err = d.uN(what+" limits minimum", bits); err != nil {
+		return l, err
 	}
-	d.pos += n
-	l.Min = v
 	if f&1 != 0 {
-		v, n, err := readU(d.buf[d.pos:], bits)
-		if err != nil {
-			return l, d.errf(d.pos, "%s limits maximum: %v", what, err)
+		if l.Max, err = d.uN(what+" limits maximum", bits); err != nil {
+			return l, err
 		}
-		d.pos += n
-		l.Max = v
 	}
 	return l, nil
 }

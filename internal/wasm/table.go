@@ -9,34 +9,16 @@ type Table struct {
 	Init   []byte // constant expression (with its end) when the table has an initializer
 }
 
-func (m *Module) decodeTables(d *decoder) error {
-	cnt, err := d.count("table", 3)
-	if err != nil {
-		return err
-	}
-	for range cnt {
-		t, err := m.decodeTable(d)
-		if err != nil {
-			return err
-		}
-		m.Tables = append(m.Tables, t)
-	}
-	return nil
+func (m *Module) decodeTables(d *decoder) (err error) {
+	m.Tables, err = vec(d, "table", 3, (*decoder).table)
+	return err
 }
 
-func (m *Module) encodeTables() []byte {
-	b := appendU(nil, uint64(len(m.Tables)))
-	for _, t := range m.Tables {
-		if t.Init != nil {
-			b = append(b, 0x40, 0x00)
-		}
-		b = appendTableType(b, t)
-		b = append(b, t.Init...)
-	}
-	return b
-}
+func (m *Module) encodeTables() []byte { return appendVec(nil, m.Tables, appendTable) }
 
-func (m *Module) decodeTable(d *decoder) (Table, error) {
+// table reads a table definition: its type, after 0x40 0x00 and followed
+// by its initializer when it has one.
+func (d *decoder) table() (Table, error) {
 	if d.pos+1 < len(d.buf) && d.buf[d.pos] == 0x40 {
 		at := d.pos
 		d.pos++
@@ -60,6 +42,14 @@ func (d *decoder) tableType() (Table, error) {
 	}
 	l, err := d.limits("table")
 	return Table{Type: t, Limits: l}, err
+}
+
+func appendTable(b []byte, t Table) []byte {
+	if t.Init != nil {
+		b = append(b, 0x40, 0x00)
+	}
+	b = appendTableType(b, t)
+	return append(b, t.Init...)
 }
 
 func appendTableType(b []byte, t Table) []byte {

@@ -9,28 +9,12 @@ type Tag struct {
 	Type uint32
 }
 
-func (m *Module) decodeTags(d *decoder) error {
-	cnt, err := d.count("tag", 2)
-	if err != nil {
-		return err
-	}
-	for range cnt {
-		t, err := d.tag()
-		if err != nil {
-			return err
-		}
-		m.Tags = append(m.Tags, t)
-	}
-	return nil
+func (m *Module) decodeTags(d *decoder) (err error) {
+	m.Tags, err = vec(d, "tag", 2, (*decoder).tag)
+	return err
 }
 
-func (m *Module) encodeTags() []byte {
-	b := appendU(nil, uint64(len(m.Tags)))
-	for _, t := range m.Tags {
-		b = appendTag(b, t)
-	}
-	return b
-}
+func (m *Module) encodeTags() []byte { return appendVec(nil, m.Tags, appendTag) }
 
 // tag reads a tag type: its attribute, 0 (an exception) being the only
 // one, and its function type index.

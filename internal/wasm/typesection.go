@@ -12,21 +12,17 @@ func (m *Module) decodeTypes(d *decoder) error {
 	for i := uint32(0); i < cnt; i++ {
 		if d.pos < len(d.buf) && d.buf[d.pos] == 0x4E {
 			d.pos++
-			n, err := d.count("recursive type group", 3)
+			group, err := vec(d, "recursive type group", 3, (*decoder).funcType)
 			if err != nil {
 				return err
 			}
-			for j := uint32(0); j < n; j++ {
-				ft, err := d.funcType()
-				if err != nil {
-					return err
-				}
-				ft.InRec = true
-				if j == 0 {
-					ft.RecGroup = n
-				}
-				m.Types = append(m.Types, ft)
+			for j := range group {
+				group[j].InRec = true
 			}
+			if len(group) > 0 {
+				group[0].RecGroup = uint32(len(group))
+			}
+			m.Types = append(m.Types, group...)
 			continue
 		}
 		ft, err := d.funcType()
@@ -66,35 +62,16 @@ func (d *decoder) funcType() (FuncType, error) {
 	if form != 0x60 {
 		return ft, d.errf(at, "unsupported type form 0x%02x (only function types are known)", form)
 	}
-	for k := 0; k < 2; k++ {
-		n, err := d.count("type parameter", 1)
-		if err != nil {
-			return ft, err
-		}
-		ts := make([]ValType, n)
-		for j := range ts {
-			if ts[j], err = d.valType(); err != nil {
-				return ft, err
-			}
-		}
-		if k == 0 {
-			ft.Params = ts
-		} else {
-			ft.Results = ts
-		}
+	// Parameters and results are both counted as "type parameter" in errors.
+	if ft.Params, err = vec(d, "type parameter", 1, (*decoder).valType); err != nil {
+		return ft, err
 	}
-	return ft, nil
+	ft.Results, err = vec(d, "type parameter", 1, (*decoder).valType)
+	return ft, err
 }
 
 func appendFuncType(b []byte, t FuncType) []byte {
 	b = append(b, 0x60)
-	b = appendU(b, uint64(len(t.Params)))
-	for _, p := range t.Params {
-		b = appendValType(b, p)
-	}
-	b = appendU(b, uint64(len(t.Results)))
-	for _, r := range t.Results {
-		b = appendValType(b, r)
-	}
-	return b
+	b = appendVec(b, t.Params, appendValType)
+	return appendVec(b, t.Results, appendValType)
 }
