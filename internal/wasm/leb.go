@@ -14,7 +14,19 @@ var (
 // readU returns an unsigned LEB128 value of at most bits bits from b,
 // and the number of bytes it took. It rejects encodings longer than
 // ceil(bits/7) bytes and unused bits that are set, as the spec requires.
-func readU(b []byte, bits uint) (uint64, int, error) {
+func readU(b []byte, bits uint) (uint64, int, error) { return readLEB(b, bits, false) }
+
+// readS returns a signed LEB128 value of at most bits bits (32, 33 or 64).
+// Its unused bits must all equal the value's sign bit.
+func readS(b []byte, bits uint) (int64, int, error) {
+	v, n, err := readLEB(b, bits, true)
+	return int64(v), n, err
+}
+
+// readLEB reads an unsigned or signed LEB128 value for readU and readS: the
+// two differ only in what the last possible byte may hold and in the sign
+// extension, so one loop serves both.
+func readLEB(b []byte, bits uint, signed bool) (uint64, int, error) {
 	var v uint64
 	var shift uint
 	max := int((bits + 6) / 7)
@@ -27,48 +39,16 @@ func readU(b []byte, bits uint) (uint64, int, error) {
 		}
 		c := b[i]
 		if i == max-1 {
-			// Bits beyond the value's width must be zero, and so must the
-			// continuation bit.
-			used := bits - shift
+			// The continuation bit must be clear, and the bits beyond the
+			// value's width zero (unsigned) or copies of its sign bit.
 			if c&0x80 != 0 {
 				return 0, 0, errLEBTooLong
 			}
-			if used < 7 && c>>used != 0 {
-				return 0, 0, errLEBTooLarge
-			}
-		}
-		v |= uint64(c&0x7f) << shift
-		if c&0x80 == 0 {
-			return v, i + 1, nil
-		}
-		shift += 7
-	}
-}
-
-// readS returns a signed LEB128 value of at most bits bits (32, 33 or 64).
-func readS(b []byte, bits uint) (int64, int, error) {
-	var v int64
-	var shift uint
-	max := int((bits + 6) / 7)
-	for i := 0; ; i++ {
-		if i >= len(b) {
-			return 0, 0, errLEBTruncated
-		}
-		if i >= max {
-			return 0, 0, errLEBTooLong
-		}
-		c := b[i]
-		if i == max-1 {
-			if c&0x80 != 0 {
-				return 0, 0, errLEBTooLong
-			}
-			// The unused bits must all equal the sign bit of the value.
 			used := bits - shift // value bits in this byte, sign bit included
 			if used < 7 {
-				mask := byte(0x7f>>used) << used
-				upper := c & mask
-				if (c>>(used-1))&1 == 1 {
-					if upper != mask {
+				upper := c &^ (1<<used - 1)
+				if signed && c>>(used-1)&1 == 1 {
+					if upper != 0x7f&^(1<<used-1) {
 						return 0, 0, errLEBTooLarge
 					}
 				} else if upper != 0 {
@@ -76,11 +56,11 @@ func readS(b []byte, bits uint) (int64, int, error) {
 				}
 			}
 		}
-		v |= int64(c&0x7f) << shift
+		v |= uint64(c&0x7f) << shift
 		shift += 7
 		if c&0x80 == 0 {
-			if shift < 64 && c&0x40 != 0 {
-				v |= -1 << shift
+			if signed && shift < 64 && c&0x40 != 0 {
+				v |= ^uint64(0) << shift
 			}
 			return v, i + 1, nil
 		}
