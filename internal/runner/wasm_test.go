@@ -1,7 +1,10 @@
 package runner_test
 
 // A minimal WebAssembly encoder for the handful of modules the tests need,
-// so they do not depend on the wasm package or on external tools.
+// so they do not depend on external tools; its integers are written by the
+// wasm package's LEB128 encoder.
+
+import "github.com/pathprof/pathprof/internal/wasm"
 
 const (
 	secType     = 1
@@ -17,17 +20,7 @@ const (
 	i32 = 0x7f
 )
 
-func uleb(n int) []byte {
-	var b []byte
-	for {
-		c := byte(n & 0x7f)
-		n >>= 7
-		if n == 0 {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
-}
+func uleb(n int) []byte { return wasm.AppendULEB128(nil, uint64(n)) }
 
 func cat(parts ...[]byte) []byte {
 	var b []byte
