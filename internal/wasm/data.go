@@ -11,29 +11,20 @@ type Data struct {
 	Init   []byte
 }
 
-func (m *Module) decodeData(d *decoder) (err error) {
-	m.Data, err = vec(d, "data segment", 2, (*decoder).dataSegment)
-	return err
+func (m *Module) decodeData(d *decoder) error {
+	return vec(d, &m.Data, "data segment", 2, (*decoder).dataSegment)
 }
 
 func (m *Module) encodeData() []byte { return appendVec(nil, m.Data, appendDataSegment) }
 
-func (d *decoder) dataSegment() (Data, error) {
-	var s Data
-	var err error
-	at := d.pos
-	if s.Flags, err = d.u32("data segment flags"); err != nil {
+func (d *decoder) dataSegment() (s Data, err error) {
+	if s.Flags, err = d.segmentFlags("data segment", 2); err != nil {
 		return s, err
 	}
-	switch s.Flags {
-	case 0:
-	case 1:
-	case 2:
+	if s.Flags == 2 {
 		if s.Memory, err = d.u32("data memory index"); err != nil {
 			return s, err
 		}
-	default:
-		return s, d.errf(at, "malformed data segment flags %d", s.Flags)
 	}
 	if s.Flags != 1 {
 		if s.Offset, err = d.constExpr("data offset"); err != nil {
@@ -61,12 +52,7 @@ func appendDataSegment(b []byte, s Data) []byte {
 }
 
 func (m *Module) decodeDataCount(d *decoder) error {
-	var err error
-	m.DataCount, err = d.u32("data count")
-	m.HasDataCount = true
-	return err
+	return d.u32Section(&m.DataCount, &m.HasDataCount, "data count")
 }
 
-func (m *Module) encodeDataCount() []byte {
-	return appendU(nil, uint64(m.DataCount))
-}
+func (m *Module) encodeDataCount() []byte { return appendU32(nil, m.DataCount) }

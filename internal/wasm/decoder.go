@@ -72,27 +72,59 @@ func (d *decoder) count(what string, min int) (uint32, error) {
 	return n, nil
 }
 
-// vec reads a vector: its count, refused like count's when count items of
-// min bytes cannot fit, then each item with item. Every section and vector
-// of the format is read this way, so each writes only its item's decoder.
-func vec[T any](d *decoder, what string, min int, item func(*decoder) (T, error)) ([]T, error) {
-	n, err := d.count(what, min)
-	if err != nil {
-		return nil, err
+// kind reads a byte that takes the values 0 to max (a kind, an attribute),
+// refusing others as malformed: export, import, element and tag entries
+// each hold one.
+func (d *decoder) kind(what string, max byte) (byte, error) {
+	c, err := d.byte1(what)
+	if err == nil && c > max {
+		return c, d.errf(d.pos-1, "malformed %s 0x%02x", what, c)
 	}
-	s := make([]T, n)
-	for i := range s {
-		if s[i], err = item(d); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
+	return c, err
 }
 
-// u32s reads a vector of u32 values (function and type indices), each
-// named item in errors.
-func (d *decoder) u32s(what, item string) ([]uint32, error) {
-	return vec(d, what, 1, func(d *decoder) (uint32, error) { return d.u32(item) })
+// segmentFlags reads the flags of a data or element segment, which take
+// the values 0 to max, refusing others as malformed.
+func (d *decoder) segmentFlags(what string, max uint32) (uint32, error) {
+	at := d.pos
+	f, err := d.u32(what + " flags")
+	if err == nil && f > max {
+		err = d.errf(at, "malformed %s flags %d", what, f)
+	}
+	return f, err
+}
+
+// vec reads a vector into *s: its count, refused like count's when count
+// items of min bytes cannot fit, then each item with item. Every section
+// and vector of the format is read this way, so each writes only its
+// item's decoder.
+func vec[T any](d *decoder, s *[]T, what string, min int, item func(*decoder) (T, error)) error {
+	n, err := d.count(what, min)
+	if err != nil {
+		return err
+	}
+	v := make([]T, n)
+	for i := range v {
+		if v[i], err = item(d); err != nil {
+			return err
+		}
+	}
+	*s = v
+	return nil
+}
+
+// u32s reads a vector of u32 values (function and type indices) into *s,
+// each named item in errors.
+func (d *decoder) u32s(s *[]uint32, what, item string) error {
+	return vec(d, s, what, 1, func(d *decoder) (uint32, error) { return d.u32(item) })
+}
+
+// u32Section reads a section that holds one u32 (start, data count) into
+// *v and records in *has that the module has the section.
+func (d *decoder) u32Section(v *uint32, has *bool, what string) (err error) {
+	*v, err = d.u32(what)
+	*has = true
+	return err
 }
 
 func (d *decoder) refType() (ValType, error) {

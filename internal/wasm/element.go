@@ -15,22 +15,15 @@ type Element struct {
 	Exprs   [][]byte // flags 4-7: constant expressions
 }
 
-func (m *Module) decodeElements(d *decoder) (err error) {
-	m.Elements, err = vec(d, "element segment", 2, (*decoder).element)
-	return err
+func (m *Module) decodeElements(d *decoder) error {
+	return vec(d, &m.Elements, "element segment", 2, (*decoder).element)
 }
 
 func (m *Module) encodeElements() []byte { return appendVec(nil, m.Elements, appendElement) }
 
-func (d *decoder) element() (Element, error) {
-	var e Element
-	var err error
-	at := d.pos
-	if e.Flags, err = d.u32("element segment flags"); err != nil {
+func (d *decoder) element() (e Element, err error) {
+	if e.Flags, err = d.segmentFlags("element segment", 7); err != nil {
 		return e, err
-	}
-	if e.Flags > 7 {
-		return e, d.errf(at, "malformed element segment flags %d", e.Flags)
 	}
 	active := e.Flags&1 == 0
 	explicitTable := e.Flags&2 != 0
@@ -51,21 +44,17 @@ func (d *decoder) element() (Element, error) {
 				return e, err
 			}
 		} else {
-			kat := d.pos
-			if e.Kind, err = d.byte1("element kind"); err != nil {
+			if e.Kind, err = d.kind("element kind", 0); err != nil {
 				return e, err
-			}
-			if e.Kind != 0 {
-				return e, d.errf(kat, "malformed element kind 0x%02x", e.Kind)
 			}
 		}
 	}
 	if exprs {
-		e.Exprs, err = vec(d, "element expression", 2, func(d *decoder) ([]byte, error) {
+		err = vec(d, &e.Exprs, "element expression", 2, func(d *decoder) ([]byte, error) {
 			return d.constExpr("element expression")
 		})
 	} else {
-		e.Funcs, err = d.u32s("element function", "element function index")
+		err = d.u32s(&e.Funcs, "element function", "element function index")
 	}
 	return e, err
 }

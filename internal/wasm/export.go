@@ -9,9 +9,9 @@ type Export struct {
 	Index uint32
 }
 
-func (m *Module) decodeExports(d *decoder) (err error) {
+func (m *Module) decodeExports(d *decoder) error {
 	seen := map[string]bool{}
-	m.Exports, err = vec(d, "export", 3, func(d *decoder) (Export, error) {
+	return vec(d, &m.Exports, "export", 3, func(d *decoder) (Export, error) {
 		var e Export
 		var err error
 		at := d.pos
@@ -22,17 +22,12 @@ func (m *Module) decodeExports(d *decoder) (err error) {
 			return e, d.errf(at, "duplicate export name %q", e.Name)
 		}
 		seen[e.Name] = true
-		kat := d.pos
-		if e.Kind, err = d.byte1("export kind"); err != nil {
+		if e.Kind, err = d.kind("export kind", KindTag); err != nil {
 			return e, err
-		}
-		if e.Kind > KindTag {
-			return e, d.errf(kat, "malformed export kind 0x%02x", e.Kind)
 		}
 		e.Index, err = d.u32("export index")
 		return e, err
 	})
-	return err
 }
 
 func (m *Module) encodeExports() []byte {

@@ -14,16 +14,13 @@ type Global struct {
 	Init []byte // constant expression, with its end
 }
 
-func (m *Module) decodeGlobals(d *decoder) (err error) {
-	m.Globals, err = vec(d, "global", 3, (*decoder).global)
-	return err
+func (m *Module) decodeGlobals(d *decoder) error {
+	return vec(d, &m.Globals, "global", 3, (*decoder).global)
 }
 
 func (m *Module) encodeGlobals() []byte { return appendVec(nil, m.Globals, appendGlobal) }
 
-func (d *decoder) global() (Global, error) {
-	var g Global
-	var err error
+func (d *decoder) global() (g Global, err error) {
 	if g.GlobalType, err = d.globalType(); err != nil {
 		return g, err
 	}

@@ -23,46 +23,43 @@ type Import struct {
 	TagAttr      byte
 }
 
-func (m *Module) decodeImports(d *decoder) (err error) {
-	m.Imports, err = vec(d, "import", 4, m.decodeImport)
-	return err
+func (m *Module) decodeImports(d *decoder) error {
+	return vec(d, &m.Imports, "import", 4, m.decodeImport)
 }
 
 // decodeImport reads one import and counts it among the imports of its kind.
-func (m *Module) decodeImport(d *decoder) (Import, error) {
-	var im Import
-	var err error
+func (m *Module) decodeImport(d *decoder) (im Import, err error) {
 	if im.Module, err = d.name("import module name"); err != nil {
 		return im, err
 	}
 	if im.Name, err = d.name("import field name"); err != nil {
 		return im, err
 	}
-	at := d.pos
-	if im.Kind, err = d.byte1("import kind"); err != nil {
+	if im.Kind, err = d.kind("import kind", KindTag); err != nil {
 		return im, err
 	}
 	switch im.Kind {
 	case KindFunc:
 		im.Type, err = d.u32("import function type")
-		m.NumImportedFuncs++
 	case KindTable:
 		im.Table, err = d.tableType()
-		m.NumImportedTables++
 	case KindMemory:
 		im.Memory, err = d.limits("memory")
-		m.NumImportedMemories++
 	case KindGlobal:
 		im.Global, err = d.globalType()
-		m.NumImportedGlobals++
 	case KindTag:
 		var t Tag
 		t, err = d.tag()
 		im.TagAttr, im.Type = t.Attr, t.Type
-		m.NumImportedTags++
-	default:
-		return im, d.errf(at, "malformed import kind 0x%02x", im.Kind)
 	}
+	imported := [...]*uint32{
+		KindFunc:   &m.NumImportedFuncs,
+		KindTable:  &m.NumImportedTables,
+		KindMemory: &m.NumImportedMemories,
+		KindGlobal: &m.NumImportedGlobals,
+		KindTag:    &m.NumImportedTags,
+	}
+	*imported[im.Kind]++
 	return im, err
 }
 

@@ -3,9 +3,8 @@ package wasm
 // This file holds the memory section and limits, the type of memories and
 // tables.
 
-func (m *Module) decodeMemories(d *decoder) (err error) {
-	m.Memories, err = vec(d, "memory", 2, func(d *decoder) (Limits, error) { return d.limits("memory") })
-	return err
+func (m *Module) decodeMemories(d *decoder) error {
+	return vec(d, &m.Memories, "memory", 2, func(d *decoder) (Limits, error) { return d.limits("memory") })
 }
 
 func (m *Module) encodeMemories() []byte { return appendVec(nil, m.Memories, appendLimits) }

@@ -9,9 +9,8 @@ type Table struct {
 	Init   []byte // constant expression (with its end) when the table has an initializer
 }
 
-func (m *Module) decodeTables(d *decoder) (err error) {
-	m.Tables, err = vec(d, "table", 3, (*decoder).table)
-	return err
+func (m *Module) decodeTables(d *decoder) error {
+	return vec(d, &m.Tables, "table", 3, (*decoder).table)
 }
 
 func (m *Module) encodeTables() []byte { return appendVec(nil, m.Tables, appendTable) }

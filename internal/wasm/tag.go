@@ -9,24 +9,15 @@ type Tag struct {
 	Type uint32
 }
 
-func (m *Module) decodeTags(d *decoder) (err error) {
-	m.Tags, err = vec(d, "tag", 2, (*decoder).tag)
-	return err
-}
+func (m *Module) decodeTags(d *decoder) error { return vec(d, &m.Tags, "tag", 2, (*decoder).tag) }
 
 func (m *Module) encodeTags() []byte { return appendVec(nil, m.Tags, appendTag) }
 
 // tag reads a tag type: its attribute, 0 (an exception) being the only
 // one, and its function type index.
-func (d *decoder) tag() (Tag, error) {
-	var t Tag
-	at := d.pos
-	var err error
-	if t.Attr, err = d.byte1("tag attribute"); err != nil {
+func (d *decoder) tag() (t Tag, err error) {
+	if t.Attr, err = d.kind("tag attribute", 0); err != nil {
 		return t, err
-	}
-	if t.Attr != 0 {
-		return t, d.errf(at, "malformed tag attribute 0x%02x", t.Attr)
 	}
 	t.Type, err = d.u32("tag type index")
 	return t, err

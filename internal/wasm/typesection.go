@@ -12,8 +12,8 @@ func (m *Module) decodeTypes(d *decoder) error {
 	for i := uint32(0); i < cnt; i++ {
 		if d.pos < len(d.buf) && d.buf[d.pos] == 0x4E {
 			d.pos++
-			group, err := vec(d, "recursive type group", 3, (*decoder).funcType)
-			if err != nil {
+			var group []FuncType
+			if err := vec(d, &group, "recursive type group", 3, (*decoder).funcType); err != nil {
 				return err
 			}
 			for j := range group {
@@ -63,11 +63,10 @@ func (d *decoder) funcType() (FuncType, error) {
 		return ft, d.errf(at, "unsupported type form 0x%02x (only function types are known)", form)
 	}
 	// Parameters and results are both counted as "type parameter" in errors.
-	if ft.Params, err = vec(d, "type parameter", 1, (*decoder).valType); err != nil {
+	if err := vec(d, &ft.Params, "type parameter", 1, (*decoder).valType); err != nil {
 		return ft, err
 	}
-	ft.Results, err = vec(d, "type parameter", 1, (*decoder).valType)
-	return ft, err
+	return ft, vec(d, &ft.Results, "type parameter", 1, (*decoder).valType)
 }
 
 func appendFuncType(b []byte, t FuncType) []byte {
