@@ -162,6 +162,16 @@ func (r *Reader) zero(what string) error {
 	return nil
 }
 
+// immLen reads the length of an immediate's vector (try_table's catches,
+// br_table's labels, select's types), refusing more items than bytes left.
+func (r *Reader) immLen(what, op, items string) (uint32, error) {
+	n, err := r.u32(what)
+	if err == nil && int(n) > len(r.buf)-r.pos {
+		err = r.errf(r.pos, "%s: %d %s cannot fit", op, n, items)
+	}
+	return n, err
+}
+
 // Next decodes the next instruction into in.
 func (r *Reader) Next(in *Instr) error {
 	start := r.pos
@@ -197,12 +207,9 @@ func (r *Reader) Next(in *Instr) error {
 		if in.Block, err = r.blockType(); err != nil {
 			return err
 		}
-		n, err := r.u32("try_table catch count")
+		n, err := r.immLen("try_table catch count", "try_table", "catch clauses")
 		if err != nil {
 			return err
-		}
-		if int(n) > len(r.buf)-r.pos {
-			return r.errf(r.pos, "try_table: %d catch clauses cannot fit", n)
 		}
 		cs := r.catches[:0]
 		for i := uint32(0); i < n; i++ {
@@ -259,12 +266,9 @@ func (r *Reader) Next(in *Instr) error {
 			return err
 		}
 	case immBrTable:
-		n, err := r.u32("br_table size")
+		n, err := r.immLen("br_table size", "br_table", "labels")
 		if err != nil {
 			return err
-		}
-		if int(n) > len(r.buf)-r.pos {
-			return r.errf(r.pos, "br_table: %d labels cannot fit", n)
 		}
 		ls := r.labels[:0]
 		for i := uint32(0); i <= n; i++ {
@@ -277,12 +281,9 @@ func (r *Reader) Next(in *Instr) error {
 		r.labels = ls
 		in.Labels = ls
 	case immSelectT:
-		n, err := r.u32("select types")
+		n, err := r.immLen("select types", "select", "types")
 		if err != nil {
 			return err
-		}
-		if int(n) > len(r.buf)-r.pos {
-			return r.errf(r.pos, "select: %d types cannot fit", n)
 		}
 		ts := r.types[:0]
 		for i := uint32(0); i < n; i++ {
