@@ -172,6 +172,28 @@ func (r *Reader) immLen(what, op, items string) (uint32, error) {
 	return n, err
 }
 
+// immVec reads an immediate's n items with item into *scratch, space the
+// Reader keeps from one instruction to the next so that decoding does not
+// allocate.
+func immVec[T any](r *Reader, scratch *[]T, n uint32, item func(*Reader) (T, error)) ([]T, error) {
+	s := (*scratch)[:0]
+	for range n {
+		x, err := item(r)
+		if err != nil {
+			return nil, err
+		}
+		s = append(s, x)
+	}
+	*scratch = s
+	return s, nil
+}
+
+// label and selectType are the items of br_table and select t*; they are
+// small enough to inline, so that Next, with immVec inlined, calls u32 and
+// valType directly.
+func (r *Reader) label() (uint32, error)       { return r.u32("br_table label") }
+func (r *Reader) selectType() (ValType, error) { return r.valType() }
+
 // Next decodes the next instruction into in.
 func (r *Reader) Next(in *Instr) error {
 	start := r.pos
@@ -270,42 +292,25 @@ func (r *Reader) Next(in *Instr) error {
 		if err != nil {
 			return err
 		}
-		ls := r.labels[:0]
-		for i := uint32(0); i <= n; i++ {
-			l, err := r.u32("br_table label")
-			if err != nil {
-				return err
-			}
-			ls = append(ls, l)
+		if in.Labels, err = immVec(r, &r.labels, n+1, (*Reader).label); err != nil {
+			return err
 		}
-		r.labels = ls
-		in.Labels = ls
 	case immSelectT:
 		n, err := r.immLen("select types", "select", "types")
 		if err != nil {
 			return err
 		}
-		ts := r.types[:0]
-		for i := uint32(0); i < n; i++ {
-			t, err := r.valType()
-			if err != nil {
-				return err
-			}
-			ts = append(ts, t)
+		if in.Types, err = immVec(r, &r.types, n, (*Reader).selectType); err != nil {
+			return err
 		}
-		r.types = ts
-		in.Types = ts
-	case immI32:
-		v, n, err := readS(r.buf[r.pos:], 32)
-		if err != nil {
-			return r.errf(r.pos, "i32.const: %v", err)
+	case immI32, immI64:
+		bits := uint(32)
+		if info.imm == immI64 {
+			bits = 64
 		}
-		r.pos += n
-		in.Const = uint64(v)
-	case immI64:
-		v, n, err := readS(r.buf[r.pos:], 64)
+		v, n, err := readS(r.buf[r.pos:], bits)
 		if err != nil {
-			return r.errf(r.pos, "i64.const: %v", err)
+			return r.errf(r.pos, "%s: %v", name, err) // i32.const or i64.const
 		}
 		r.pos += n
 		in.Const = uint64(v)
