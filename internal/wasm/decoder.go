@@ -1,8 +1,8 @@
 package wasm
 
 // This file holds Decode, the loop over a module's sections, and the
-// decoder of one section's payload with its readers of primitive values
-// and constant expressions.
+// decoder of one section's payload with its readers of primitive values,
+// vectors and constant expressions.
 
 import (
 	"bytes"
@@ -94,10 +94,10 @@ func (d *decoder) segmentFlags(what string, max uint32) (uint32, error) {
 	return f, err
 }
 
-// vec reads a vector into *s: its count, refused like count's when count
-// items of min bytes cannot fit, then each item with item. Every section
-// and vector of the format is read this way, so each writes only its
-// item's decoder.
+// vec reads a vector into *s: its count, refused as count refuses one when
+// count items of min bytes cannot fit, then each item with item. Sections
+// and the vectors inside them are read this way, so that each writes only
+// its item's decoder.
 func vec[T any](d *decoder, s *[]T, what string, min int, item func(*decoder) (T, error)) error {
 	n, err := d.count(what, min)
 	if err != nil {

@@ -57,9 +57,9 @@ func (m *Module) EncodeCanonical() ([]byte, error) {
 	return m.Encode()
 }
 
-// appendVec appends a vector: its length, then each item with item. Every
-// section and vector of the format is written this way, so each writes
-// only its item's encoder.
+// appendVec appends a vector: its length, then each item with item.
+// Sections and the vectors inside them are written this way, so that each
+// writes only its item's encoder.
 func appendVec[T any](b []byte, s []T, item func([]byte, T) []byte) []byte {
 	b = appendU(b, uint64(len(s)))
 	for _, x := range s {
