@@ -10,6 +10,7 @@
 # PATHPROF is a built pathprof; OUT receives one line per profile and per
 # instrumented copy; SUITE is the bench suite directory (default: the one
 # `pathprof bench --prepare --no-debian` makes, prepared here if missing).
+# PROGRAMS and CONFIGS (STRATEGY:K words) narrow the run.
 set -euo pipefail
 pp=$(realpath "$1")
 out=$2
@@ -19,8 +20,8 @@ suite=$(realpath "$suite")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-programs="calc vm vm-O0 sort wordfreq records grid hello gofmt sort.test strconv.test"
-configs="sbl:1 pbl:2 pbl:4 pbl:8 p3:2 p3:4 p3:8"
+programs=${PROGRAMS:-"calc vm vm-O0 sort wordfreq records grid hello gofmt sort.test strconv.test"}
+configs=${CONFIGS:-"sbl:1 pbl:2 pbl:4 pbl:8 p3:2 p3:4 p3:8"}
 
 # normalize prints a profile or a manifest as canonical JSON without its
 # timings and the module's file path.

@@ -48,6 +48,9 @@ type Copies struct {
 
 // Build plans a strategy over k copies and instruments each copy.
 func Build(orig []byte, strategy profile.Strategy, k int, opt instrument.Options, popt partition.Options) (*Copies, error) {
+	if strategy == profile.SBL && popt.Weights == nil {
+		return buildSBL(orig, opt, popt)
+	}
 	analysis, m, dags, err := analyze(orig, opt)
 	if err != nil {
 		return nil, err
@@ -84,6 +87,31 @@ func Build(orig []byte, strategy profile.Strategy, k int, opt instrument.Options
 		return fewerHits(cs, pcs, popt.Weights)
 	}
 	return cs, nil
+}
+
+// buildSBL builds SBL's one copy without weights. Its plan numbers every
+// function whole, so the copy is instrumented first and the plan made from
+// the copy's DAGs: the module is analysed once, not twice, which is most
+// of the time and memory a large module takes to instrument.
+func buildSBL(orig []byte, opt instrument.Options, popt partition.Options) (*Copies, error) {
+	res, err := instrument.Instrument(orig, opt)
+	if err != nil {
+		return nil, err
+	}
+	m, err := wasm.Decode(orig)
+	if err != nil {
+		return nil, err
+	}
+	dags := make([]*cfg.DAG, len(res.Funcs))
+	for i, f := range res.Funcs {
+		dags[i] = f.DAG
+	}
+	start := time.Now()
+	plan, err := partition.Make(m, dags, profile.SBL, 1, popt)
+	if err != nil {
+		return nil, err
+	}
+	return &Copies{Plan: plan, Copy: []*instrument.Result{res}, Funcs: res.Funcs, PlanSeconds: time.Since(start).Seconds()}, nil
 }
 
 // fewerHits returns the P3 copies p3 unless the PBL copies pbl would make
