@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -124,6 +125,44 @@ type Config struct {
 	// their memories unmapped (memory.go): what it reads through
 	// api.Memory.Read must be copied, not kept.
 	AfterRun func(ctx context.Context, modules map[string]api.Module) error
+	// Live, if set, lets another goroutine read the run's instances while
+	// the program runs (Live.Read), such as counters when the run is
+	// interrupted.
+	Live *Live
+}
+
+// Live gives another goroutine the instances of a run while its program
+// runs: from instantiation until Run returns. What it reads races
+// with the program by design (the program is not stopped), so a reader
+// must take only what stays meaningful when read mid-update, such as
+// counters that only grow.
+type Live struct {
+	mu   sync.Mutex
+	mods map[string]api.Module
+}
+
+// ErrNotRunning is Live.Read's error outside the program's run.
+var ErrNotRunning = errors.New("the program is not running")
+
+// Read calls f with the instances, keyed as AfterRun gets them, if the
+// program is running (ErrNotRunning otherwise); the run's memories stay
+// mapped until f returns.
+func (l *Live) Read(f func(modules map[string]api.Module) error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mods == nil {
+		return ErrNotRunning
+	}
+	return f(l.mods)
+}
+
+func (l *Live) set(mods map[string]api.Module) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	l.mods = mods
+	l.mu.Unlock()
 }
 
 // Result describes how a run ended.
@@ -422,6 +461,10 @@ func (p *Program) Run(ctx context.Context, cfg Config) (res Result, err error) {
 	}
 	instances = append(instances, mod)
 
+	live := maps.Clone(byName)
+	live[ProgramKey] = mod
+	cfg.Live.set(live)
+	defer cfg.Live.set(nil) // before the memories are released
 	_, callErr := mod.ExportedFunction("_start").Call(ctx)
 	res.ExitCode, res.Exited = 0, true
 	var exit *sys.ExitError
