@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pathprof/pathprof/internal/atomicfile"
 )
@@ -250,6 +251,20 @@ func (p *Profile) validate() error {
 	}
 	if p.Complete && p.Incomplete != "" {
 		return fmt.Errorf("marked complete but also incomplete (%q)", p.Incomplete)
+	}
+	if in := p.Interrupted; in != nil {
+		if p.Complete {
+			return errors.New("marked complete but also interrupted")
+		}
+		if in.Reason == "" {
+			return errors.New("interrupted, with no reason")
+		}
+		if !(in.Seconds >= 0) {
+			return fmt.Errorf("interrupted after %v seconds", in.Seconds)
+		}
+		if _, err := time.Parse(time.RFC3339, in.Time); err != nil {
+			return fmt.Errorf("interrupted at %q: not an RFC 3339 time", in.Time)
+		}
 	}
 	for i, r := range p.Runs {
 		if r.Copy < 0 {

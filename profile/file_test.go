@@ -25,8 +25,10 @@ func sample() *Profile {
 		Strategy:   "p3",
 		Copies:     2,
 		Complete:   false,
-		Incomplete: "copy 1 trapped: unreachable",
-		ExitCode:   3,
+		Incomplete: "interrupted by SIGINT after 1.5s; copy 1 trapped: unreachable",
+		Interrupted: &Interruption{Reason: "SIGINT", Time: "2026-11-27T09:30:00Z", Seconds: 1.5,
+			Approximate: true},
+		ExitCode: 3,
 		Runs: []Run{
 			{Copy: 0, ProbeHits: 1234, Seconds: 0.5, ExitCode: 3},
 			{Copy: 1, ProbeHits: 99, Seconds: 0.25, ExitCode: 3, Error: "unreachable"},
@@ -91,7 +93,8 @@ func TestWriteLayout(t *testing.T) {
 		"\n        {\"id\":2,\"count\":5,\"kind\":\"entry-exit\",\"blocks\":[500,520,560]},\n",
 		"\n        {\"id\":7,\"count\":1099511627776,\"kind\":\"back-exit\",\"blocks\":[600,640]}\n",
 		"\"possible_paths\": \"123456789012345678901234567890\"",
-		"\"incomplete\": \"copy 1 trapped: unreachable\"",
+		"\"incomplete\": \"interrupted by SIGINT after 1.5s; copy 1 trapped: unreachable\"",
+		"\"interrupted\": {\n    \"reason\": \"SIGINT\",",
 		"\"paths\": []",
 	} {
 		if !strings.Contains(data, want) {
@@ -199,6 +202,11 @@ func TestReadErrors(t *testing.T) {
 		{"complete and incomplete", edit(`"complete": false`, `"complete": true`), "marked complete but also incomplete"},
 		{"bad sha", edit(strings.Repeat("ab", 32), "xyz"), `module sha256 "xyz"`},
 		{"negative seconds", edit(`"seconds": 0.5`, `"seconds": -1`), "run 0: -1 seconds"},
+		{"complete and interrupted", edit(`"complete": false,
+  "incomplete": "interrupted by SIGINT after 1.5s; copy 1 trapped: unreachable",`, `"complete": true,`), "marked complete but also interrupted"},
+		{"interrupted without reason", edit(`"reason": "SIGINT"`, `"reason": ""`), "interrupted, with no reason"},
+		{"interrupted at no time", edit(`"time": "2026-11-27T09:30:00Z"`, `"time": "now"`), `interrupted at "now": not an RFC 3339 time`},
+		{"interrupted before start", edit(`"seconds": 1.5`, `"seconds": -1.5`), "interrupted after -1.5 seconds"},
 		{"cut outside", edit(`"cuts": [`, `"cuts": [1,`), "cut at offset 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -344,7 +352,7 @@ func TestDocCoversFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []any{Profile{}, Module{}, Run{}, Function{}, Path{}} {
+	for _, v := range []any{Profile{}, Interruption{}, Module{}, Run{}, Function{}, Path{}} {
 		typ := reflect.TypeOf(v)
 		for i := 0; i < typ.NumField(); i++ {
 			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")

@@ -75,10 +75,32 @@ type Profile struct {
 	// since it was entered (docs/instrumentation.md).
 	Complete   bool   `json:"complete"`
 	Incomplete string `json:"incomplete,omitempty"`
+	// Interrupted is set when the run was stopped before it ended (a
+	// signal, a timeout) and its counts read as they stood: the profile is
+	// then incomplete too.
+	Interrupted *Interruption `json:"interrupted,omitempty"`
 	// ExitCode is the program's exit code.
 	ExitCode  uint32     `json:"exit_code"`
 	Runs      []Run      `json:"runs"`
 	Functions []Function `json:"functions"`
+}
+
+// Interruption says why and when a run was stopped before it ended. Its
+// counts were read from memory while the program ran: every count is at
+// most the full run's, and a path the run had not completed, or had
+// completed but not yet written to memory (docs/instrumentation.md: loop
+// counters), is missing.
+type Interruption struct {
+	// Reason is what stopped the run: "SIGINT", "SIGTERM" or "timeout".
+	Reason string `json:"reason"`
+	// Time is when the counts were read (RFC 3339, UTC), Seconds how long
+	// the copies had been running then.
+	Time    string  `json:"time"`
+	Seconds float64 `json:"seconds"`
+	// Approximate is set when several copies were read: each was read at
+	// the same moment, but each had reached a different point of the
+	// program, so the merged paths come from different points of the run.
+	Approximate bool `json:"approximate,omitempty"`
 }
 
 // Module identifies the profiled (original, uninstrumented) module.
