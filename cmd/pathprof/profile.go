@@ -11,6 +11,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/pathprof/pathprof/internal/instrument"
 	"github.com/pathprof/pathprof/internal/profiler"
@@ -144,6 +146,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	top := fs.Int("top", 0, "after the run, print the report with the `N` hottest paths to stderr")
 	counterModule := fs.Bool("counter-module", false, "keep the counters in a counter module the copies call, not in the program's memory above what it sees (an access beyond the program's memory then traps as in the original)")
+	timeout := fs.Duration("timeout", 0, "stop the run after `D` (such as 90s or 10m) and write the profile as it stands, marked interrupted; exit 124")
 	rf, progArgs, ok := parseWithRun(fs, args)
 	if !ok {
 		return 2
@@ -165,7 +168,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		progress = nil
 	}
 	rf.noteInput(progress)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	interrupt, stop := interrupts(*timeout, stderr)
 	defer stop()
 	st, err := profile.ParseStrategy(*strategy)
 	if err != nil {
@@ -194,7 +197,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
-	p, runErr := profiler.Profile(ctx, orig, profiler.Options{
+	p, runErr := profiler.Profile(context.Background(), orig, profiler.Options{
 		Partition:  popt,
 		Strategy:   st,
 		Copies:     k,
@@ -203,6 +206,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		Run:        cfg,
 		Progress:   progress,
 		Instrument: instrument.Options{SeparateCounters: *counterModule},
+		Interrupt:  interrupt,
 	})
 	if p == nil {
 		fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, runErr)
@@ -211,6 +215,13 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	if err := profile.WriteFile(*out, p); err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
+	}
+	if in := p.Interrupted; in != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\npathprof: wrote %s (marked interrupted): %d paths executed in %d functions\n", runErr, *out, countPaths(p), countFuncs(p))
+		if in.Reason == reasonTimeout {
+			return 124
+		}
+		return 130
 	}
 	if runErr != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\npathprof: wrote %s (marked incomplete)\n", runErr, *out)
@@ -238,6 +249,51 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return int(p.ExitCode)
+}
+
+// reasonTimeout is the reason of an interruption at --timeout.
+const reasonTimeout = "timeout"
+
+// interrupts returns the channel that tells a run to stop, and the
+// function that stops listening. The first SIGINT or SIGTERM, or the
+// timeout if not 0, sends its reason; a second signal exits at once, with
+// 130, writing nothing more.
+func interrupts(timeout time.Duration, stderr io.Writer) (<-chan string, func()) {
+	interrupt := make(chan string, 1)
+	send := func(reason string) bool {
+		select {
+		case interrupt <- reason:
+			return true
+		default:
+			return false
+		}
+	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		for s := range sigs {
+			name := "SIGINT"
+			if s == syscall.SIGTERM {
+				name = "SIGTERM"
+			}
+			if !send(name) {
+				fmt.Fprintf(stderr, "pathprof: %s again: exiting at once\n", name)
+				os.Exit(130)
+			}
+			fmt.Fprintf(stderr, "pathprof: %s: writing the profile as it stands (again to exit at once)\n", name)
+		}
+	}()
+	var timer *time.Timer
+	if timeout > 0 {
+		timer = time.AfterFunc(timeout, func() { send(reasonTimeout) })
+	}
+	return interrupt, func() {
+		signal.Stop(sigs)
+		close(sigs)
+		if timer != nil {
+			timer.Stop()
+		}
+	}
 }
 
 func countPaths(p *profile.Profile) int {

@@ -8,13 +8,18 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tetratelabs/wazero/api"
 
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/counters"
@@ -225,77 +230,184 @@ func instrumentCopies(orig []byte, m *wasm.Module, plan *partition.Plan, funcs [
 // compare. Each copy writes to its own copy of every writable mount, so
 // copies cannot disturb each other; copy 0 uses the real directories, so
 // the host sees the effects of one run.
-func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, progress func(string, ...any)) ([]*CopyRun, error) {
+//
+// A reason received on stop interrupts the run: every copy still running
+// has its counts read as they stand (readLive), all at once, and
+// runCopies returns without waiting for them, with the interruption.
+//
+// wazero's compiled code cannot be preempted: a goroutine running a
+// program holds its thread until the program calls out. So that the
+// interruption can be taken at all, runCopies keeps a thread (GOMAXPROCS)
+// for Go beside the copies running at once. And a garbage collection
+// waits for every goroutine to stop, the programs' included: one started
+// by a copy compiling while another computes would hold everything up,
+// the interruption too. So runCopies collects before the copies start,
+// and while they run collects only when the heap has grown by
+// runHeadroom (GOGC off, a memory limit), which compiling and starting a
+// few copies and a program's calls out do not reach in a short while;
+// at the interruption the collector goes off for good, as the copies run
+// on.
+func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, progress func(string, ...any), stop <-chan string) ([]*CopyRun, *profile.Interruption, error) {
 	k := len(cs.Copy)
+	cfgs := make([]runner.Config, k)
+	var outs []struct{ stdout, stderr bytes.Buffer }
 	if k == 1 {
 		// Nothing to compare: the one copy runs as the program would.
-		return []*CopyRun{RunCopy(ctx, cs.Copy[0], cfg)}, nil
+		cfgs[0] = cfg
+	} else {
+		var stdin []byte
+		if cfg.Stdin != nil {
+			var err error
+			if stdin, err = io.ReadAll(cfg.Stdin); err != nil {
+				return nil, nil, fmt.Errorf("read standard input: %w", err)
+			}
+		}
+		var tmpDirs []string
+		defer func() {
+			for _, d := range tmpDirs {
+				os.RemoveAll(d)
+			}
+		}()
+		outs = make([]struct{ stdout, stderr bytes.Buffer }, k)
+		for c := range cs.Copy {
+			cc := cfg
+			cc.Stdin = bytes.NewReader(stdin)
+			cc.Stdout, cc.Stderr = &outs[c].stdout, &outs[c].stderr
+			cc.Dirs = append([]runner.Mount(nil), cfg.Dirs...)
+			if c == 0 {
+				if cfg.Stdout != nil {
+					cc.Stdout = io.MultiWriter(cfg.Stdout, cc.Stdout)
+				}
+				if cfg.Stderr != nil {
+					cc.Stderr = io.MultiWriter(cfg.Stderr, cc.Stderr)
+				}
+			}
+			if c > 0 {
+				for i, d := range cc.Dirs {
+					if d.ReadOnly {
+						continue
+					}
+					tmp, err := os.MkdirTemp("", "pathprof-copy-")
+					if err != nil {
+						return nil, nil, err
+					}
+					tmpDirs = append(tmpDirs, tmp)
+					if err := copyTree(d.HostDir, tmp); err != nil {
+						return nil, nil, fmt.Errorf("copy %s for copy %d: %w", d.HostDir, c, err)
+					}
+					cc.Dirs[i].HostDir = tmp
+				}
+			}
+			cfgs[c] = cc
+		}
 	}
-	var stdin []byte
-	if cfg.Stdin != nil {
-		var err error
-		if stdin, err = io.ReadAll(cfg.Stdin); err != nil {
-			return nil, fmt.Errorf("read standard input: %w", err)
-		}
-	}
-	var tmpDirs []string
-	defer func() {
-		for _, d := range tmpDirs {
-			os.RemoveAll(d)
-		}
-	}()
-	cfgs := make([]runner.Config, k)
-	outs := make([]struct{ stdout, stderr bytes.Buffer }, k)
-	for c := range cs.Copy {
-		cc := cfg
-		cc.Stdin = bytes.NewReader(stdin)
-		cc.Stdout, cc.Stderr = &outs[c].stdout, &outs[c].stderr
-		cc.Dirs = append([]runner.Mount(nil), cfg.Dirs...)
-		if c == 0 {
-			if cfg.Stdout != nil {
-				cc.Stdout = io.MultiWriter(cfg.Stdout, cc.Stdout)
-			}
-			if cfg.Stderr != nil {
-				cc.Stderr = io.MultiWriter(cfg.Stderr, cc.Stderr)
-			}
-		}
-		if c > 0 {
-			for i, d := range cc.Dirs {
-				if d.ReadOnly {
-					continue
+	interrupted := false
+	if stop != nil {
+		if n := min(max(jobs, 1), k) + 1; runtime.GOMAXPROCS(0) < n {
+			old := runtime.GOMAXPROCS(n)
+			defer func() {
+				if !interrupted { // a change stops the world, copies included
+					runtime.GOMAXPROCS(old)
 				}
-				tmp, err := os.MkdirTemp("", "pathprof-copy-")
-				if err != nil {
-					return nil, err
-				}
-				tmpDirs = append(tmpDirs, tmp)
-				if err := copyTree(d.HostDir, tmp); err != nil {
-					return nil, fmt.Errorf("copy %s for copy %d: %w", d.HostDir, c, err)
-				}
-				cc.Dirs[i].HostDir = tmp
-			}
+			}()
 		}
-		cfgs[c] = cc
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		oldPercent := debug.SetGCPercent(-1)
+		oldLimit := debug.SetMemoryLimit(int64(ms.Sys-ms.HeapReleased) + runHeadroom)
+		defer func() {
+			if !interrupted {
+				debug.SetMemoryLimit(oldLimit)
+				debug.SetGCPercent(oldPercent)
+			}
+		}()
 	}
 	runs := make([]*CopyRun, k)
+	lives := make([]*runner.Live, k)
+	finished := make([]chan struct{}, k)
 	sem := make(chan struct{}, max(jobs, 1))
 	var wg sync.WaitGroup
+	start := time.Now()
 	for c := range cs.Copy {
+		lives[c], finished[c] = &runner.Live{}, make(chan struct{})
+		cfgs[c].Live = lives[c]
 		wg.Go(func() {
+			defer close(finished[c])
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			progress("running copy %d of %d", c+1, k)
+			if k > 1 {
+				progress("running copy %d of %d", c+1, k)
+			}
 			runs[c] = RunCopy(ctx, cs.Copy[c], cfgs[c])
 		})
 	}
-	wg.Wait()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case reason := <-stop:
+		interrupted = true
+		debug.SetMemoryLimit(math.MaxInt64)
+		runs, in := readLive(cs, runs, lives, finished, reason, start)
+		return runs, in, nil
+	}
 	for c := 1; c < k; c++ {
 		if !bytes.Equal(outs[c].stdout.Bytes(), outs[0].stdout.Bytes()) || !bytes.Equal(outs[c].stderr.Bytes(), outs[0].stderr.Bytes()) ||
 			runs[c].Result.ExitCode != runs[0].Result.ExitCode {
-			return nil, fmt.Errorf("copy %d printed or exited differently from copy 0: the run is not deterministic", c)
+			return nil, nil, fmt.Errorf("copy %d printed or exited differently from copy 0: the run is not deterministic", c)
 		}
 	}
-	return runs, nil
+	return runs, nil, nil
+}
+
+// runHeadroom is how much the heap may grow while interruptible copies
+// run before a garbage collection (runCopies).
+const runHeadroom = 256 << 20
+
+// errInterrupted is the error of a copy whose counts were read while it
+// ran.
+var errInterrupted = errors.New("interrupted: counts read while the program ran")
+
+// readLive reads every copy's counts as they stand, one copy right after
+// the other: those of a running copy from its memory (counters.ReadLive),
+// those of a finished copy from its run (runs[c], set once finished[c] is
+// closed). A copy that is neither running nor about to finish had not
+// started.
+func readLive(cs *Copies, runs []*CopyRun, lives []*runner.Live, finished []chan struct{}, reason string, start time.Time) ([]*CopyRun, *profile.Interruption) {
+	at := time.Now()
+	out := make([]*CopyRun, len(lives))
+	var idle []int
+	for c, l := range lives {
+		r := &CopyRun{res: cs.Copy[c], Err: errInterrupted, Result: runner.Result{ExitCode: 1, RunTime: at.Sub(start)}}
+		err := l.Read(func(mods map[string]api.Module) error {
+			r.Counts, r.ReadErr = counters.ReadLive(mods)
+			return nil
+		})
+		if err != nil {
+			idle = append(idle, c)
+			continue
+		}
+		if r.Counts == nil {
+			r.Counts = counters.Counts{}
+		}
+		out[c] = r
+	}
+	// A copy between the end of its program and the end of its run
+	// finishes in a moment.
+	wait := time.NewTimer(100 * time.Millisecond)
+	defer wait.Stop()
+	for _, c := range idle {
+		select {
+		case <-finished[c]:
+			out[c] = runs[c]
+		case <-wait.C:
+		}
+		if out[c] == nil {
+			out[c] = &CopyRun{res: cs.Copy[c], Counts: counters.Counts{}, Err: errors.New("not started when the run was interrupted"), Result: runner.Result{ExitCode: 1}}
+		}
+	}
+	return out, &profile.Interruption{Reason: reason, Time: at.UTC().Format(time.RFC3339), Seconds: at.Sub(start).Seconds(), Approximate: len(lives) > 1}
 }
 
 // copyTree copies the regular files and directories under src into dst.
@@ -336,6 +448,9 @@ type copyResult struct {
 	readErr  string // why the counters could not be read, "" if they were
 	counts   counters.Counts
 	calls    map[uint32]uint64
+	// interrupted is set when the counts were read while the copy ran:
+	// the copies' counts then need not agree.
+	interrupted bool
 }
 
 // MergeRuns makes the profile of one run of each copy (runs[c] is copy
@@ -351,7 +466,8 @@ func MergeRuns(cs *Copies, runs []*CopyRun) (*profile.Profile, error) {
 		Strategy: cs.Plan.Strategy, Copies: len(cs.Copy), Complete: true, ExitCode: runs[0].Result.ExitCode}
 	results := make([]*copyResult, len(runs))
 	for c, r := range runs {
-		results[c] = &copyResult{exitCode: r.Result.ExitCode, seconds: r.Result.RunTime.Seconds(), counts: r.Counts, calls: r.Calls}
+		results[c] = &copyResult{exitCode: r.Result.ExitCode, seconds: r.Result.RunTime.Seconds(), counts: r.Counts, calls: r.Calls,
+			interrupted: errors.Is(r.Err, errInterrupted)}
 		if r.Err != nil {
 			results[c].err = r.Err.Error()
 		}
@@ -379,13 +495,17 @@ func merge(p *profile.Profile, cs *Copies, results []*copyResult) error {
 	}
 	var parts [][]profile.Function
 	var calls []map[uint32]uint64
+	approx := false
 	for c, r := range results {
 		if r == nil {
 			p.Complete = false
 			p.Incomplete = joinReason(p.Incomplete, fmt.Sprintf("copy %d missing", c))
 			continue
 		}
-		if r.err != "" {
+		switch {
+		case r.interrupted:
+			approx = true // the caller says why the profile is incomplete
+		case r.err != "":
 			incomplete(c, r.err)
 		}
 		if r.readErr != "" {
@@ -399,11 +519,13 @@ func merge(p *profile.Profile, cs *Copies, results []*copyResult) error {
 		parts = append(parts, fs)
 		calls = append(calls, r.calls)
 	}
-	if err := checkCalls(calls); err != nil {
-		return err
+	if !approx {
+		if err := checkCalls(calls); err != nil {
+			return err
+		}
 	}
 	var err error
-	if p.Functions, err = mergeFunctions(parts, cs.Shared()); err != nil {
+	if p.Functions, err = mergeFunctions(parts, cs.Shared(), approx); err != nil {
 		return err
 	}
 	// A selective copy also runs probes on the paths it does not count:
@@ -421,8 +543,10 @@ func merge(p *profile.Profile, cs *Copies, results []*copyResult) error {
 // copies both report must have the same count in both: the copies ran the
 // same deterministic program on the same input. The functions in shared
 // have their calls shared out among copies (partition.FuncInfo.Slices):
-// their copies' counts add up.
-func mergeFunctions(parts [][]profile.Function, shared map[uint32]bool) ([]profile.Function, error) {
+// their copies' counts add up. With approx, the copies' counts were read
+// while they ran, each at its own point of the program: a path two copies
+// count takes the larger count.
+func mergeFunctions(parts [][]profile.Function, shared map[uint32]bool, approx bool) ([]profile.Function, error) {
 	byIndex := map[uint32]*profile.Function{}
 	var order []uint32
 	type origin struct{ copy, at int }
@@ -444,6 +568,8 @@ func mergeFunctions(parts [][]profile.Function, shared map[uint32]bool) ([]profi
 					switch {
 					case shared[f.Index]:
 						q.Count += p.Count
+					case approx:
+						q.Count = max(q.Count, p.Count)
 					case q.Count != p.Count:
 						return nil, fmt.Errorf("function %d path %d: copy %d counted %d, copy %d counted %d: the run is not deterministic", f.Index, p.ID, o.copy, q.Count, c, p.Count)
 					}

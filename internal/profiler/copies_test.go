@@ -467,7 +467,7 @@ func checkHits(t *testing.T, label string, direct, computed uint64) {
 // checkMerged fails unless the copies' parts merge into the exact profile.
 func checkMerged(t *testing.T, label string, exact *profile.Profile, parts [][]profile.Function, shared map[uint32]bool) {
 	t.Helper()
-	merged, err := mergeFunctions(parts, shared)
+	merged, err := mergeFunctions(parts, shared, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -733,7 +733,7 @@ func TestSlicedCopies(t *testing.T) {
 			}
 			checkMerged(t, fmt.Sprintf("%s k=%d", name, k), exact, parts, cs.Shared())
 			// Without adding up, copies that share a path disagree.
-			if _, err := mergeFunctions(parts, nil); err == nil {
+			if _, err := mergeFunctions(parts, nil, false); err == nil {
 				t.Errorf("%s k=%d: parts of shared functions merged as a union", name, k)
 			}
 		}

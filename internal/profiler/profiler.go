@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -36,6 +37,13 @@ type Options struct {
 	// Progress receives a line per slow step; nil for none.
 	Progress   io.Writer
 	Instrument instrument.Options
+	// Interrupt, if set, stops the run when it receives a reason
+	// ("SIGINT", "timeout"): the copies' counts are read as they stand,
+	// and Profile returns the profile marked interrupted without waiting
+	// for the program, which runs on in the background with the garbage
+	// collector off (runCopies says why): a caller that interrupts a run
+	// is expected to exit soon after.
+	Interrupt <-chan string
 }
 
 // Profile profiles one run of the module: it builds the strategy's copies
@@ -94,7 +102,7 @@ func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, e
 	if cfg.Progress == nil {
 		cfg.Progress = opt.Progress
 	}
-	runs, err := runCopies(ctx, cs, cfg, jobs, progress)
+	runs, in, err := runCopies(ctx, cs, cfg, jobs, progress, opt.Interrupt)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +112,15 @@ func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, e
 	}
 	sum := sha256.Sum256(orig)
 	p.Module.Path, p.Module.SHA256, p.Module.Size = opt.ModulePath, hex.EncodeToString(sum[:]), len(orig)
+	if in != nil {
+		p.Interrupted, p.Complete = in, false
+		why := fmt.Sprintf("interrupted by %s after %.2fs: counts read while the program ran", in.Reason, in.Seconds)
+		if in.Approximate {
+			why += ", each copy at its own point (approximate)"
+		}
+		p.Incomplete = joinReason(why, p.Incomplete)
+		return p, errors.New(p.Incomplete)
+	}
 	if err := unevenCalls(cs, p, progress); err != nil {
 		return nil, err
 	}
@@ -125,8 +142,8 @@ func runHits(res *instrument.Result, exact, own []profile.Function, calls map[ui
 }
 
 func joinReason(a, b string) string {
-	if a == "" {
-		return b
+	if a == "" || b == "" {
+		return a + b
 	}
 	return a + "; " + b
 }

@@ -1,0 +1,249 @@
+package main
+
+// This file tests interrupting a profile: a signal or --timeout stops a
+// loop-bound program's run, and the profile is written as it stands.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pathprof/pathprof/profile"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// pathprofBinary builds the command once, so that a test can signal it as
+// a process of its own.
+func pathprofBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "pathprof-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "pathprof")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// spinRounds makes testdata/spin run for many minutes, instrumented or not
+// (1.2·10^11 rounds).
+const spinRounds = "100000"
+
+// spinBound returns, for every path of spin's full run with spinRounds
+// that the run takes before it prints, its count, computed from two short
+// full runs: each such path's count is a·M + b (spin.c) for arguments M
+// written with as many digits. The paths that print the checksum, whose
+// digits differ, are left out: an interrupted run does not reach them.
+func spinBound(t *testing.T, wasm string) map[[2]uint64]uint64 {
+	t.Helper()
+	const n1, n2 = 1, 2
+	read := func(n int) *profile.Profile {
+		out := filepath.Join(t.TempDir(), "p.json")
+		arg := fmt.Sprintf("%0*d", len(spinRounds), n)
+		if code, _, errs := runCmd("profile", "-q", "-o", out, wasm, "--", arg); code != 0 {
+			t.Fatalf("spin %d: exit %d\n%s", n, code, errs)
+		}
+		p, err := profile.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	counts := func(p *profile.Profile) map[[2]uint64]uint64 {
+		m := map[[2]uint64]uint64{}
+		for _, f := range p.Functions {
+			for _, q := range f.Paths {
+				m[[2]uint64{uint64(f.Index), q.ID}] = q.Count
+			}
+		}
+		return m
+	}
+	c1, c2 := counts(read(n1)), counts(read(n2))
+	var rounds uint64
+	fmt.Sscan(spinRounds, &rounds)
+	bound := map[[2]uint64]uint64{}
+	for k, v2 := range c2 {
+		v1, ok := c1[k]
+		if !ok || v2 < v1 {
+			continue // a path of printf's
+		}
+		bound[k] = v1 + (v2-v1)*(rounds-n1)
+	}
+	if len(bound) < len(c2)/2 {
+		t.Fatalf("only %d of the %d paths of spin count a·rounds + b", len(bound), len(c2))
+	}
+	return bound
+}
+
+// interruptRun starts pathprof profile of spin with flags, waits until
+// the copies run and a second more, then sends the signals (none for a
+// timeout) one after the other. It returns the exit code, how long
+// pathprof took to exit after the first signal (or after it started, for
+// none) and its stderr.
+func interruptRun(t *testing.T, bin, out string, flags []string, sigs ...os.Signal) (int, time.Duration, string) {
+	t.Helper()
+	wasm := filepath.Join(moduleRoot(t), "testdata", "spin", "spin.wasm")
+	args := append([]string{"profile", "-o", out, "--cache", t.TempDir()}, flags...)
+	cmd := exec.Command(bin, append(args, wasm, "--", spinRounds)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var log strings.Builder
+	running := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stderr)
+		once := sync.Once{}
+		for sc.Scan() {
+			log.WriteString(sc.Text() + "\n")
+			// SBL's progress says it instrumented; P3's, the last copy started.
+			if strings.Contains(sc.Text(), "instrumented") || strings.Contains(sc.Text(), "running copy 4 of 4") {
+				once.Do(func() { close(running) })
+			}
+		}
+	}()
+	if len(sigs) > 0 {
+		select {
+		case <-running:
+		case <-time.After(2 * time.Minute):
+			t.Fatal("the copies did not start within 2 minutes")
+		}
+		time.Sleep(time.Second)
+		start = time.Now()
+		for _, s := range sigs {
+			if err := cmd.Process.Signal(s); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	exited := make(chan error, 1)
+	go func() { <-done; exited <- cmd.Wait() }()
+	var werr error
+	select {
+	case werr = <-exited:
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("pathprof still running 3 minutes on; stderr:\n%s", log.String())
+	}
+	took := time.Since(start)
+	var ee *exec.ExitError
+	if werr != nil && !errors.As(werr, &ee) {
+		t.Fatal(werr)
+	}
+	return cmd.ProcessState.ExitCode(), took, log.String()
+}
+
+// checkInterrupted checks the profile at out: interrupted for reason, its
+// paths among the full run's (bound), with counts no larger, and at least
+// one path of step counted beyond what a short run counts.
+func checkInterrupted(t *testing.T, out, reason string, copies int, bound map[[2]uint64]uint64) {
+	t.Helper()
+	p, err := profile.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := p.Interrupted
+	if in == nil || p.Complete || in.Reason != reason || in.Approximate != (copies > 1) || p.Copies != copies {
+		t.Fatalf("profile: complete %v, %d copies, interrupted %+v; want %s over %d copies", p.Complete, p.Copies, in, reason, copies)
+	}
+	far := false
+	for _, f := range p.Functions {
+		for _, q := range f.Paths {
+			b, ok := bound[[2]uint64{uint64(f.Index), q.ID}]
+			if !ok {
+				t.Errorf("function %d path %d: not a path of the full run before it prints", f.Index, q.ID)
+			}
+			if q.Count > b {
+				t.Errorf("function %d path %d: counted %d, the full run %d", f.Index, q.ID, q.Count, b)
+			}
+			if f.Name == "step" && q.Count > 10000 {
+				far = true
+			}
+		}
+	}
+	if !far {
+		t.Errorf("no path of step counted more than 10000 times: the counts were not read as the program ran")
+	}
+}
+
+func TestInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs pathprof as a process")
+	}
+	bin := pathprofBinary(t)
+	bound := spinBound(t, filepath.Join(moduleRoot(t), "testdata", "spin", "spin.wasm"))
+	// The program runs for many minutes: pathprof exits long before, on a
+	// loaded machine too, and tells how long it took.
+	const limit = 20 * time.Second
+	for _, tc := range []struct {
+		name    string
+		flags   []string
+		sigs    []os.Signal
+		code    int
+		reason  string
+		copies  int
+		maxTime time.Duration
+	}{
+		{"sigint", nil, []os.Signal{os.Interrupt}, 130, "SIGINT", 1, limit},
+		{"sigterm", nil, []os.Signal{syscall.SIGTERM}, 130, "SIGTERM", 1, limit},
+		{"timeout", []string{"--timeout", "2s"}, nil, 124, "timeout", 1, 2*time.Minute + limit},
+		{"p3", []string{"--strategy", "p3", "--copies", "4"}, []os.Signal{os.Interrupt}, 130, "SIGINT", 4, limit},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "p.json")
+			code, took, errs := interruptRun(t, bin, out, tc.flags, tc.sigs...)
+			t.Logf("exited %d after %v", code, took)
+			if code != tc.code || took > tc.maxTime {
+				t.Fatalf("exit %d after %v, want %d within %v; stderr:\n%s", code, took, tc.code, tc.maxTime, errs)
+			}
+			if !strings.Contains(errs, "marked interrupted") {
+				t.Errorf("stderr does not say the profile is marked interrupted:\n%s", errs)
+			}
+			checkInterrupted(t, out, tc.reason, tc.copies, bound)
+		})
+	}
+	t.Run("second signal", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "p.json")
+		code, took, errs := interruptRun(t, bin, out, nil, os.Interrupt, os.Interrupt)
+		t.Logf("exited %d after %v", code, took)
+		if code != 130 || took > limit {
+			t.Fatalf("exit %d after %v, want 130 within %v; stderr:\n%s", code, took, limit, errs)
+		}
+		// The first signal's profile may or may not have been written:
+		// if it was, it is whole.
+		if _, err := os.Stat(out); err == nil {
+			if _, err := profile.ReadFile(out); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
