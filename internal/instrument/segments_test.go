@@ -222,8 +222,7 @@ func endSitesModule(t *testing.T) []byte {
 		Exports:  []wasm.Export{{Name: "f", Kind: wasm.KindFunc, Index: 2}},
 		Code:     []wasm.Code{wasm.NewCode(nil, g.B), wasm.NewCode(nil, h.B), wasm.NewCode(nil, f.B)},
 	}
-	b := wasmtest.Encode(t, m, wasm.SecType, wasm.SecFunction, wasm.SecTable, wasm.SecExport, wasm.SecElement, wasm.SecCode)
-	return b
+	return wasmtest.Encode(t, m, wasm.SecType, wasm.SecFunction, wasm.SecTable, wasm.SecExport, wasm.SecElement, wasm.SecCode)
 }
 
 // TestEndSites checks what End learns of the values on the stack where

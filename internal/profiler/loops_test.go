@@ -11,6 +11,7 @@ import (
 	"github.com/pathprof/pathprof/internal/testprogs"
 	"github.com/pathprof/pathprof/internal/tracer"
 	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/internal/wasmtest"
 )
 
 // TestLoopCounters checks that loop counters are used on the C programs and
@@ -86,14 +87,7 @@ func loopModule(t *testing.T, trap int) []byte {
 	m := &wasm.Module{Version: 1, Types: []wasm.FuncType{{}}, Funcs: []uint32{0},
 		Exports: []wasm.Export{{Name: "_start", Kind: wasm.KindFunc, Index: 0}},
 		Code:    []wasm.Code{{Body: body, ExprOff: 3, Locals: []wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}}}}
-	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecExport, wasm.SecCode} {
-		m.Touch(id)
-	}
-	b, err := m.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return wasmtest.Encode(t, m, wasm.SecType, wasm.SecFunction, wasm.SecExport, wasm.SecCode)
 }
 
 // TestLoopCountersAndTraps pins down what a trap costs: after the loop

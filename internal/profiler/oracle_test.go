@@ -11,6 +11,7 @@ import (
 	"github.com/pathprof/pathprof/internal/runner"
 	"github.com/pathprof/pathprof/internal/testprogs"
 	"github.com/pathprof/pathprof/internal/tracer"
+	"github.com/pathprof/pathprof/profile"
 )
 
 type program = testprogs.Run
@@ -56,17 +57,11 @@ func TestSBLEqualsTracer(t *testing.T) {
 				t.Fatalf("instrumented run differs: exit %d, want %d; stdout equal: %v", prof.ExitCode, r0.ExitCode, got.String() == want.String())
 			}
 			var traced bytes.Buffer
-			tr, _, err := tracer.Run(ctx, orig, p.Config(t, &traced))
-			if err != nil {
-				t.Fatal(err)
-			}
+			checkTraced(t, p.Name, orig, p.Config(t, &traced), prof)
 			if traced.String() != want.String() {
 				t.Fatal("traced run printed something else")
 			}
 			sbl := tracer.Counts(prof)
-			if diff := diffCounts(sbl, tr.Paths); diff != "" {
-				t.Fatalf("SBL profile differs from the tracer's:\n%s", diff)
-			}
 			var execs uint64
 			for _, n := range sbl {
 				execs += n
@@ -76,6 +71,19 @@ func TestSBLEqualsTracer(t *testing.T) {
 			}
 			t.Logf("%d distinct paths, %d path executions, %d probe hits: equal to the tracer's", len(sbl), execs, prof.Runs[0].ProbeHits)
 		})
+	}
+}
+
+// checkTraced runs orig under the tracer with cfg and fails unless prof
+// holds the paths, and the counts, that the tracer saw.
+func checkTraced(t *testing.T, label string, orig []byte, cfg runner.Config, prof *profile.Profile) {
+	t.Helper()
+	tr, _, err := tracer.Run(context.Background(), orig, cfg)
+	if err != nil {
+		t.Fatalf("%s: %v", label, err)
+	}
+	if diff := diffCounts(tracer.Counts(prof), tr.Paths); diff != "" {
+		t.Fatalf("%s: SBL profile differs from the tracer's:\n%s", label, diff)
 	}
 }
 

@@ -6,9 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/tetratelabs/wazero/api"
-
-	"github.com/pathprof/pathprof/internal/counters"
 	"github.com/pathprof/pathprof/internal/instrument"
 	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/runner"
@@ -67,21 +64,7 @@ func TestRandomLoopSlices(t *testing.T) {
 				}
 				var parts [][]profile.Function
 				for c, res := range cs.Copy {
-					var counts counters.Counts
-					var direct uint64
-					cfg := runner.Config{Modules: counters.Modules(res.Counters)}
-					cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) (err error) {
-						direct = mods[runner.ProgramKey].ExportedGlobal(instrument.HitsGlobal).Get()
-						counts, err = counters.ReadInstance(mods)
-						return err
-					}
-					if _, err := runner.Run(ctx, res.Module, cfg); err != nil {
-						t.Fatalf("seed %d function %d loop %d copy %d: %v", seed, def, h, c, err)
-					}
-					part, _, err := res.Functions(counts)
-					if err != nil {
-						t.Fatal(err)
-					}
+					part, _, direct := runCounting(t, fmt.Sprintf("seed %d function %d loop %d copy %d", seed, def, h, c), runner.Config{}, res)
 					parts = append(parts, part)
 					computed, err := res.HitsOfRun(exact.Functions, part, nil)
 					if err != nil {

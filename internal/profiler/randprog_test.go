@@ -2,12 +2,13 @@ package profiler
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/pathprof/pathprof/internal/runner"
-	"github.com/pathprof/pathprof/internal/tracer"
 	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/internal/wasmtest"
 )
 
 // randProgram writes random structured code: nested blocks, ifs and
@@ -193,14 +194,7 @@ func randModule(t *testing.T, seed uint64) []byte {
 		Globals: []wasm.Global{{GlobalType: wasm.GlobalType{Type: wasm.ValI32, Mutable: true}, Init: init.B}},
 		Exports: []wasm.Export{{Name: "_start", Kind: wasm.KindFunc, Index: 0}},
 		Code:    code}
-	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecGlobal, wasm.SecExport, wasm.SecCode} {
-		m.Touch(id)
-	}
-	b, err := m.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return wasmtest.Encode(t, m, wasm.SecType, wasm.SecFunction, wasm.SecGlobal, wasm.SecExport, wasm.SecCode)
 }
 
 // TestRandomPrograms profiles random programs with SBL and compares the
@@ -215,12 +209,6 @@ func TestRandomPrograms(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		tr, _, err := tracer.Run(ctx, orig, runner.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := diffCounts(tracer.Counts(exact), tr.Paths); diff != "" {
-			t.Fatalf("seed %d: SBL profile differs from the tracer's:\n%s", seed, diff)
-		}
+		checkTraced(t, fmt.Sprintf("seed %d", seed), orig, runner.Config{}, exact)
 	}
 }
