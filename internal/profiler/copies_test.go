@@ -37,10 +37,7 @@ func TestStrategiesEqualSBL(t *testing.T) {
 			continue
 		}
 		t.Run(p.Name, func(t *testing.T) {
-			orig, err := os.ReadFile(p.Path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			orig := readModule(t, p)
 			var want bytes.Buffer
 			sbl, err := Profile(ctx, orig, Options{ModulePath: p.Path, Run: p.Config(t, &want)})
 			if err != nil {
@@ -164,10 +161,7 @@ func TestHitsComputedFromProfile(t *testing.T) {
 func TestOutputKindDoesNotMatter(t *testing.T) {
 	ctx := context.Background()
 	p := oraclePrograms(t)[0]
-	orig, err := os.ReadFile(p.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	orig := readModule(t, p)
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -193,10 +187,7 @@ func TestOutputKindDoesNotMatter(t *testing.T) {
 func TestCopiesDirectory(t *testing.T) {
 	ctx := context.Background()
 	p := oraclePrograms(t)[0]
-	orig, err := os.ReadFile(p.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	orig := readModule(t, p)
 	sbl, err := Profile(ctx, orig, Options{ModulePath: p.Path, Run: p.Config(t, &bytes.Buffer{})})
 	if err != nil {
 		t.Fatal(err)
@@ -364,10 +355,7 @@ func cProgram(t *testing.T, name string) program {
 // module, the exact profile and its DAG edge frequencies.
 func exactRun(t *testing.T, p program) ([]byte, *profile.Profile, [][]float64) {
 	t.Helper()
-	orig, err := os.ReadFile(p.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	orig := readModule(t, p)
 	exact, err := Profile(context.Background(), orig, Options{ModulePath: p.Path, Run: p.Config(t, &bytes.Buffer{})})
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package profiler
 import (
 	"bytes"
 	"context"
-	"os"
 	"testing"
 
 	"github.com/pathprof/pathprof/internal/instrument"
@@ -21,10 +20,7 @@ func TestLoopCounters(t *testing.T) {
 	ctx := context.Background()
 	used := 0
 	for _, p := range testprogs.CRuns(t) {
-		orig, err := os.ReadFile(p.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		orig := readModule(t, p)
 		res, err := instrument.Instrument(orig, instrument.Options{})
 		if err != nil {
 			t.Fatal(err)

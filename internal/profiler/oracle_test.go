@@ -39,10 +39,7 @@ func TestSBLEqualsTracer(t *testing.T) {
 	ctx := context.Background()
 	for _, p := range oraclePrograms(t) {
 		t.Run(p.Name, func(t *testing.T) {
-			orig, err := os.ReadFile(p.Path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			orig := readModule(t, p)
 			var want bytes.Buffer
 			r0, err := runner.Run(ctx, orig, p.Config(t, &want))
 			if err != nil {
@@ -72,6 +69,16 @@ func TestSBLEqualsTracer(t *testing.T) {
 			t.Logf("%d distinct paths, %d path executions, %d probe hits: equal to the tracer's", len(sbl), execs, prof.Runs[0].ProbeHits)
 		})
 	}
+}
+
+// readModule reads p's module.
+func readModule(t *testing.T, p program) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // checkTraced runs orig under the tracer with cfg and fails unless prof
