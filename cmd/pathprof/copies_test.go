@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/pathprof/pathprof/internal/testprogs"
-	"github.com/pathprof/pathprof/profile"
 )
 
 // TestCopiesAnywhere writes the P3 copies of a C program, runs copy 0 with
@@ -83,14 +82,8 @@ func copiesAnywhere(t *testing.T, node string, p testprogs.CProgram, tmp, sbl, d
 	if code, _, stderr := runCmd("merge", "-o", merged, filepath.Join(dir, "part-0.json"), filepath.Join(dir, "part-1.json")); code != 0 {
 		t.Fatalf("merge: exit %d: %s", code, stderr)
 	}
-	a, err := profile.ReadFile(sbl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := profile.ReadFile(merged)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := readProfile(t, sbl)
+	b := readProfile(t, merged)
 	if ok, diff := a.Equal(b); !ok {
 		t.Fatalf("counter module %v: merged copies differ from SBL: %s", counterModule, diff)
 	}

@@ -37,10 +37,7 @@ func TestProfileCommand(t *testing.T) {
 	if code != int(p.WantExitCode) || stdout != p.WantStdout {
 		t.Fatalf("exit %d, stdout differs: %v\n%s", code, stdout != p.WantStdout, stderr)
 	}
-	prof, err := profile.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	prof := readProfile(t, out)
 	if !prof.Complete || prof.Strategy != "sbl" || len(prof.Runs) != 1 || prof.Runs[0].ProbeHits == 0 {
 		t.Fatalf("unexpected profile facts: %+v", prof.Runs)
 	}
@@ -49,10 +46,7 @@ func TestProfileCommand(t *testing.T) {
 	if code, _, stderr := runCmd("profile", "-q", "--counter-module", "-o", outM, "--stdin", p.Stdin, p.Wasm); code != int(p.WantExitCode) {
 		t.Fatalf("--counter-module: exit %d\n%s", code, stderr)
 	}
-	profM, err := profile.ReadFile(outM)
-	if err != nil {
-		t.Fatal(err)
-	}
+	profM := readProfile(t, outM)
 	if ok, diff := prof.Equal(profM); !ok {
 		t.Fatalf("--counter-module gives another profile: %s", diff)
 	}
@@ -79,10 +73,7 @@ func TestProfileTrap(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "trap") || !strings.Contains(stderr, "incomplete") {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	p, err := profile.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := readProfile(t, out)
 	if p.Complete || p.Incomplete == "" {
 		t.Fatalf("trapped run not marked incomplete: %+v", p)
 	}
@@ -110,4 +101,14 @@ func TestProfileMissingImport(t *testing.T) {
 	if code, _, _ := runCmd("profile", "--dir", filepath.Join(dir, "nodir"), mod); code != 2 {
 		t.Errorf("bad --dir: exit %d, want 2", code)
 	}
+}
+
+// readProfile reads the profile file at path.
+func readProfile(t *testing.T, path string) *profile.Profile {
+	t.Helper()
+	p, err := profile.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
