@@ -19,32 +19,15 @@ import (
 	"github.com/pathprof/pathprof/profile"
 )
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// pathprofBinary builds the command once, so that a test can signal it as
-// a process of its own.
+// pathprofBinary builds the command, so that a test can run it as a
+// process of its own: signal it, or measure its memory.
 func pathprofBinary(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "pathprof-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "pathprof")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
+	bin := filepath.Join(t.TempDir(), "pathprof")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	return binPath
+	return bin
 }
 
 // spinRounds makes testdata/spin run for many minutes, instrumented or not

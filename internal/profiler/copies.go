@@ -226,8 +226,9 @@ func instrumentCopies(orig []byte, m *wasm.Module, plan *partition.Plan, funcs [
 
 // runCopies runs every copy once on the same input, at most jobs at a
 // time, and checks that they all printed and exited alike. Copy 0's output
-// goes to cfg.Stdout and cfg.Stderr as it comes; the others' is kept to
-// compare. Each copy writes to its own copy of every writable mount, so
+// goes to cfg.Stdout and cfg.Stderr as it comes; every copy's is compared
+// with the others' as it comes, by chunk digests (outputCheck), and a
+// divergence is reported as soon as it shows. Each copy writes to its own copy of every writable mount, so
 // copies cannot disturb each other; copy 0 uses the real directories, so
 // the host sees the effects of one run.
 //
@@ -243,14 +244,15 @@ func instrumentCopies(orig []byte, m *wasm.Module, plan *partition.Plan, funcs [
 // by a copy compiling while another computes would hold everything up,
 // the interruption too. So runCopies collects before the copies start,
 // and while they run collects only when the heap has grown by
-// runHeadroom (GOGC off, a memory limit), which compiling and starting a
-// few copies and a program's calls out do not reach in a short while;
+// runHeadroom (GOGC off, a memory limit), which starting a few copies
+// does not reach (they are compiled before);
 // at the interruption the collector goes off for good, as the copies run
 // on.
 func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, progress func(string, ...any), stop <-chan string) ([]*CopyRun, *profile.Interruption, error) {
 	k := len(cs.Copy)
 	cfgs := make([]runner.Config, k)
-	var outs []struct{ stdout, stderr bytes.Buffer }
+	var stdoutCheck, stderrCheck *outputCheck
+	closers := make([][]io.Closer, k)
 	if k == 1 {
 		// Nothing to compare: the one copy runs as the program would.
 		cfgs[0] = cfg
@@ -268,11 +270,14 @@ func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, pro
 				os.RemoveAll(d)
 			}
 		}()
-		outs = make([]struct{ stdout, stderr bytes.Buffer }, k)
+		diverged := func(err error) { progress("%v", err) }
+		stdoutCheck, stderrCheck = newOutputCheck("stdout", k, diverged), newOutputCheck("stderr", k, diverged)
 		for c := range cs.Copy {
 			cc := cfg
 			cc.Stdin = bytes.NewReader(stdin)
-			cc.Stdout, cc.Stderr = &outs[c].stdout, &outs[c].stderr
+			sout, serr := stdoutCheck.writer(c), stderrCheck.writer(c)
+			cc.Stdout, cc.Stderr = sout, serr
+			closers[c] = []io.Closer{sout, serr}
 			cc.Dirs = append([]runner.Mount(nil), cfg.Dirs...)
 			if c == 0 {
 				if cfg.Stdout != nil {
@@ -300,6 +305,13 @@ func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, pro
 			}
 			cfgs[c] = cc
 		}
+	}
+	// Every copy is compiled before any runs: compiling allocates much,
+	// and a collection while another copy computes would wait for it.
+	progs := make([]*CopyProgram, k)
+	compileErrs := make([]error, k)
+	for c := range cs.Copy {
+		progs[c], compileErrs[c] = CompileCopy(ctx, cs.Copy[c], cfgs[c])
 	}
 	interrupted := false
 	if stop != nil {
@@ -339,7 +351,16 @@ func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, pro
 			if k > 1 {
 				progress("running copy %d of %d", c+1, k)
 			}
-			runs[c] = RunCopy(ctx, cs.Copy[c], cfgs[c])
+			if compileErrs[c] != nil {
+				// A failed compilation (a missing import) is the run's error.
+				runs[c] = &CopyRun{Err: compileErrs[c], Counts: counters.Counts{}, res: cs.Copy[c]}
+			} else {
+				runs[c] = progs[c].Run(ctx, cfgs[c])
+				progs[c].Close(context.WithoutCancel(ctx))
+			}
+			for _, w := range closers[c] {
+				w.Close()
+			}
 		})
 	}
 	done := make(chan struct{})
@@ -352,10 +373,14 @@ func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, pro
 		runs, in := readLive(cs, runs, lives, finished, reason, start)
 		return runs, in, nil
 	}
+	if k > 1 {
+		if err := errors.Join(stdoutCheck.finish(), stderrCheck.finish()); err != nil {
+			return nil, nil, err
+		}
+	}
 	for c := 1; c < k; c++ {
-		if !bytes.Equal(outs[c].stdout.Bytes(), outs[0].stdout.Bytes()) || !bytes.Equal(outs[c].stderr.Bytes(), outs[0].stderr.Bytes()) ||
-			runs[c].Result.ExitCode != runs[0].Result.ExitCode {
-			return nil, nil, fmt.Errorf("copy %d printed or exited differently from copy 0: the run is not deterministic", c)
+		if runs[c].Result.ExitCode != runs[0].Result.ExitCode {
+			return nil, nil, fmt.Errorf("copy %d exited with %d, copy 0 with %d: the run is not deterministic", c, runs[c].Result.ExitCode, runs[0].Result.ExitCode)
 		}
 	}
 	return runs, nil, nil
@@ -363,7 +388,7 @@ func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, pro
 
 // runHeadroom is how much the heap may grow while interruptible copies
 // run before a garbage collection (runCopies).
-const runHeadroom = 256 << 20
+const runHeadroom = 64 << 20
 
 // errInterrupted is the error of a copy whose counts were read while it
 // ran.

@@ -1,0 +1,80 @@
+package main
+
+// This file tests that P3's copies check their outputs as streams: a
+// program writing much output runs in about the memory SBL takes.
+
+import (
+	"crypto/sha256"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// spewMiB is how much testdata/spew writes in the test: enough that
+// copies holding their output whole would take gigabytes.
+const spewMiB = 200
+
+// spewSum is the SHA-256 of what spew writes with argument spewMiB.
+func spewSum() [sha256.Size]byte {
+	h := sha256.New()
+	block := make([]byte, 65536)
+	for b := range spewMiB * 16 {
+		for j := range block {
+			block[j] = byte(b*131 + j*7)
+		}
+		h.Write(block)
+	}
+	var s [sha256.Size]byte
+	copy(s[:], h.Sum(nil))
+	return s
+}
+
+func TestStreamsUnderCopies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs pathprof as a process on 200 MB of output")
+	}
+	bin := pathprofBinary(t)
+	wasm := filepath.Join(moduleRoot(t), "testdata", "spew", "spew.wasm")
+	want := spewSum()
+	peak := map[string]int64{}
+	for _, st := range []string{"sbl", "p3"} {
+		dir := t.TempDir()
+		args := []string{"profile", "-q", "--strategy", st, "-o", filepath.Join(dir, "p.json"), "--cache", dir}
+		if st == "p3" {
+			args = append(args, "--copies", "4")
+		}
+		cmd := exec.Command(bin, append(args, wasm, "--", "200")...)
+		out, err := os.Create(filepath.Join(dir, "stdout"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var errs strings.Builder
+		cmd.Stdout, cmd.Stderr = out, &errs
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v\n%s", st, err, errs.String())
+		}
+		// Read as a stream: a child's peak memory counts the test's own
+		// at the fork.
+		h := sha256.New()
+		if _, err := out.Seek(0, io.SeekStart); err != nil {
+			t.Fatal(err)
+		}
+		n, err := io.Copy(h, out)
+		out.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if [sha256.Size]byte(h.Sum(nil)) != want || n != spewMiB<<20 {
+			t.Fatalf("%s: the program's %d bytes of output are not what it wrote", st, n)
+		}
+		peak[st] = cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB
+		t.Logf("%s: peak resident memory %d MiB", st, peak[st]>>10)
+	}
+	if peak["p3"] > peak["sbl"]+100<<10 {
+		t.Fatalf("p3 over 4 copies peaked at %d MiB, sbl at %d MiB: more than 100 MiB apart", peak["p3"]>>10, peak["sbl"]>>10)
+	}
+}
