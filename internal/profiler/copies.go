@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -264,6 +262,9 @@ func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, pro
 				return nil, nil, fmt.Errorf("read standard input: %w", err)
 			}
 		}
+		if err := checkRoom(cfg.Dirs, k-1, os.TempDir()); err != nil {
+			return nil, nil, err
+		}
 		var tmpDirs []string
 		defer func() {
 			for _, d := range tmpDirs {
@@ -433,35 +434,6 @@ func readLive(cs *Copies, runs []*CopyRun, lives []*runner.Live, finished []chan
 		}
 	}
 	return out, &profile.Interruption{Reason: reason, Time: at.UTC().Format(time.RFC3339), Seconds: at.Sub(start).Seconds(), Approximate: len(lives) > 1}
-}
-
-// copyTree copies the regular files and directories under src into dst.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		target := filepath.Join(dst, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, info.Mode().Perm()|0o700)
-		case info.Mode().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(target, b, info.Mode().Perm())
-		}
-		return nil // sockets, devices and links are not copied
-	})
 }
 
 // copyResult is one copy's run as a profile takes it in, from a CopyRun
