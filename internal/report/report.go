@@ -68,9 +68,12 @@ type Run struct {
 	Copies   int              `json:"copies"`
 	Complete bool             `json:"complete"`
 	// Incomplete says why the profile is incomplete.
-	Incomplete string        `json:"incomplete,omitempty"`
-	ExitCode   uint32        `json:"exit_code"`
-	Runs       []profile.Run `json:"runs"`
+	Incomplete string `json:"incomplete,omitempty"`
+	// Interrupted is set when the counts were read while the program
+	// ran (profile.Interruption).
+	Interrupted bool          `json:"interrupted,omitempty"`
+	ExitCode    uint32        `json:"exit_code"`
+	Runs        []profile.Run `json:"runs"`
 }
 
 // Totals sum the profile.
@@ -162,15 +165,16 @@ func Build(p *profile.Profile, opt Options) (*Report, error) {
 		top = DefaultTop
 	}
 	r := &Report{Run: Run{
-		Module:     p.Module.Path,
-		SHA256:     p.Module.SHA256,
-		Source:     "none",
-		Strategy:   p.Strategy,
-		Copies:     p.Copies,
-		Complete:   p.Complete,
-		Incomplete: p.Incomplete,
-		ExitCode:   p.ExitCode,
-		Runs:       p.Runs,
+		Module:      p.Module.Path,
+		SHA256:      p.Module.SHA256,
+		Source:      "none",
+		Strategy:    p.Strategy,
+		Copies:      p.Copies,
+		Complete:    p.Complete,
+		Incomplete:  p.Incomplete,
+		Interrupted: p.Interrupted != nil,
+		ExitCode:    p.ExitCode,
+		Runs:        p.Runs,
 	}}
 	if r.Run.Runs == nil {
 		r.Run.Runs = []profile.Run{}

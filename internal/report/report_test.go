@@ -290,6 +290,17 @@ func TestIncomplete(t *testing.T) {
 	if out := text(t, build(t, p, Options{})); !strings.HasPrefix(out, "INCOMPLETE PROFILE: no reason given\n") {
 		t.Errorf("incomplete without reason:\n%s", out)
 	}
+
+	// An interrupted profile says its counts were read as the program ran.
+	p.Incomplete = "interrupted by SIGINT after 1.00s: counts read while the program ran"
+	p.Interrupted = &profile.Interruption{Reason: "SIGINT", Time: "2026-11-27T09:30:00Z", Seconds: 1}
+	r = build(t, p, Options{})
+	if out := text(t, r); !strings.HasPrefix(out, "INCOMPLETE PROFILE: interrupted by SIGINT after 1.00s: counts read while the program ran\n  Counts were read while the program ran: each is at most the full run's;") {
+		t.Errorf("interrupted profile:\n%s", out)
+	}
+	if data, _ := r.JSON(); !bytes.Contains(data, []byte(`"interrupted": true`)) {
+		t.Errorf("JSON does not say interrupted:\n%s", data)
+	}
 }
 
 // TestHugeCoverage checks coverage with possible-path counts far beyond

@@ -28,7 +28,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	if !run.Complete {
 		// First and loud: every figure below is a lower bound.
 		fmt.Fprintf(bw, "INCOMPLETE PROFILE: %s\n", run.Incomplete)
-		fmt.Fprintf(bw, "  Counts are exact for the paths that completed; paths still running when a run ended are not counted.\n\n")
+		if run.Interrupted {
+			fmt.Fprintf(bw, "  Counts were read while the program ran: each is at most the full run's; the path in flight and the paths of a call-free loop not yet left are not counted.\n\n")
+		} else {
+			fmt.Fprintf(bw, "  Counts are exact for the paths that completed; paths still running when a run ended are not counted.\n\n")
+		}
 	}
 	for _, wn := range r.Warnings {
 		fmt.Fprintf(bw, "warning: %s\n", wn)
