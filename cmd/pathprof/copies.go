@@ -111,12 +111,8 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	countsFile := fs.String("counts", "", "do not run: read the counter memory a node run wrote to `FILE`")
 	exitCode := fs.Int("exit-code", 0, "with --counts: the exit code of the node run")
 	outputFile := fs.String("output", "", "with --counts: a `FILE` holding the node run's stdout followed by its stderr, to check the copies agree")
-	rf, progArgs, ok := parseWithRun(fs, args)
+	rf, progArgs, ok := parseWithRun(fs, args, 2)
 	if !ok {
-		return 2
-	}
-	if fs.NArg() != 2 {
-		fs.Usage()
 		return 2
 	}
 	dir := fs.Arg(0)

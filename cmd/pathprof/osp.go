@@ -38,6 +38,22 @@ func (o *ospFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&o.concise, "concise", false, "keep concise samples instead of counting samples: a hot subpath's elements counted one in τ")
 }
 
+// parse parses a sampling command's arguments (see parseWithRun) and
+// turns its sampling flags into options; ok is false when either failed,
+// after saying why.
+func (o *ospFlags) parse(fs *flag.FlagSet, args []string, operands int, stderr io.Writer) (*runFlags, []string, osp.Options, bool) {
+	rf, progArgs, ok := parseWithRun(fs, args, operands)
+	if !ok {
+		return nil, nil, osp.Options{}, false
+	}
+	opt, err := o.options()
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return nil, nil, osp.Options{}, false
+	}
+	return rf, progArgs, opt, true
+}
+
 func (o *ospFlags) options() (osp.Options, error) {
 	opt := osp.Options{Memory: int(o.memory), MeanSkip: o.skip, Seed: o.seed, Plain: !o.compact, Concise: o.concise}
 	for _, f := range strings.Split(o.lengths, ",") {
@@ -88,7 +104,7 @@ func cmdOSP(args []string, stdout, stderr io.Writer) int {
 	quiet := fs.Bool("q", false, "no progress lines on stderr")
 	show := fs.String("show", "", "print the report of the OSP profile `PROFILE` instead of running anything")
 	modFlag := fs.String("module", "", "with --show: the profiled module `FILE` (default: the one the profile names)")
-	rf, progArgs, ok := parseWithRun(fs, args)
+	rf, progArgs, opt, ok := of.parse(fs, args, -1, stderr)
 	if !ok {
 		return 2
 	}
@@ -107,16 +123,8 @@ func cmdOSP(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	opt, err := of.options()
-	if err != nil {
-		fmt.Fprintf(stderr, "pathprof: %v\n", err)
-		return 2
-	}
 	path := fs.Arg(0)
-	if !checkOutput(*out, stderr) {
-		return 1
-	}
-	orig, cfg, code := rf.load(path, progArgs, stdout, stderr)
+	orig, cfg, code := rf.load(path, *out, progArgs, stdout, stderr)
 	if code != 0 {
 		return code
 	}
@@ -199,17 +207,8 @@ func cmdOSPScore(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "", "also write the score as JSON to `FILE`")
 	top := fs.Int("top", 0, "list the true `N` hottest subpaths of each length with their estimates")
 	unbounded := fs.Bool("unbounded", false, "also score the samples counted with no memory bound, the hot list's windows and every window of each sample: what more memory or more windows could find")
-	rf, progArgs, ok := parseWithRun(fs, args)
+	rf, progArgs, opt, ok := of.parse(fs, args, 1, stderr)
 	if !ok {
-		return 2
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
-	}
-	opt, err := of.options()
-	if err != nil {
-		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 2
 	}
 	if *unbounded && *profPath != "" {

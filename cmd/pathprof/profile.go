@@ -95,10 +95,15 @@ func (r *runFlags) config(module string, args []string, stdout, stderr io.Writer
 	return cfg, nil
 }
 
-// load reads the module and builds its run configuration, or says why not
-// and returns the exit code: 1 for a module that cannot be read, 2 for
-// flags that do not make sense.
-func (r *runFlags) load(path string, args []string, stdout, stderr io.Writer) ([]byte, runner.Config, int) {
+// load checks that the output file out can be written, reads the module
+// and builds its run configuration, or says why not and returns the exit
+// code: 1 for an output or a module that cannot be used, 2 for flags that
+// do not make sense. The output is checked first, so that a typo in it
+// costs no run.
+func (r *runFlags) load(path, out string, args []string, stdout, stderr io.Writer) ([]byte, runner.Config, int) {
+	if !checkOutput(out, stderr) {
+		return nil, runner.Config{}, 1
+	}
 	orig, err := os.ReadFile(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
@@ -114,13 +119,19 @@ func (r *runFlags) load(path string, args []string, stdout, stderr io.Writer) ([
 
 // parseWithRun registers the runner flags on fs, whose own flags are
 // already registered, and parses args: the command's flags and operands
-// before "--", the program's arguments after. ok is false when parsing
-// failed (fs has said why).
-func parseWithRun(fs *flag.FlagSet, args []string) (rf *runFlags, progArgs []string, ok bool) {
+// before "--", the program's arguments after. operands is the number of
+// operands the command takes, or -1 where the command checks them itself.
+// ok is false when parsing failed or the operands are wrong (fs has said
+// why).
+func parseWithRun(fs *flag.FlagSet, args []string, operands int) (rf *runFlags, progArgs []string, ok bool) {
 	rf = &runFlags{}
 	rf.register(fs)
 	own, progArgs := splitArgs(args)
 	if err := fs.Parse(interleaved(fs, own)); err != nil {
+		return nil, nil, false
+	}
+	if operands >= 0 && fs.NArg() != operands {
+		fs.Usage()
 		return nil, nil, false
 	}
 	return rf, progArgs, true
@@ -147,19 +158,12 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	top := fs.Int("top", 0, "after the run, print the report with the `N` hottest paths to stderr")
 	counterModule := fs.Bool("counter-module", false, "keep the counters in a counter module the copies call, not in the program's memory above what it sees (an access beyond the program's memory then traps as in the original)")
 	timeout := fs.Duration("timeout", 0, "stop the run after `D` (such as 90s or 10m) and write the profile as it stands, marked interrupted; exit 124")
-	rf, progArgs, ok := parseWithRun(fs, args)
+	rf, progArgs, ok := parseWithRun(fs, args, 1)
 	if !ok {
 		return 2
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
-	}
 	path := fs.Arg(0)
-	if !checkOutput(*out, stderr) {
-		return 1
-	}
-	orig, cfg, code := rf.load(path, progArgs, stdout, stderr)
+	orig, cfg, code := rf.load(path, *out, progArgs, stdout, stderr)
 	if code != 0 {
 		return code
 	}
