@@ -144,12 +144,7 @@ func cmdOSP(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if runErr != nil {
-		fmt.Fprintf(stderr, "pathprof: %v\npathprof: wrote %s (marked incomplete)\n", runErr, *out)
-		var ie *runner.ImportError
-		if errors.As(runErr, &ie) || res.ExitCode == 0 {
-			return 1
-		}
-		return int(res.ExitCode)
+		return incomplete(stderr, runErr, *out, res.ExitCode)
 	}
 	if !*quiet {
 		fmt.Fprintf(stderr, "pathprof: wrote %s: %d samples in %d block entries, %d subpaths kept in a %d-byte hot list (bound %d)\n",

@@ -228,12 +228,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		return 130
 	}
 	if runErr != nil {
-		fmt.Fprintf(stderr, "pathprof: %v\npathprof: wrote %s (marked incomplete)\n", runErr, *out)
-		var ie *runner.ImportError
-		if errors.As(runErr, &ie) || p.ExitCode == 0 {
-			return 1
-		}
-		return int(p.ExitCode)
+		return incomplete(stderr, runErr, *out, p.ExitCode)
 	}
 	if progress != nil {
 		fmt.Fprintf(progress, "pathprof: wrote %s: %d paths executed in %d functions, probe hits per copy:", *out, countPaths(p), countFuncs(p))
@@ -316,4 +311,16 @@ func countFuncs(p *profile.Profile) int {
 		}
 	}
 	return n
+}
+
+// incomplete says that the run failed and its output file out was written
+// marked incomplete, and returns pathprof's exit code: the program's own,
+// or 1 where it did not run (a missing import) or exited 0.
+func incomplete(stderr io.Writer, runErr error, out string, exitCode uint32) int {
+	fmt.Fprintf(stderr, "pathprof: %v\npathprof: wrote %s (marked incomplete)\n", runErr, out)
+	var ie *runner.ImportError
+	if errors.As(runErr, &ie) || exitCode == 0 {
+		return 1
+	}
+	return int(exitCode)
 }
