@@ -309,11 +309,19 @@ func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, pro
 	}
 	// Every copy is compiled before any runs: compiling allocates much,
 	// and a collection while another copy computes would wait for it.
+	// The compilations themselves run jobs at a time, as the runs do.
 	progs := make([]*CopyProgram, k)
 	compileErrs := make([]error, k)
+	compileSem := make(chan struct{}, max(jobs, 1))
+	var compiling sync.WaitGroup
 	for c := range cs.Copy {
-		progs[c], compileErrs[c] = CompileCopy(ctx, cs.Copy[c], cfgs[c])
+		compiling.Go(func() {
+			compileSem <- struct{}{}
+			defer func() { <-compileSem }()
+			progs[c], compileErrs[c] = CompileCopy(ctx, cs.Copy[c], cfgs[c])
+		})
 	}
+	compiling.Wait()
 	interrupted := false
 	if stop != nil {
 		if n := min(max(jobs, 1), k) + 1; runtime.GOMAXPROCS(0) < n {
