@@ -40,7 +40,7 @@ func init() {
 	commands = []command{
 		{"profile", []string{
 			"[--strategy sbl|pbl|p3] [--copies K] [--jobs N] [--weights PROFILE] [--counter-module] [--timeout D] [-o FILE] [--top N] [-q]\n" +
-				"[--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]",
+				"[--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [ARGS...]",
 		}, "Run a WASI program deterministically and write its exact path profile.", cmdProfile},
 		{"report", []string{
 			"[--top N] [--json] [--html FILE [--source DIR]] [--module FILE] PROFILE",
@@ -52,7 +52,7 @@ func init() {
 			"[--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] [--counter-module] -o DIR MODULE",
 		}, "Write a strategy's copies, their counter modules, a manifest and a node runner.", cmdInstrument},
 		{"exec", []string{
-			"[-o FILE] [runner flags] DIR COPY [-- ARGS...]",
+			"[-o FILE] [runner flags] DIR COPY [ARGS...]",
 			"--counts FILE [--exit-code N] [--output FILE] DIR COPY",
 		}, "Run one copy and write its part, or make the part from a node run's counts.", cmdExec},
 		{"merge", []string{
@@ -60,12 +60,12 @@ func init() {
 		}, "Merge the copies' parts into the exact profile.", cmdMerge},
 		{"osp", []string{
 			"[--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact=false] [--concise] [-o FILE] [--top N] [-q]\n" +
-				"[--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]",
+				"[--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [ARGS...]",
 			"--show PROFILE [--top N] [--module FILE]",
 		}, "Sample hot subpaths (block sequences across calls) within a memory bound.", cmdOSP},
 		{"osp-score", []string{
 			"[--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact=false] [--concise] [--profile FILE | --unbounded] [-o FILE] [--top N]\n" +
-				"[--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [-- ARGS...]",
+				"[--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [ARGS...]",
 		}, "Score the sampled hot subpaths against exact counts of the same run.", cmdOSPScore},
 		{"bench", []string{
 			"[--quick] [--strategies [--hits-only]] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]",

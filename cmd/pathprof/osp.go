@@ -119,8 +119,7 @@ func cmdOSP(args []string, stdout, stderr io.Writer) int {
 		}
 		return showOSP(*show, *modFlag, n, stdout, stderr)
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
+	if !hasOperands(fs, 1) {
 		return 2
 	}
 	path := fs.Arg(0)

@@ -118,33 +118,79 @@ func (r *runFlags) load(path, out string, args []string, stdout, stderr io.Write
 }
 
 // parseWithRun registers the runner flags on fs, whose own flags are
-// already registered, and parses args: the command's flags and operands
-// before "--", the program's arguments after. operands is the number of
-// operands the command takes, or -1 where the command checks them itself.
-// ok is false when parsing failed or the operands are wrong (fs has said
-// why).
+// already registered, and parses args as valgrind and wazero take them:
+// pathprof's flags, then the command's operands (operands of them), and
+// everything after the last operand is the program's, flags included; a
+// "--" there is dropped, so the older "MODULE -- ARGS" still works. ok is
+// false when parsing failed or an operand is missing (after saying why).
+// osp, whose --show takes no operand, passes -operands: the caller then
+// checks them with hasOperands.
 func parseWithRun(fs *flag.FlagSet, args []string, operands int) (rf *runFlags, progArgs []string, ok bool) {
 	rf = &runFlags{}
 	rf.register(fs)
-	own, progArgs := splitArgs(args)
-	if err := fs.Parse(interleaved(fs, own)); err != nil {
+	own, progArgs := splitProgram(fs, args, max(operands, -operands))
+	if err := fs.Parse(own); err != nil {
 		return nil, nil, false
 	}
-	if operands >= 0 && fs.NArg() != operands {
-		fs.Usage()
+	if operands > 0 && !hasOperands(fs, operands) {
 		return nil, nil, false
 	}
 	return rf, progArgs, true
 }
 
-// splitArgs separates the program's arguments (after "--") from pathprof's.
-func splitArgs(args []string) (own, prog []string) {
-	for i, a := range args {
-		if a == "--" {
-			return args[:i], args[i+1:]
-		}
+// hasOperands reports whether fs parsed n operands, and says which are
+// missing when not.
+func hasOperands(fs *flag.FlagSet, n int) bool {
+	if fs.NArg() >= n {
+		return true
 	}
-	return args, nil
+	fmt.Fprintf(fs.Output(), "pathprof %s: missing %s\n%s\n(\"pathprof %s -h\" lists the flags)\n",
+		fs.Name(), strings.Join(operandNames[fs.Name()][fs.NArg():n], " and "), usageOf(fs.Name()), fs.Name())
+	return false
+}
+
+// operandNames names the operands of the commands that run a program, for
+// the message that says one is missing.
+var operandNames = map[string][]string{
+	"profile":   {"MODULE"},
+	"osp":       {"MODULE"},
+	"osp-score": {"MODULE"},
+	"exec":      {"DIR", "COPY"},
+}
+
+// splitProgram splits args into pathprof's (flags first, then up to
+// operands operands) and the program's: whatever follows the last
+// operand, without a leading "--". A "--" before the operands ends
+// pathprof's flags.
+func splitProgram(fs *flag.FlagSet, args []string, operands int) (own, prog []string) {
+	var flags, ops []string
+	for i := 0; i < len(args); i++ {
+		if len(ops) == operands {
+			rest := args[i:]
+			if len(rest) > 0 && rest[0] == "--" {
+				rest = rest[1:]
+			}
+			return append(flags, ops...), rest
+		}
+		a := args[i]
+		if a == "--" {
+			rest := args[i+1:]
+			n := min(operands-len(ops), len(rest))
+			ops = append(ops, rest[:n]...)
+			return append(append(flags, "--"), ops...), rest[n:]
+		}
+		if len(a) > 1 && a[0] == '-' {
+			flags = append(flags, a)
+			name := strings.TrimPrefix(a[1:], "-")
+			if f := fs.Lookup(name); f != nil && !isBool(f) && i+1 < len(args) {
+				flags = append(flags, args[i+1])
+				i++
+			}
+			continue
+		}
+		ops = append(ops, a)
+	}
+	return append(flags, ops...), nil
 }
 
 func cmdProfile(args []string, stdout, stderr io.Writer) int {

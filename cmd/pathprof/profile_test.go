@@ -112,3 +112,32 @@ func readProfile(t *testing.T, path string) *profile.Profile {
 	}
 	return p
 }
+
+// TestProgramArgs checks that everything after MODULE is the program's,
+// flags included, as valgrind takes them, and that "--" still works.
+func TestProgramArgs(t *testing.T) {
+	g := testprogs.CProgramByName(t, "grid")
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"-q", "-o", filepath.Join(dir, "a.json"), g.Wasm, "9"},
+		{"-q", "-o", filepath.Join(dir, "b.json"), g.Wasm, "--", "9"},
+		{"-o", filepath.Join(dir, "c.json"), "-q", g.Wasm, "9", "-o", "-q"},
+	} {
+		code, stdout, stderr := runCmd(append([]string{"profile"}, args...)...)
+		if code != int(g.WantExitCode) || stdout != g.WantStdout {
+			t.Errorf("profile %q: exit %d, stdout differs: %v\n%s", args, code, stdout != g.WantStdout, stderr)
+		}
+	}
+	if _, err := os.Stat("-q"); err == nil {
+		t.Error("a program's -o was taken as pathprof's")
+	}
+	for _, cmd := range []string{"profile", "osp", "osp-score", "exec"} {
+		code, _, stderr := runCmd(cmd, "-q")
+		if cmd != "profile" && cmd != "osp" {
+			code, _, stderr = runCmd(cmd)
+		}
+		if code != 2 || !strings.Contains(stderr, "missing") || strings.Count(stderr, "\n") > 5 {
+			t.Errorf("%s without operands: exit %d, stderr:\n%s", cmd, code, stderr)
+		}
+	}
+}
