@@ -91,7 +91,8 @@ type Profile struct {
 // completed but not yet written to memory (docs/instrumentation.md: loop
 // counters), is missing.
 type Interruption struct {
-	// Reason is what stopped the run: "SIGINT", "SIGTERM" or "timeout".
+	// Reason is what stopped the run: "SIGINT", "SIGTERM" or "timeout";
+	// or SnapshotReason for a snapshot written while the run went on.
 	Reason string `json:"reason"`
 	// Time is when the counts were read (RFC 3339, UTC), Seconds how long
 	// the copies had been running then.
@@ -102,6 +103,12 @@ type Interruption struct {
 	// program, so the merged paths come from different points of the run.
 	Approximate bool `json:"approximate,omitempty"`
 }
+
+// SnapshotReason is the reason of a snapshot: counts read while the run
+// went on (pathprof profile --snapshot-every), written so that a run that
+// never ends normally, such as one killed, leaves its work up to then. A
+// file that still holds a snapshot is from a run pathprof did not see end.
+const SnapshotReason = "snapshot"
 
 // Module identifies the profiled (original, uninstrumented) module.
 type Module struct {

@@ -80,12 +80,18 @@ func spinBound(t *testing.T, wasm string) map[[2]uint64]uint64 {
 	return bound
 }
 
+// started reports whether pathprof's stderr so far says the copies run:
+// SBL's progress says it instrumented; P3's, the last copy started.
+func started(log string) bool {
+	return strings.Contains(log, "instrumented") || strings.Contains(log, "running copy 4 of 4")
+}
+
 // interruptRun starts pathprof profile of spin with flags, waits until
-// the copies run and a second more, then sends the signals (none for a
-// timeout) one after the other. It returns the exit code, how long
-// pathprof took to exit after the first signal (or after it started, for
-// none) and its stderr.
-func interruptRun(t *testing.T, bin, out string, flags []string, sigs ...os.Signal) (int, time.Duration, string) {
+// ready says yes to its stderr so far and pause more, then sends the
+// signals (none for a timeout) one after the other. It returns the exit
+// code, how long pathprof took to exit after the first signal (or after
+// it started, for none) and its stderr.
+func interruptRun(t *testing.T, bin, out string, flags []string, ready func(string) bool, pause time.Duration, sigs ...os.Signal) (int, time.Duration, string) {
 	t.Helper()
 	wasm := filepath.Join(moduleRoot(t), "testdata", "spin", "spin.wasm")
 	args := append([]string{"profile", "-o", out, "--cache", t.TempDir()}, flags...)
@@ -99,7 +105,7 @@ func interruptRun(t *testing.T, bin, out string, flags []string, sigs ...os.Sign
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	var log strings.Builder
+	var log strings.Builder // read by this goroutine only once done is closed
 	running := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -108,8 +114,7 @@ func interruptRun(t *testing.T, bin, out string, flags []string, sigs ...os.Sign
 		once := sync.Once{}
 		for sc.Scan() {
 			log.WriteString(sc.Text() + "\n")
-			// SBL's progress says it instrumented; P3's, the last copy started.
-			if strings.Contains(sc.Text(), "instrumented") || strings.Contains(sc.Text(), "running copy 4 of 4") {
+			if ready(log.String()) {
 				once.Do(func() { close(running) })
 			}
 		}
@@ -118,9 +123,9 @@ func interruptRun(t *testing.T, bin, out string, flags []string, sigs ...os.Sign
 		select {
 		case <-running:
 		case <-time.After(2 * time.Minute):
-			t.Fatal("the copies did not start within 2 minutes")
+			t.Fatal("pathprof was not ready within 2 minutes")
 		}
-		time.Sleep(time.Second)
+		time.Sleep(pause)
 		start = time.Now()
 		for _, s := range sigs {
 			if err := cmd.Process.Signal(s); err != nil {
@@ -203,7 +208,7 @@ func TestInterrupt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "p.json")
-			code, took, errs := interruptRun(t, bin, out, tc.flags, tc.sigs...)
+			code, took, errs := interruptRun(t, bin, out, tc.flags, started, time.Second, tc.sigs...)
 			t.Logf("exited %d after %v", code, took)
 			if code != tc.code || took > tc.maxTime {
 				t.Fatalf("exit %d after %v, want %d within %v; stderr:\n%s", code, took, tc.code, tc.maxTime, errs)
@@ -216,7 +221,7 @@ func TestInterrupt(t *testing.T) {
 	}
 	t.Run("second signal", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "p.json")
-		code, took, errs := interruptRun(t, bin, out, nil, os.Interrupt, os.Interrupt)
+		code, took, errs := interruptRun(t, bin, out, nil, started, time.Second, os.Interrupt, os.Interrupt)
 		t.Logf("exited %d after %v", code, took)
 		if code != 130 || took > limit {
 			t.Fatalf("exit %d after %v, want 130 within %v; stderr:\n%s", code, took, limit, errs)
@@ -227,6 +232,73 @@ func TestInterrupt(t *testing.T) {
 			if _, err := profile.ReadFile(out); err != nil {
 				t.Fatal(err)
 			}
+		}
+	})
+}
+
+// TestSnapshots checks --snapshot-every: a run of spin killed with SIGKILL
+// after a few snapshots leaves on disk a valid profile marked as a
+// snapshot, whose paths are among the full run's with counts no larger,
+// for SBL and for P3 at k = 4; and a run that ends writes the same
+// profile as a run without snapshots.
+func TestSnapshots(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs pathprof as a process")
+	}
+	bin := pathprofBinary(t)
+	wasm := filepath.Join(moduleRoot(t), "testdata", "spin", "spin.wasm")
+	bound := spinBound(t, wasm)
+	threeSnapshots := func(log string) bool { return strings.Count(log, "snapshot after") >= 3 }
+	for _, tc := range []struct {
+		name   string
+		flags  []string
+		copies int
+	}{
+		{"sbl", nil, 1},
+		{"p3", []string{"--strategy", "p3", "--copies", "4"}, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "p.json")
+			flags := append([]string{"--snapshot-every", "1s"}, tc.flags...)
+			code, _, errs := interruptRun(t, bin, out, flags, threeSnapshots, 0, syscall.SIGKILL)
+			if code != -1 {
+				t.Fatalf("exit %d, want killed; stderr:\n%s", code, errs)
+			}
+			checkInterrupted(t, out, profile.SnapshotReason, tc.copies, bound)
+		})
+	}
+	t.Run("ends", func(t *testing.T) {
+		// Several seconds here: long enough for a snapshot or more.
+		const rounds = "800"
+		dir := t.TempDir()
+		snap, plain := filepath.Join(dir, "snap.json"), filepath.Join(dir, "plain.json")
+		code, _, errs := runCmd("profile", "-o", snap, "--snapshot-every", "1s", wasm, "--", rounds)
+		if code != 0 || !strings.Contains(errs, "snapshot after") {
+			t.Fatalf("with snapshots: exit %d, want 0 after a snapshot; stderr:\n%s", code, errs)
+		}
+		if code, _, errs := runCmd("profile", "-q", "-o", plain, wasm, "--", rounds); code != 0 {
+			t.Fatalf("without snapshots: exit %d\n%s", code, errs)
+		}
+		a, err := profile.ReadFile(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := profile.ReadFile(plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !a.Complete || a.Interrupted != nil {
+			t.Fatalf("the final profile is not complete: %s", a.Incomplete)
+		}
+		if ok, diff := a.Equal(b); !ok {
+			t.Fatalf("the profiles with and without snapshots differ: %s", diff)
+		}
+	})
+	t.Run("too often", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "p.json")
+		code, _, errs := runCmd("profile", "-o", out, "--snapshot-every", "10ms", wasm, "--", "1")
+		if code != 2 || !strings.Contains(errs, "at least 1s") {
+			t.Fatalf("exit %d, want 2 saying at least 1s; stderr:\n%s", code, errs)
 		}
 	})
 }

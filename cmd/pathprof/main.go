@@ -39,7 +39,7 @@ var commands []command
 func init() {
 	commands = []command{
 		{"profile", []string{
-			"[--strategy sbl|pbl|p3] [--copies K] [--jobs N] [--weights PROFILE] [--counter-module] [--timeout D] [-o FILE] [--top N] [-q]\n" +
+			"[--strategy sbl|pbl|p3] [--copies K] [--jobs N] [--weights PROFILE] [--counter-module] [--timeout D] [--snapshot-every D] [-o FILE] [--top N] [-q]\n" +
 				"[--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [ARGS...]",
 		}, "Run a WASI program deterministically and write its exact path profile.", cmdProfile},
 		{"report", []string{

@@ -204,8 +204,13 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	top := fs.Int("top", 0, "after the run, print the report with the `N` hottest paths to stderr")
 	counterModule := fs.Bool("counter-module", false, "keep the counters in a counter module the copies call, not in the program's memory above what it sees (an access beyond the program's memory then traps as in the original)")
 	timeout := fs.Duration("timeout", 0, "stop the run after `D` (such as 90s or 10m) and write the profile as it stands, marked interrupted; exit 124")
+	every := fs.Duration("snapshot-every", 0, "every `D` (at least 1s) while the program runs, write the profile as it stands, marked as a snapshot, so that a crash or a kill loses at most D of the run")
 	rf, progArgs, ok := parseWithRun(fs, args, 1)
 	if !ok {
+		return 2
+	}
+	if *every != 0 && *every < minSnapshotEvery {
+		fmt.Fprintf(stderr, "pathprof: --snapshot-every %v: at least %v\n", *every, minSnapshotEvery)
 		return 2
 	}
 	path := fs.Arg(0)
@@ -248,15 +253,25 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	p, runErr := profiler.Profile(context.Background(), orig, profiler.Options{
-		Partition:  popt,
-		Strategy:   st,
-		Copies:     k,
-		Jobs:       *jobs,
-		ModulePath: path,
-		Run:        cfg,
-		Progress:   progress,
-		Instrument: instrument.Options{SeparateCounters: *counterModule},
-		Interrupt:  interrupt,
+		Partition:     popt,
+		Strategy:      st,
+		Copies:        k,
+		Jobs:          *jobs,
+		ModulePath:    path,
+		Run:           cfg,
+		Progress:      progress,
+		Instrument:    instrument.Options{SeparateCounters: *counterModule},
+		Interrupt:     interrupt,
+		SnapshotEvery: *every,
+		Snapshot: func(p *profile.Profile) error {
+			if err := profile.WriteFile(*out, p); err != nil {
+				return err
+			}
+			if progress != nil {
+				fmt.Fprintf(progress, "pathprof: snapshot after %.0fs: wrote %s (%d paths executed in %d functions)\n", p.Interrupted.Seconds, *out, countPaths(p), countFuncs(p))
+			}
+			return nil
+		},
 	})
 	if p == nil {
 		fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, runErr)
@@ -295,6 +310,10 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	}
 	return int(p.ExitCode)
 }
+
+// minSnapshotEvery is the shortest --snapshot-every: each snapshot's
+// garbage stays in memory until the run ends (profiler.keepHeadroom).
+const minSnapshotEvery = time.Second
 
 // reasonTimeout is the reason of an interruption at --timeout.
 const reasonTimeout = "timeout"

@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"slices"
 	"sort"
 	"strings"
@@ -246,7 +247,11 @@ func instrumentCopies(orig []byte, m *wasm.Module, plan *partition.Plan, funcs [
 // does not reach (they are compiled before);
 // at the interruption the collector goes off for good, as the copies run
 // on.
-func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, progress func(string, ...any), stop <-chan string) ([]*CopyRun, *profile.Interruption, error) {
+//
+// With every > 0, snapshot is called every that often while the copies
+// run, with every copy's counts read as they stand in the same way, the
+// interruption's reason profile.SnapshotReason; the copies run on.
+func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, progress func(string, ...any), stop <-chan string, every time.Duration, snapshot func([]*CopyRun, *profile.Interruption)) ([]*CopyRun, *profile.Interruption, error) {
 	k := len(cs.Copy)
 	cfgs := make([]runner.Config, k)
 	var stdoutCheck, stderrCheck *outputCheck
@@ -323,7 +328,8 @@ func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, pro
 	}
 	compiling.Wait()
 	interrupted := false
-	if stop != nil {
+	var headroom func()
+	if stop != nil || every > 0 {
 		if n := min(max(jobs, 1), k) + 1; runtime.GOMAXPROCS(0) < n {
 			old := runtime.GOMAXPROCS(n)
 			defer func() {
@@ -336,7 +342,9 @@ func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, pro
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		oldPercent := debug.SetGCPercent(-1)
-		oldLimit := debug.SetMemoryLimit(int64(ms.Sys-ms.HeapReleased) + runHeadroom)
+		limit := int64(ms.Sys-ms.HeapReleased) + runHeadroom
+		oldLimit := debug.SetMemoryLimit(limit)
+		headroom = func() { limit = keepHeadroom(limit) }
 		defer func() {
 			if !interrupted {
 				debug.SetMemoryLimit(oldLimit)
@@ -374,13 +382,26 @@ func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, pro
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case reason := <-stop:
-		interrupted = true
-		debug.SetMemoryLimit(math.MaxInt64)
-		runs, in := readLive(cs, runs, lives, finished, reason, start)
-		return runs, in, nil
+	var tick <-chan time.Time
+	if every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		tick = t.C
+	}
+wait:
+	for {
+		select {
+		case <-done:
+			break wait
+		case reason := <-stop:
+			interrupted = true
+			debug.SetMemoryLimit(math.MaxInt64)
+			runs, in := readLive(cs, runs, lives, finished, reason, start)
+			return runs, in, nil
+		case <-tick:
+			snapshot(readLive(cs, runs, lives, finished, profile.SnapshotReason, start))
+			headroom()
+		}
 	}
 	if k > 1 {
 		if err := errors.Join(stdoutCheck.finish(), stderrCheck.finish()); err != nil {
@@ -398,6 +419,24 @@ func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, pro
 // runHeadroom is how much the heap may grow while interruptible copies
 // run before a garbage collection (runCopies).
 const runHeadroom = 64 << 20
+
+// keepHeadroom raises the memory limit, if need be, so that runHeadroom
+// is left above what the process holds now, and returns the limit. A
+// snapshot's garbage cannot be collected while the copies compute (a
+// collection would wait for every program to call out, the next snapshot
+// and an interruption too), so it stays until the run ends; without the
+// raise it would bring that collection on. It reads runtime/metrics,
+// which, unlike runtime.ReadMemStats, does not stop the world.
+func keepHeadroom(limit int64) int64 {
+	ms := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(ms)
+	held := int64(ms[0].Value.Uint64() - ms[1].Value.Uint64())
+	if held+runHeadroom/2 > limit {
+		limit = held + runHeadroom
+		debug.SetMemoryLimit(limit)
+	}
+	return limit
+}
 
 // errInterrupted is the error of a copy whose counts were read while it
 // ran.

@@ -44,6 +44,12 @@ type Options struct {
 	// collector off (runCopies says why): a caller that interrupts a run
 	// is expected to exit soon after.
 	Interrupt <-chan string
+	// SnapshotEvery, if not 0, has Snapshot called that often while the
+	// copies run with the profile as it stands: every copy's counts read
+	// at the same moment, as at an interruption, and the profile marked
+	// interrupted with profile.SnapshotReason. The run goes on.
+	SnapshotEvery time.Duration
+	Snapshot      func(*profile.Profile) error
 }
 
 // Profile profiles one run of the module: it builds the strategy's copies
@@ -102,23 +108,43 @@ func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, e
 	if cfg.Progress == nil {
 		cfg.Progress = opt.Progress
 	}
-	runs, in, err := runCopies(ctx, cs, cfg, jobs, progress, opt.Interrupt)
-	if err != nil {
-		return nil, err
-	}
-	p, err := MergeRuns(cs, runs)
-	if err != nil {
-		return nil, err
-	}
 	sum := sha256.Sum256(orig)
-	p.Module.Path, p.Module.SHA256, p.Module.Size = opt.ModulePath, hex.EncodeToString(sum[:]), len(orig)
-	if in != nil {
-		p.Interrupted, p.Complete = in, false
-		why := fmt.Sprintf("interrupted by %s after %.2fs: counts read while the program ran", in.Reason, in.Seconds)
-		if in.Approximate {
-			why += ", each copy at its own point (approximate)"
+	module := profile.Module{Path: opt.ModulePath, SHA256: hex.EncodeToString(sum[:]), Size: len(orig)}
+	// assemble merges the runs into the profile, marked interrupted by in
+	// if not nil.
+	assemble := func(runs []*CopyRun, in *profile.Interruption) (*profile.Profile, error) {
+		p, err := MergeRuns(cs, runs)
+		if err != nil {
+			return nil, err
 		}
-		p.Incomplete = joinReason(why, p.Incomplete)
+		p.Module.Path, p.Module.SHA256, p.Module.Size = module.Path, module.SHA256, module.Size
+		if in != nil {
+			markInterrupted(p, in)
+		}
+		return p, nil
+	}
+	snapshot := func(runs []*CopyRun, in *profile.Interruption) {
+		p, err := assemble(runs, in)
+		if err == nil {
+			err = opt.Snapshot(p)
+		}
+		if err != nil {
+			progress("snapshot after %.0fs: %v", in.Seconds, err)
+		}
+	}
+	every := opt.SnapshotEvery
+	if opt.Snapshot == nil {
+		every = 0
+	}
+	runs, in, err := runCopies(ctx, cs, cfg, jobs, progress, opt.Interrupt, every, snapshot)
+	if err != nil {
+		return nil, err
+	}
+	p, err := assemble(runs, in)
+	if err != nil {
+		return nil, err
+	}
+	if in != nil {
 		return p, errors.New(p.Incomplete)
 	}
 	if err := unevenCalls(cs, p, progress); err != nil {
@@ -128,6 +154,20 @@ func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, e
 		return p, fmt.Errorf("incomplete profile: %s", p.Incomplete)
 	}
 	return p, nil
+}
+
+// markInterrupted marks p, whose counts were read while the program ran,
+// interrupted by in, and says why it is incomplete.
+func markInterrupted(p *profile.Profile, in *profile.Interruption) {
+	p.Interrupted, p.Complete = in, false
+	why := fmt.Sprintf("interrupted by %s after %.2fs: counts read while the program ran", in.Reason, in.Seconds)
+	if in.Reason == profile.SnapshotReason {
+		why = fmt.Sprintf("snapshot after %.2fs of a run that had not ended when it was written: counts read while the program ran", in.Seconds)
+	}
+	if in.Approximate {
+		why += ", each copy at its own point (approximate)"
+	}
+	p.Incomplete = joinReason(why, p.Incomplete)
 }
 
 // runHits is a copy's probe hits on a run whose exact profile is exact,
