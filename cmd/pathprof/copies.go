@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 
 	"github.com/pathprof/pathprof/internal/atomicfile"
@@ -111,6 +110,8 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	countsFile := fs.String("counts", "", "do not run: read the counter memory a node run wrote to `FILE`")
 	exitCode := fs.Int("exit-code", 0, "with --counts: the exit code of the node run")
 	outputFile := fs.String("output", "", "with --counts: a `FILE` holding the node run's stdout followed by its stderr, to check the copies agree")
+	timeout := fs.Duration("timeout", 0, "stop the run after `D` (such as 90s or 10m) and write the part as it stands, marked interrupted; exit 124")
+	quiet := fs.Bool("q", false, "no progress line on stderr")
 	rf, progArgs, ok := parseWithRun(fs, args, 2)
 	if !ok {
 		return 2
@@ -157,9 +158,12 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		rf.noteInput(stderr)
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		if !*quiet {
+			fmt.Fprintf(stderr, "pathprof: running copy %d of %s\n", c, dir)
+		}
+		interrupt, stop := interrupts(*timeout, stderr)
 		defer stop()
-		run := profiler.RunCopy(ctx, cs.Copy[c], cfg)
+		run, in := profiler.RunCopyUntil(context.Background(), cs.Copy[c], cfg, interrupt)
 		var ie *runner.ImportError
 		if errors.As(run.Err, &ie) {
 			fmt.Fprintf(stderr, "pathprof: %v\n", run.Err)
@@ -167,7 +171,11 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		}
 		part = profiler.NewPart(man, c, run, outBuf.Bytes())
 		code = int(run.Result.ExitCode)
-		if err := run.Failure(); err != nil {
+		if in != nil {
+			part.Interrupted = in
+			code = interruptedCode(in)
+			fmt.Fprintf(stderr, "pathprof: interrupted by %s after %.2fs: counts read while the program ran\n", in.Reason, in.Seconds)
+		} else if err := run.Failure(); err != nil {
 			fmt.Fprintf(stderr, "pathprof: %v\n", err)
 			if code == 0 {
 				code = 1
@@ -181,6 +189,9 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
+	}
+	if part.Interrupted != nil {
+		fmt.Fprintf(stderr, "pathprof: wrote %s (marked interrupted)\n", *out)
 	}
 	return code
 }

@@ -86,16 +86,22 @@ func started(log string) bool {
 	return strings.Contains(log, "instrumented") || strings.Contains(log, "running copy 4 of 4")
 }
 
-// interruptRun starts pathprof profile of spin with flags, waits until
-// ready says yes to its stderr so far and pause more, then sends the
-// signals (none for a timeout) one after the other. It returns the exit
-// code, how long pathprof took to exit after the first signal (or after
-// it started, for none) and its stderr.
-func interruptRun(t *testing.T, bin, out string, flags []string, ready func(string) bool, pause time.Duration, sigs ...os.Signal) (int, time.Duration, string) {
-	t.Helper()
+// profileSpin is the command line of pathprof profile of spin with
+// flags, writing the profile to out.
+func profileSpin(t *testing.T, out string, flags ...string) []string {
 	wasm := filepath.Join(moduleRoot(t), "testdata", "spin", "spin.wasm")
 	args := append([]string{"profile", "-o", out, "--cache", t.TempDir()}, flags...)
-	cmd := exec.Command(bin, append(args, wasm, "--", spinRounds)...)
+	return append(args, wasm, "--", spinRounds)
+}
+
+// interruptRun starts pathprof with args, waits until ready says yes to
+// its stderr so far and pause more, then sends the signals (none for a
+// timeout) one after the other. It returns the exit code, how long
+// pathprof took to exit after the first signal (or after it started, for
+// none) and its stderr.
+func interruptRun(t *testing.T, bin string, args []string, ready func(string) bool, pause time.Duration, sigs ...os.Signal) (int, time.Duration, string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -208,7 +214,7 @@ func TestInterrupt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "p.json")
-			code, took, errs := interruptRun(t, bin, out, tc.flags, started, time.Second, tc.sigs...)
+			code, took, errs := interruptRun(t, bin, profileSpin(t, out, tc.flags...), started, time.Second, tc.sigs...)
 			t.Logf("exited %d after %v", code, took)
 			if code != tc.code || took > tc.maxTime {
 				t.Fatalf("exit %d after %v, want %d within %v; stderr:\n%s", code, took, tc.code, tc.maxTime, errs)
@@ -221,7 +227,7 @@ func TestInterrupt(t *testing.T) {
 	}
 	t.Run("second signal", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "p.json")
-		code, took, errs := interruptRun(t, bin, out, nil, started, time.Second, os.Interrupt, os.Interrupt)
+		code, took, errs := interruptRun(t, bin, profileSpin(t, out), started, time.Second, os.Interrupt, os.Interrupt)
 		t.Logf("exited %d after %v", code, took)
 		if code != 130 || took > limit {
 			t.Fatalf("exit %d after %v, want 130 within %v; stderr:\n%s", code, took, limit, errs)
@@ -260,7 +266,7 @@ func TestSnapshots(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "p.json")
 			flags := append([]string{"--snapshot-every", "1s"}, tc.flags...)
-			code, _, errs := interruptRun(t, bin, out, flags, threeSnapshots, 0, syscall.SIGKILL)
+			code, _, errs := interruptRun(t, bin, profileSpin(t, out, flags...), threeSnapshots, 0, syscall.SIGKILL)
 			if code != -1 {
 				t.Fatalf("exit %d, want killed; stderr:\n%s", code, errs)
 			}
@@ -300,5 +306,79 @@ func TestSnapshots(t *testing.T) {
 		if code != 2 || !strings.Contains(errs, "at least 1s") {
 			t.Fatalf("exit %d, want 2 saying at least 1s; stderr:\n%s", code, errs)
 		}
+	})
+}
+
+// TestExecInterrupt checks that pathprof exec stops a loop-bound copy at
+// SIGINT, SIGTERM or --timeout as profile does: it exits at once with 130
+// (124), writing the part marked interrupted, and merge makes of such
+// parts a profile marked interrupted whose paths are among the full run's
+// with counts no larger; for P3's two copies both interrupted, marked
+// approximate.
+func TestExecInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs pathprof as a process")
+	}
+	bin := pathprofBinary(t)
+	wasm := filepath.Join(moduleRoot(t), "testdata", "spin", "spin.wasm")
+	bound := spinBound(t, wasm)
+	const limit = 20 * time.Second
+	// execCopy runs copy c of dir until stopped as flags and sigs say and
+	// returns its part.
+	execCopy := func(t *testing.T, dir string, c int, flags []string, code int, sigs ...os.Signal) string {
+		t.Helper()
+		part := filepath.Join(t.TempDir(), fmt.Sprintf("part-%d.json", c))
+		args := append(append([]string{"exec", "-o", part, "--cache", t.TempDir()}, flags...), dir, fmt.Sprint(c), spinRounds)
+		ready := func(log string) bool { return strings.Contains(log, "running copy") }
+		got, took, errs := interruptRun(t, bin, args, ready, time.Second, sigs...)
+		t.Logf("copy %d exited %d after %v", c, got, took)
+		maxTime := limit
+		if len(sigs) == 0 {
+			maxTime += 2 * time.Minute // from the start, compiling included
+		}
+		if got != code || took > maxTime || !strings.Contains(errs, "marked interrupted") {
+			t.Fatalf("copy %d: exit %d after %v, want %d within %v, saying the part is marked interrupted; stderr:\n%s", c, got, took, code, maxTime, errs)
+		}
+		return part
+	}
+	// mergeInterrupted merges the parts, which must make a profile marked
+	// interrupted, and checks it.
+	mergeInterrupted := func(t *testing.T, dir, reason string, copies int, parts ...string) {
+		t.Helper()
+		merged := filepath.Join(t.TempDir(), "merged.json")
+		args := append([]string{"merge", "--dir", dir, "-o", merged}, parts...)
+		if code, _, errs := runCmd(args...); code != 1 || !strings.Contains(errs, "interrupted by "+reason) {
+			t.Fatalf("merge: exit %d, want 1 saying interrupted by %s; stderr:\n%s", code, reason, errs)
+		}
+		checkInterrupted(t, merged, reason, copies, bound)
+	}
+	sbl := filepath.Join(t.TempDir(), "sbl")
+	if code, _, errs := runCmd("instrument", "--strategy", "sbl", "-o", sbl, wasm); code != 0 {
+		t.Fatalf("instrument: exit %d\n%s", code, errs)
+	}
+	for _, tc := range []struct {
+		name   string
+		flags  []string
+		sigs   []os.Signal
+		code   int
+		reason string
+	}{
+		{"sigint", nil, []os.Signal{os.Interrupt}, 130, "SIGINT"},
+		{"sigterm", nil, []os.Signal{syscall.SIGTERM}, 130, "SIGTERM"},
+		{"timeout", []string{"--timeout", "2s"}, nil, 124, "timeout"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			part := execCopy(t, sbl, 0, tc.flags, tc.code, tc.sigs...)
+			mergeInterrupted(t, sbl, tc.reason, 1, part)
+		})
+	}
+	t.Run("p3", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "p3")
+		if code, _, errs := runCmd("instrument", "--strategy", "p3", "--copies", "2", "-o", dir, wasm); code != 0 {
+			t.Fatalf("instrument: exit %d\n%s", code, errs)
+		}
+		p0 := execCopy(t, dir, 0, nil, 130, os.Interrupt)
+		p1 := execCopy(t, dir, 1, nil, 130, os.Interrupt)
+		mergeInterrupted(t, dir, "SIGINT", 2, p0, p1)
 	})
 }

@@ -52,7 +52,7 @@ func init() {
 			"[--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] [--counter-module] -o DIR MODULE",
 		}, "Write a strategy's copies, their counter modules, a manifest and a node runner.", cmdInstrument},
 		{"exec", []string{
-			"[-o FILE] [runner flags] DIR COPY [ARGS...]",
+			"[-o FILE] [--timeout D] [-q] [runner flags] DIR COPY [ARGS...]",
 			"--counts FILE [--exit-code N] [--output FILE] DIR COPY",
 		}, "Run one copy and write its part, or make the part from a node run's counts.", cmdExec},
 		{"merge", []string{

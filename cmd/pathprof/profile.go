@@ -283,10 +283,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	}
 	if in := p.Interrupted; in != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\npathprof: wrote %s (marked interrupted): %d paths executed in %d functions\n", runErr, *out, countPaths(p), countFuncs(p))
-		if in.Reason == reasonTimeout {
-			return 124
-		}
-		return 130
+		return interruptedCode(in)
 	}
 	if runErr != nil {
 		return incomplete(stderr, runErr, *out, p.ExitCode)
@@ -317,6 +314,15 @@ const minSnapshotEvery = time.Second
 
 // reasonTimeout is the reason of an interruption at --timeout.
 const reasonTimeout = "timeout"
+
+// interruptedCode is the exit code of a run interrupted by in: 124 at
+// the timeout, 130 at a signal.
+func interruptedCode(in *profile.Interruption) int {
+	if in.Reason == reasonTimeout {
+		return 124
+	}
+	return 130
+}
 
 // interrupts returns the channel that tells a run to stop, and the
 // function that stops listening. The first SIGINT or SIGTERM, or the

@@ -85,6 +85,9 @@ type Part struct {
 	// (instrument.CallsExport); absent when they were not read (a
 	// node run).
 	Calls map[string]uint64 `json:"calls,omitempty"`
+	// Interrupted is set when the run was stopped before it ended (a
+	// signal, exec's --timeout) and its counts read as they stood.
+	Interrupted *profile.Interruption `json:"interrupted,omitempty"`
 }
 
 // setCalls records a copy's call counters in the part.
@@ -284,14 +287,34 @@ func MergeParts(man *Manifest, cs *Copies, parts []*Part) (*profile.Profile, err
 		}
 		byCopy[p.Copy] = p
 	}
+	// An interrupted part's program stopped short: its output and exit
+	// code are compared with no other's, and the profile is marked
+	// interrupted as the first such part was (approximate with several
+	// copies, each stopped at its own point).
+	var ref *Part
+	var in *profile.Interruption
+	for _, p := range parts {
+		if p.Interrupted == nil && ref == nil {
+			ref = p
+		}
+		if p.Interrupted != nil && in == nil {
+			cp := *p.Interrupted
+			cp.Approximate = man.Copies > 1
+			in = &cp
+		}
+	}
+	exitCode := parts[0].ExitCode
+	if ref != nil {
+		exitCode = ref.ExitCode
+	}
 	results := make([]*copyResult, man.Copies)
 	for c := range results {
 		p := byCopy[c]
 		if p == nil {
 			continue
 		}
-		if p.ExitCode != parts[0].ExitCode || p.OutputSHA256 != parts[0].OutputSHA256 {
-			return nil, fmt.Errorf("copy %d printed or exited differently from copy %d: the run is not deterministic", c, parts[0].Copy)
+		if p.Interrupted == nil && (p.ExitCode != ref.ExitCode || p.OutputSHA256 != ref.OutputSHA256) {
+			return nil, fmt.Errorf("copy %d printed or exited differently from copy %d: the run is not deterministic", c, ref.Copy)
 		}
 		counts, err := p.counts()
 		if err != nil {
@@ -301,12 +324,15 @@ func MergeParts(man *Manifest, cs *Copies, parts []*Part) (*profile.Profile, err
 		if err != nil {
 			return nil, fmt.Errorf("part of copy %d: %v", c, err)
 		}
-		results[c] = &copyResult{exitCode: p.ExitCode, seconds: p.Seconds, err: p.Error, counts: counts, calls: calls}
+		results[c] = &copyResult{exitCode: p.ExitCode, seconds: p.Seconds, err: p.Error, counts: counts, calls: calls, interrupted: p.Interrupted != nil}
 	}
 	prof := &profile.Profile{Format: profile.Format, Version: profile.Version, Module: man.Module,
-		Strategy: man.Strategy, Copies: man.Copies, Complete: true, ExitCode: parts[0].ExitCode}
+		Strategy: man.Strategy, Copies: man.Copies, Complete: true, ExitCode: exitCode}
 	if err := merge(prof, cs, results); err != nil {
 		return nil, err
+	}
+	if in != nil {
+		markInterrupted(prof, in)
 	}
 	return prof, nil
 }

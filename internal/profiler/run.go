@@ -115,6 +115,19 @@ func RunCopy(ctx context.Context, res *instrument.Result, cfg runner.Config) *Co
 	return p.Run(ctx, cfg)
 }
 
+// RunCopyUntil runs the copy res once as RunCopy does, but a reason
+// received on stop interrupts the run as it does a profile's (runCopies):
+// the copy's counts are read as they stand, and RunCopyUntil returns them
+// with the interruption, without waiting for the program, which runs on
+// with the garbage collector off: the caller is expected to exit soon.
+func RunCopyUntil(ctx context.Context, res *instrument.Result, cfg runner.Config, stop <-chan string) (*CopyRun, *profile.Interruption) {
+	runs, in, err := runCopies(ctx, &Copies{Copy: []*instrument.Result{res}}, cfg, 1, func(string, ...any) {}, stop, 0, nil)
+	if err != nil { // one copy has no other to disagree with
+		return &CopyRun{Err: err, Counts: counters.Counts{}, res: res}, nil
+	}
+	return runs[0], in
+}
+
 // Functions regenerates the run's counted paths: the copy's profile of
 // the run, and its probe hits as instrument.Result.Functions counts them.
 func (r *CopyRun) Functions() ([]profile.Function, uint64, error) {
