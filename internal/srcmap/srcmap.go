@@ -37,9 +37,9 @@ type sequence struct {
 }
 
 type row struct {
-	addr uint64
-	file string
-	line int
+	addr      uint64
+	file      string
+	line, col int
 }
 
 // New decodes module and reads its line tables. It returns a nil Map and
@@ -174,7 +174,7 @@ func (mp *Map) addUnit(lr *dwarf.LineReader, codeSize uint64) error {
 		if e.File != nil {
 			name = cleanName(e.File.Name)
 		}
-		cur.rows = append(cur.rows, row{addr: e.Address, file: name, line: e.Line})
+		cur.rows = append(cur.rows, row{addr: e.Address, file: name, line: e.Line, col: e.Column})
 	}
 }
 
@@ -199,8 +199,15 @@ func cleanName(name string) string {
 // sequence, so that a block is named by the source it follows rather than
 // not at all. ok is false when no sequence holds the address.
 func (m *Map) Lookup(fileOffset int) (file string, line int, ok bool) {
+	file, line, _, ok = m.LookupColumn(fileOffset)
+	return file, line, ok
+}
+
+// LookupColumn is Lookup with the row's column too: 0 where DWARF gives
+// none. Blocks that start on one line are told apart by it.
+func (m *Map) LookupColumn(fileOffset int) (file string, line, col int, ok bool) {
 	if m == nil || fileOffset < m.codeOff {
-		return "", 0, false
+		return "", 0, 0, false
 	}
 	addr := uint64(fileOffset - m.codeOff)
 	// Sequences do not overlap in a well-formed table, but a table with
@@ -214,11 +221,11 @@ func (m *Map) Lookup(fileOffset int) (file string, line int, ok bool) {
 		}
 		j := sort.Search(len(s.rows), func(j int) bool { return s.rows[j].addr > addr }) - 1
 		for ; j >= 0; j-- {
-			if s.rows[j].line != 0 {
-				return s.rows[j].file, s.rows[j].line, true
+			if r := &s.rows[j]; r.line != 0 {
+				return r.file, r.line, r.col, true
 			}
 		}
-		return "", 0, false
+		return "", 0, 0, false
 	}
-	return "", 0, false
+	return "", 0, 0, false
 }

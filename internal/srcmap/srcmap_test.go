@@ -157,7 +157,7 @@ func TestFunctionStarts(t *testing.T) {
 // TestRows compares Lookup with every row of calc.c's line table, read
 // directly: at a row's address Lookup gives the last row at that address,
 // between rows the row before, and a line-0 row the line of the nearest
-// row before it with a line.
+// row before it with a line (and that row's column).
 func TestRows(t *testing.T) {
 	b, m := wasmtest.DecodeFile(t, testprogs.CProgramByName(t, "calc").Wasm)
 	sm, err := New(b)
@@ -191,26 +191,26 @@ func TestRows(t *testing.T) {
 		}
 	}
 	zeros, between := 0, 0
-	lastLine := 0
+	lastLine, lastCol, cols := 0, 0, 0
 	for i, row := range rows {
 		if row.EndSequence {
 			lastLine = 0
 			continue
 		}
 		if row.Line != 0 {
-			lastLine = row.Line
+			lastLine, lastCol = row.Line, row.Column
 		}
 		next := rows[i+1]
 		if next.Address == row.Address && !next.EndSequence {
 			continue // the later row at an address wins
 		}
-		want := row.Line
+		want, wantCol := row.Line, row.Column
 		if want == 0 {
-			want = lastLine
+			want, wantCol = lastLine, lastCol
 			zeros++
 		}
 		off := m.CodePayloadOff + int(row.Address)
-		file, line, ok := sm.Lookup(off)
+		file, line, col, ok := sm.LookupColumn(off)
 		if want == 0 {
 			if ok {
 				t.Errorf("0x%x: line-0 row with no line before it mapped to %s:%d", row.Address, file, line)
@@ -219,6 +219,12 @@ func TestRows(t *testing.T) {
 		}
 		if !ok || line != want || !strings.HasSuffix(row.File.Name, file) {
 			t.Errorf("0x%x: got %s:%d %v, want %s:%d", row.Address, file, line, ok, row.File.Name, want)
+		}
+		if col != wantCol {
+			t.Errorf("0x%x: column %d, want %d", row.Address, col, wantCol)
+		}
+		if col > 0 {
+			cols++
 		}
 		if next.Address > row.Address+1 {
 			between++
@@ -232,8 +238,8 @@ func TestRows(t *testing.T) {
 			}
 		}
 	}
-	if len(rows) < 100 || zeros == 0 || between == 0 {
-		t.Fatalf("calc.c has %d rows, %d line-0 rows, %d gaps: the test checks too little", len(rows), zeros, between)
+	if len(rows) < 100 || zeros == 0 || between == 0 || cols == 0 {
+		t.Fatalf("calc.c has %d rows, %d line-0 rows, %d gaps, %d with columns: the test checks too little", len(rows), zeros, between, cols)
 	}
 	for _, off := range []int{-1, 0, m.CodePayloadOff - 1, len(b), len(b) + 1000} {
 		if f, l, ok := sm.Lookup(off); ok {
