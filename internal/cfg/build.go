@@ -32,6 +32,10 @@ type Options struct {
 	Thread bool
 }
 
+// ProcExit is WASI's proc_exit, the import whose calls never return that
+// profiles are made with.
+var ProcExit = [2]string{"wasi_snapshot_preview1", "proc_exit"}
+
 // NoReturnImports returns a NoReturn that matches the module's imports of
 // the given (module, name) pairs, such as wasi_snapshot_preview1.proc_exit.
 func NoReturnImports(m *wasm.Module, names ...[2]string) func(uint32) bool {

@@ -128,21 +128,11 @@ func (f *Func) number(c *wasm.Code, cfgOpt cfg.Options, limit int64) error {
 	if err != nil {
 		return err
 	}
-	f.Graph, f.bodyMap, f.Cuts = g, c.Map, nil
-	d := g.DAG()
-	n, err := numbering.Number(d)
-	var over *numbering.OverflowError
-	if errors.As(err, &over) || err == nil && n.Paths() > limit {
-		cr, cerr := numbering.CutTo(d, limit)
-		if cerr != nil {
-			return cerr
-		}
-		d, f.Cuts = cr.DAG, cr.Vertices
-		n, err = numbering.Number(d)
-	}
+	d, n, cuts, err := numbering.NumberCut(g, limit)
 	if err != nil {
 		return err
 	}
+	f.Graph, f.bodyMap, f.Cuts = g, c.Map, cuts
 	f.DAG, f.Num = d, n
 	return nil
 }

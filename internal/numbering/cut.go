@@ -272,3 +272,25 @@ func buildCut(d *cfg.DAG, reach, cutv []bool) *CutResult {
 	}
 	return r
 }
+
+// NumberCut numbers g's DAG, cut first to at most limit paths when it has
+// more: the numbering a profile's path ids are in, which both the
+// instrumenter and the readers that regenerate those ids need. cuts are
+// the cut vertices, nil when nothing was cut.
+func NumberCut(g *cfg.Graph, limit int64) (d *cfg.DAG, n *Numbering, cuts []int32, err error) {
+	d = g.DAG()
+	n, err = Number(d)
+	var over *OverflowError
+	if errors.As(err, &over) || err == nil && n.Paths() > limit {
+		cr, cerr := CutTo(d, limit)
+		if cerr != nil {
+			return nil, nil, nil, cerr
+		}
+		d, cuts = cr.DAG, cr.Vertices
+		n, err = Number(d)
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return d, n, cuts, nil
+}
