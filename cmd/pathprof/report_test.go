@@ -66,7 +66,7 @@ func TestReportCommand(t *testing.T) {
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	for _, want := range []string{"strategy  pbl, 2 copies\n", "source lines from DWARF", "  fn_gcd\n      calc.c:", "22.2%  fn_gcd\n"} {
+	for _, want := range []string{"strategy  pbl, 2 copies\n", "source lines and columns from DWARF", "  fn_gcd\n      calc.c:", "22.2%  fn_gcd\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -207,7 +207,7 @@ func TestReportDocExample(t *testing.T) {
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	for _, want := range []string{"      calc.c:177,178,183,185\n", "  fn_fib  skipped: an example reason\n", "    783     43      4         6     66.7%  fn_gcd\n"} {
+	for _, want := range []string{"      calc.c:177:15,178:2(+0x61),183:7,185:1\n", "  fn_fib  skipped: an example reason\n", "    783     43      4         6     66.7%  fn_gcd\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

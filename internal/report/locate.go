@@ -73,9 +73,12 @@ func (l *locator) block(c *wasm.Code, name string, off int) (Block, error) {
 	if l.rd.Next(&in) == nil {
 		b.Instr = in.Op.Name()
 	}
-	if file, line, ok := l.src.Lookup(off); ok {
-		b.File, b.Line = file, line
+	if file, line, col, ok := l.src.LookupColumn(off); ok {
+		b.File, b.Line, b.Column = file, line, col
 		b.At = fmt.Sprintf("%s:%d", file, line)
+		if col > 0 {
+			b.At += fmt.Sprintf(":%d", col)
+		}
 	}
 	return b, nil
 }

@@ -122,6 +122,12 @@ type Path struct {
 	Count  uint64  `json:"count"`
 	Kind   string  `json:"kind"`
 	Blocks []Block `json:"blocks"`
+	// Label is the blocks as the text report lists them, on one line; no
+	// two paths of a function have the same kind and label (two paths
+	// through the same blocks, were there such, would get their ids).
+	Label string `json:"label"`
+
+	suffix string // what Label adds to the blocks
 }
 
 // Block is where one block of a path starts.
@@ -134,10 +140,13 @@ type Block struct {
 	FuncOffset int    `json:"func_offset,omitempty"`
 	File       string `json:"file,omitempty"`
 	Line       int    `json:"line,omitempty"`
+	Column     int    `json:"column,omitempty"`
 	// Instr is the block's first instruction.
 	Instr string `json:"instr,omitempty"`
-	// At is how the text report shows the block: file:line, else
-	// function+0xOFFSET, else the file offset in hex.
+	// At is how the text report shows the block: file:line:column (or
+	// file:line), else function+0xOFFSET, else the file offset in hex.
+	// Where two blocks of a function would show alike, each gets its
+	// function offset too: file:line:column(+0xOFFSET).
 	At string `json:"at"`
 }
 
@@ -268,6 +277,7 @@ func Build(p *profile.Profile, opt Options) (*Report, error) {
 			}
 			f.Paths = append(f.Paths, path)
 		}
+		distinguish(&f, loc)
 		slices.SortStableFunc(f.Paths, func(a, b Path) int {
 			return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.ID, b.ID))
 		})

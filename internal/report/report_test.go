@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,6 +63,15 @@ func text(t *testing.T, r *Report) string {
 	return b.String()
 }
 
+// isAt reports whether at names calc.c's line, with a column or without,
+// and the block's offset in the function (only where two blocks of a
+// function would show alike, which the text test does not know).
+func isAt(at string, line, funcOff int) bool {
+	rest, ok := strings.CutPrefix(at, fmt.Sprintf("calc.c:%d", line))
+	rest = strings.TrimSuffix(rest, fmt.Sprintf("(+0x%x)", funcOff))
+	return ok && regexp.MustCompile(`^(:[1-9][0-9]*)?$`).MatchString(rest)
+}
+
 func TestCalcText(t *testing.T) {
 	c := loadProg(t, "calc")
 	p := calcProfile(t, c)
@@ -72,7 +82,7 @@ func TestCalcText(t *testing.T) {
 	gcdLine := c.braceLine(t, "fn_gcd")
 	for _, want := range []string{
 		"module    calc.wasm\n",
-		"blocks    source lines from DWARF, else function+offset\n",
+		"blocks    source lines and columns from DWARF, else function+offset\n",
 		"strategy  sbl, 1 copy\n",
 		"result    complete, exit code 0\n",
 		// The runs table.
@@ -113,7 +123,7 @@ func TestCalcText(t *testing.T) {
 		}
 		for _, p := range f.Paths {
 			for _, b := range p.Blocks {
-				if b.File != "calc.c" || b.Line < gcdLine || b.Line > gcdLine+12 || b.At != fmt.Sprintf("calc.c:%d", b.Line) {
+				if b.File != "calc.c" || b.Line < gcdLine || b.Line > gcdLine+12 || !isAt(b.At, b.Line, b.FuncOffset) {
 					t.Errorf("fn_gcd block %+v not in fn_gcd's source", b)
 				}
 				if b.FuncOffset <= 0 || b.Instr == "" {
@@ -201,7 +211,7 @@ func TestCalcJSON(t *testing.T) {
 	gb := c.blocks(t, "fn_gcd")
 	for i, b := range g.Paths[0].Blocks {
 		if b.Offset != gb[2+i] || b.FuncOffset != gb[2+i]-code.OrigOff || b.File != "calc.c" || b.Line == 0 ||
-			b.At != fmt.Sprintf("calc.c:%d", b.Line) || b.Instr == "" {
+			!isAt(b.At, b.Line, b.FuncOffset) || b.Instr == "" {
 			t.Errorf("block %d: %+v", i, b)
 		}
 	}
@@ -470,7 +480,7 @@ func TestBlockListWraps(t *testing.T) {
 		bl = append(bl, Block{File: "calc.c", Line: 100 + i, At: fmt.Sprintf("calc.c:%d", 100+i)})
 	}
 	bl = append(bl, Block{File: "util.h", Line: 7, At: "util.h:7"}, Block{File: "calc.c", Line: 3, At: "calc.c:3"})
-	s := blockList(bl, 6)
+	s := blockList(bl, 6, wrapAt)
 	lines := strings.Split(s, "\n")
 	if len(lines) < 2 {
 		t.Fatalf("no wrap: %q", s)
@@ -486,8 +496,13 @@ func TestBlockListWraps(t *testing.T) {
 		"      calc.c:3"; s != want {
 		t.Errorf("blocks %q", s)
 	}
-	if got := blockList([]Block{{At: "ns::f+0x3"}, {At: "ns::f+0x1c"}, {At: "g+0x1"}, {At: "0x99"}, {At: "0x9a"}}, 0); got != "ns::f+0x3,0x1c g+0x1 0x99 0x9a" {
+	if got := blockList([]Block{{At: "ns::f+0x3"}, {At: "ns::f+0x1c"}, {At: "g+0x1"}, {At: "0x99"}, {At: "0x9a"}}, 0, 0); got != "ns::f+0x3,0x1c g+0x1 0x99 0x9a" {
 		t.Errorf("offsets %q", got)
+	}
+	// Columns and offsets stay with their block; no width, no wrap.
+	cols := []Block{{File: "a.c", At: "a.c:3:7(+0x1a)"}, {File: "a.c", At: "a.c:4:2"}, {File: "b.h", At: "b.h:1:1"}}
+	if got := blockList(slices.Repeat(cols, 20), 0, 0); strings.Contains(got, "\n") || !strings.HasPrefix(got, "a.c:3:7(+0x1a),4:2 b.h:1:1 a.c:3:7(+0x1a),4:2") {
+		t.Errorf("columns %q", got)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math/big"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -48,7 +47,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	switch run.Source {
 	case "dwarf":
-		fmt.Fprintf(tw, "blocks\tsource lines from DWARF, else function+offset\n")
+		fmt.Fprintf(tw, "blocks\tsource lines and columns from DWARF, else function+offset\n")
 	case "offsets":
 		fmt.Fprintf(tw, "blocks\tfunction+offset (the module has no DWARF)\n")
 	default:
@@ -120,7 +119,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	for _, f := range r.Functions {
 		if len(f.Cuts) > 0 {
-			fmt.Fprintf(bw, "%s: paths cut at %s (more paths than a 64-bit register numbers)\n", f.Name, blockList(f.Cuts, 0))
+			fmt.Fprintf(bw, "%s: paths cut at %s (more paths than a 64-bit register numbers)\n", f.Name, blockList(f.Cuts, 0, wrapAt))
 		}
 	}
 
@@ -149,14 +148,14 @@ func writeHot(w io.Writer, title string, list []Hot) {
 	io.WriteString(w, lines[0]+"\n")
 	for i, h := range list {
 		io.WriteString(w, lines[i+1]+"\n")
-		io.WriteString(w, blockList(h.path.Blocks, 6)+"\n")
+		io.WriteString(w, blockList(h.path.Blocks, 6, wrapAt)+h.path.suffix+"\n")
 	}
 }
 
 // blockList writes blocks compactly: consecutive blocks in the same file
-// (or function) share its name, "calc.c:410,412 util.h:3", and the list
-// wraps past wrapAt, continuing at the indentation.
-func blockList(blocks []Block, indent int) string {
+// (or function) share its name, "calc.c:410:3,412:9 util.h:3:1", and past
+// width (when not 0) the list wraps, continuing at the indentation.
+func blockList(blocks []Block, indent, width int) string {
 	var b strings.Builder
 	pad := strings.Repeat(" ", indent)
 	b.WriteString(pad)
@@ -164,7 +163,8 @@ func blockList(blocks []Block, indent int) string {
 	prev := ""
 	for i, bl := range blocks {
 		prefix, rest := splitAt(bl)
-		tok := bl.At
+		whole := bl.At
+		tok := whole
 		sep := " "
 		if i > 0 && prefix != "" && prefix == prev {
 			tok, sep = rest, ","
@@ -172,10 +172,10 @@ func blockList(blocks []Block, indent int) string {
 		if i == 0 {
 			sep = ""
 		}
-		if i > 0 && col+len(sep)+len(tok) > wrapAt {
+		if i > 0 && width > 0 && col+len(sep)+len(tok) > width {
 			b.WriteString("\n" + pad)
 			col = indent
-			tok, sep = bl.At, "" // a continued line names its file again
+			tok, sep = whole, "" // a continued line names its file again
 		}
 		b.WriteString(sep)
 		b.WriteString(tok)
@@ -190,7 +190,9 @@ func blockList(blocks []Block, indent int) string {
 // offset shares nothing.
 func splitAt(b Block) (prefix, rest string) {
 	if b.File != "" {
-		return b.File + ":", strconv.Itoa(b.Line)
+		if rest, ok := strings.CutPrefix(b.At, b.File+":"); ok {
+			return b.File + ":", rest
+		}
 	}
 	if i := strings.LastIndex(b.At, "+0x"); i > 0 {
 		return b.At[:i+1], b.At[i+1:]
