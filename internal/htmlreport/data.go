@@ -67,8 +67,7 @@ type overview struct {
 	Edges    []string      `json:"edge_kinds"`
 	Funcs    []funcRow     `json:"funcs"`
 	// Hot and HotLen are the hottest paths by count and by count ×
-	// blocks: [function row, path id, count, kind, blocks, where the
-	// path starts and ends].
+	// blocks: [function row, path id, count, kind, blocks, label].
 	Hot    [][6]any     `json:"hot"`
 	HotLen [][6]any     `json:"hot_len"`
 	Files  []sourceFile `json:"files"`
@@ -94,8 +93,14 @@ type detail struct {
 	Edges flat[[5]num] `json:"e,omitempty"`
 	// EdgeKinds holds, for merged edges, "kind/kind" (by edge position).
 	EdgeKinds map[int]string `json:"ek,omitempty"`
-	// Paths are [id, count, kind, [nodes...]], highest count first.
-	Paths [][4]any `json:"p"`
+	// Paths are [id, count, kind, [nodes...], label], highest count
+	// first; the label lists the blocks as the text report does, and no
+	// two paths of a function of one kind have the same.
+	Paths [][5]any `json:"p"`
+	// At names, per node, its block as the path labels do (where a path
+	// enters it): file:line:column, with the offset where two blocks of
+	// the function would show alike.
+	At []string `json:"at,omitempty"`
 	// Lines are, per node, its instructions' source lines as pairs
 	// [file, line, file, line, ...] (file indexes the overview's Files).
 	Lines [][]int `json:"l,omitempty"`
@@ -153,12 +158,7 @@ func build(r *report.Report, opt Options) (*page, error) {
 				continue
 			}
 			f, p := k>>32, k&(1<<32-1)
-			bs := r.Functions[f].Paths[p].Blocks
-			where := bs[0].At
-			if len(bs) > 1 {
-				where += " … " + bs[len(bs)-1].At
-			}
-			out = append(out, [6]any{f, num(h.ID), num(h.Count), kindIdx[h.Kind], h.Length, where})
+			out = append(out, [6]any{f, num(h.ID), num(h.Count), kindIdx[h.Kind], h.Length, r.Functions[f].Paths[p].Label})
 		}
 		return out
 	}
@@ -222,7 +222,7 @@ func build(r *report.Report, opt Options) (*page, error) {
 // pathsOnly is a function's detail without the module: its paths, with
 // blocks as file offsets standing in for graph nodes.
 func pathsOnly(f report.Function) *detail {
-	d := &detail{Paths: [][4]any{}}
+	d := &detail{Paths: [][5]any{}}
 	if f.Status != profile.StatusProfiled {
 		d.Error = string(f.Status)
 	}
@@ -231,7 +231,7 @@ func pathsOnly(f report.Function) *detail {
 		for i, b := range p.Blocks {
 			offs[i] = b.Offset
 		}
-		d.Paths = append(d.Paths, [4]any{num(p.ID), num(p.Count), kindIdx[p.Kind], offs})
+		d.Paths = append(d.Paths, [5]any{num(p.ID), num(p.Count), kindIdx[p.Kind], offs, p.Label})
 	}
 	return d
 }
@@ -248,7 +248,7 @@ func functionDetail(m *wasm.Module, f report.Function, copt cfg.Options, srcs *s
 		d.Error = "no control-flow graph: " + err.Error()
 		return d
 	}
-	d := &detail{Off: code.OrigOff, Paths: [][4]any{}}
+	d := &detail{Off: code.OrigOff, Paths: [][5]any{}, At: make([]string, len(g.Blocks))}
 	nodeAt := map[int]int{}
 	for n, b := range g.Blocks {
 		if n > cfg.Exit {
@@ -309,10 +309,12 @@ func functionDetail(m *wasm.Module, f report.Function, copt cfg.Options, srcs *s
 			if !ok {
 				d.Unmatched++
 				n = -1
+			} else {
+				d.At[n] = b.At
 			}
 			nodes = append(nodes, n)
 		}
-		d.Paths = append(d.Paths, [4]any{num(p.ID), num(p.Count), kindIdx[p.Kind], nodes})
+		d.Paths = append(d.Paths, [5]any{num(p.ID), num(p.Count), kindIdx[p.Kind], nodes, p.Label})
 		if d.Unmatched > 0 {
 			continue
 		}
@@ -346,6 +348,9 @@ func functionDetail(m *wasm.Module, f report.Function, copt cfg.Options, srcs *s
 		if n == 1 {
 			cross(last, only, p.Count)
 		}
+	}
+	if len(f.Paths) == 0 {
+		d.At = nil
 	}
 	for n, b := range g.Blocks {
 		d.Blocks = append(d.Blocks, [4]num{num(b.Start), num(b.End), num(b.Instrs), num(entries[n])})

@@ -173,17 +173,18 @@ type decoded struct {
 	Error     string            `json:"err"`
 }
 
-// path is one decoded path of a function: id, count, kind, nodes.
+// path is one decoded path of a function: id, count, kind, nodes, label.
 type dpath struct {
 	id, count string
 	kind      int
 	nodes     []int
+	label     string
 }
 
 func (d *decoded) paths(t *testing.T) []dpath {
 	var out []dpath
 	for _, raw := range d.RawP {
-		var p [4]json.RawMessage
+		var p [5]json.RawMessage
 		if err := json.Unmarshal(raw, &p); err != nil {
 			t.Fatal(err)
 		}
@@ -192,6 +193,7 @@ func (d *decoded) paths(t *testing.T) []dpath {
 		dp.count = string(bytes.Trim(p[1], `"`))
 		json.Unmarshal(p[2], &dp.kind)
 		json.Unmarshal(p[3], &dp.nodes)
+		json.Unmarshal(p[4], &dp.label)
 		out = append(out, dp)
 	}
 	return out

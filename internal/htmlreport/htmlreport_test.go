@@ -46,11 +46,17 @@ func checkFlow(t *testing.T, b *built) (checked int) {
 		entries := make([]uint64, nb)
 		in, out := make([]uint64, nb), make([]uint64, nb)
 		var calls uint64
+		labels := map[string]string{}
 		for j, p := range paths {
 			rp := f.Paths[j]
-			if p.id != strconv.FormatUint(rp.ID, 10) || p.count != strconv.FormatUint(rp.Count, 10) || pathKinds[p.kind] != rp.Kind {
+			if p.id != strconv.FormatUint(rp.ID, 10) || p.count != strconv.FormatUint(rp.Count, 10) || pathKinds[p.kind] != rp.Kind || p.label != rp.Label {
 				t.Fatalf("%s: path %d is %+v on the page, %+v in the report", f.Name, j, p, rp)
 			}
+			// Two paths of a function never read alike on the page.
+			if other, ok := labels[rp.Kind+" "+p.label]; ok {
+				t.Errorf("%s: paths %s and %s both read %s %s", f.Name, other, p.id, rp.Kind, p.label)
+			}
+			labels[rp.Kind+" "+p.label] = p.id
 			for k, n := range p.nodes {
 				if start := d.Off + int(d.Blocks[4*n]); start != rp.Blocks[k].Offset {
 					t.Fatalf("%s path %d: node %d starts at %d, the block at %d", f.Name, rp.ID, n, start, rp.Blocks[k].Offset)
@@ -300,7 +306,7 @@ func TestBigCounts(t *testing.T) {
 	if err := Write(&buf, r, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(buf.Bytes(), []byte(`["9223372036854775809","1152921504606846979",0,[100]]`)) {
+	if !bytes.Contains(buf.Bytes(), []byte(`["9223372036854775809","1152921504606846979",0,[100],"0x64"]`)) {
 		t.Errorf("big numbers not written as strings")
 	}
 }

@@ -72,7 +72,7 @@ function renderPaths() {
         onclick: () => { location.hash = funcLink(cur.row, p[0]); }},
         h('td', {class: 'num'}, i + 1), h('td', {class: 'num'}, p[0]), h('td', {class: 'num'}, fmt(p[1])),
         h('td', {class: 'num'}, (100 * Number(p[1]) / total).toFixed(1) + '%'), h('td', {}, pathKind(p)),
-        h('td', {class: 'num'}, p[3].length), h('td', {class: 'mono muted'}, blockSummary(p[3], 6)));
+        h('td', {class: 'num'}, p[3].length), h('td', {class: 'mono muted label'}, p[4]));
     }));
   const kids = [];
   if (cur.nodeFilter >= 0) {
@@ -93,22 +93,17 @@ function nodeName(n) {
   return cur.d.b ? 'B' + n : hex(n);
 }
 
-// nodeAt names a block as a person looks for it: its first source line,
-// else its offset in the function.
+// nodeAt names a block as a person looks for it: as the path labels do,
+// else by its first source line, else by its offset in the function.
 function nodeAt(n) {
   const d = cur.d;
   if (!d.b) return hex(n);
   if (n < 2) return nodeName(n);
+  if (d.at && d.at[n]) return d.at[n];
   if (d.l && d.l[n] && d.l[n].length) return baseName(OV.files[d.l[n][0]].name) + ':' + d.l[n][1];
   return '+' + hex(d.b[n][0]);
 }
 function baseName(p) { return p.replace(/^.*\//, ''); }
-
-function blockSummary(nodes, max) {
-  const parts = nodes.slice(0, max).map(n => n < 0 ? '?' : nodeName(n));
-  if (nodes.length > max) parts.push('… ' + nodeName(nodes[nodes.length - 1]));
-  return parts.join(' ');
-}
 
 function select(pathID) {
   const d = cur.d;

@@ -73,7 +73,7 @@ function hotTable(list, id) {
       h('td', {class: 'num'}, len),
       h('td', {}, OV.kinds[kind]),
       h('td', {}, h('a', {href: funcLink(row, pid), class: 'fname', title: f[F.name]}, clip(f[F.name], 40))),
-      h('td', {class: 'mono muted', title: where}, where.split(' … ').map(baseName).join(' … ')));
+      h('td', {class: 'mono muted label'}, where));
   });
   const box = h('div', {});
   const table = h('table', {class: 'data', id: id},
