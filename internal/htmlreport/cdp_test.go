@@ -20,46 +20,15 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"regexp"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pathprof/pathprof/internal/chromium"
 )
-
-// chromiumFlags are what the page needs and nothing more: no sandbox (the
-// tests run as root in containers), no GPU, and none of the background
-// traffic a browser starts on its own.
-var chromiumFlags = []string{
-	"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-	"--disable-background-networking", "--disable-component-update", "--disable-sync",
-	"--disable-default-apps", "--disable-extensions", "--hide-scrollbars", "--mute-audio",
-}
-
-// findChromium returns the browser to test with. Where there is none the
-// test is skipped; on CI only when .ci/run could not install it and said
-// so in PATHPROF_SKIP_BROWSER.
-func findChromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if why := os.Getenv("PATHPROF_SKIP_BROWSER"); why != "" {
-		t.Skip("skipped: " + why)
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed, and .ci/run installs it (apt-get install chromium)")
-	}
-	t.Skip("skipped: no chromium to open the page in (on Debian: apt-get install chromium, as .ci/run does)")
-	return ""
-}
 
 // browser is one headless Chromium with one page attached.
 type browser struct {
-	cmd  *exec.Cmd
-	dir  string // the profile directory
 	ws   *wsConn
 	next int
 }
@@ -68,27 +37,9 @@ type browser struct {
 // to its first page.
 func startBrowser(t *testing.T, width, height int) *browser {
 	t.Helper()
-	bin := findChromium(t)
-	args := append([]string{}, chromiumFlags...)
-	// Not t.TempDir: Chromium's helper processes may still be writing
-	// to the profile as the test ends, which would fail its cleanup.
-	profileDir, err := os.MkdirTemp("", "htmlreport-chromium")
-	if err != nil {
-		t.Fatal(err)
-	}
-	args = append(args, "--user-data-dir="+profileDir, "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
+	stderr := chromium.Start(t, "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
 		fmt.Sprintf("--window-size=%d,%d", width, height), "about:blank")
-	cmd := exec.Command(bin, args...)
-	// Its own process group, so that closing ends its helpers too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	b := &browser{cmd: cmd, dir: profileDir}
+	b := &browser{}
 	t.Cleanup(b.close)
 
 	// Chromium says where it listens on stderr; the rest of its chatter
@@ -151,16 +102,6 @@ func startBrowser(t *testing.T, width, height int) *browser {
 func (b *browser) close() {
 	if b.ws != nil {
 		b.ws.conn.Close()
-	}
-	if p := b.cmd.Process; p != nil {
-		syscall.Kill(-p.Pid, syscall.SIGKILL)
-		b.cmd.Wait()
-	}
-	for range 20 {
-		if os.RemoveAll(b.dir) == nil {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
 
