@@ -12,6 +12,7 @@ import (
 
 	"github.com/pathprof/pathprof/internal/atomicfile"
 	"github.com/pathprof/pathprof/internal/instrument"
+	"github.com/pathprof/pathprof/internal/jshost"
 	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/profiler"
 	"github.com/pathprof/pathprof/internal/runner"
@@ -26,7 +27,19 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "", "write the copies, counter modules, manifest and node runner into `DIR`")
 	weights := fs.String("weights", "", "place the probes (and plan pbl and p3) by the edge frequencies of an earlier `PROFILE` of this module")
 	counterModule := fs.Bool("counter-module", false, "keep the counters in counter modules the copies call, not in the program's memory above what it sees")
+	host := fs.String("host", "wasi", "where the copies run: wasi (pathprof exec, node's WASI) or js (a JavaScript host's own loader, with pathprof.mjs; implies --counter-module)")
 	if err := fs.Parse(interleaved(fs, args)); err != nil {
+		return 2
+	}
+	var manHost string
+	switch *host {
+	case "wasi":
+	case "js":
+		// The host may grow the memory itself (emscripten's glue does),
+		// over counters kept at its top.
+		manHost, *counterModule = profiler.HostJS, true
+	default:
+		fmt.Fprintf(stderr, "pathprof: --host %q: want wasi or js\n", *host)
 		return 2
 	}
 	if fs.NArg() != 1 || *out == "" {
@@ -60,7 +73,7 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, err)
 		return 1
 	}
-	if _, err := profiler.WriteDir(*out, path, orig, cs); err != nil {
+	if _, err := profiler.WriteDir(*out, path, orig, cs, manHost); err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
@@ -70,6 +83,11 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 	}
 	if what := cs.SharedSummary(); what != "" {
 		fmt.Fprintf(stdout, "%s are shared out among the copies: run every copy on the same input\n", what)
+	}
+	if manHost == profiler.HostJS {
+		fmt.Fprintf(stdout, "run each in the host, loading COPY.wasm with %s (docs/commands.md)\n", filepath.Join(*out, jshost.FileName))
+		fmt.Fprintf(stdout, "then: pathprof merge -o profile.json PARTS...\n")
+		return 0
 	}
 	counterArg := "-"
 	if *counterModule {

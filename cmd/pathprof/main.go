@@ -49,8 +49,8 @@ func init() {
 			"[--json] [--func NAME] [--dot FILE] MODULE",
 		}, "List each function's blocks, edges, loops and acyclic paths; draw one's CFG and DAG.", cmdInspect},
 		{"instrument", []string{
-			"[--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] [--counter-module] -o DIR MODULE",
-		}, "Write a strategy's copies, their counter modules, a manifest and a node runner.", cmdInstrument},
+			"[--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] [--counter-module] [--host wasi|js] -o DIR MODULE",
+		}, "Write a strategy's copies, their counter modules, a manifest and a node runner or an ES module for JS hosts.", cmdInstrument},
 		{"exec", []string{
 			"[-o FILE] [--timeout D] [-q] [runner flags] DIR COPY [ARGS...]",
 			"--counts FILE [--exit-code N] [--output FILE] DIR COPY",

@@ -69,6 +69,15 @@ const (
 	entrySize = 24
 )
 
+// Magic, Version and EntrySize are the header's magic number and version
+// and a hash entry's size, for readers of the memory written in other
+// languages.
+const (
+	Magic     = magic
+	Version   = version
+	EntrySize = entrySize
+)
+
 // Layout says where each function's counters are.
 type Layout struct {
 	Funcs   []FuncLayout // indexed by function index

@@ -197,7 +197,7 @@ func TestCopiesDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if _, err := WriteDir(dir, p.Path, orig, cs); err != nil {
+	if _, err := WriteDir(dir, p.Path, orig, cs, ""); err != nil {
 		t.Fatal(err)
 	}
 	man, _, rebuilt, err := ReadDir(dir)
@@ -325,7 +325,7 @@ func TestFewerHits(t *testing.T) {
 	// The manifest records the fallback, and reading it back keeps it.
 	for _, cs := range []*Copies{got, p3} {
 		dir := t.TempDir()
-		man, err := WriteDir(dir, p.Path, orig, cs)
+		man, err := WriteDir(dir, p.Path, orig, cs, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -528,7 +528,7 @@ func TestManifestVersion(t *testing.T) {
 			}
 		}
 		dir := t.TempDir()
-		man, err := WriteDir(dir, p.Path, orig, cs)
+		man, err := WriteDir(dir, p.Path, orig, cs, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -727,7 +727,7 @@ func TestSlicedCopiesAnywhere(t *testing.T) {
 	orig, exact, freq := exactRun(t, p)
 	_, cs := slicedCopies(t, orig, freq, 2, instrument.Options{})
 	dir := t.TempDir()
-	man, err := WriteDir(dir, p.Path, orig, cs)
+	man, err := WriteDir(dir, p.Path, orig, cs, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -891,7 +891,7 @@ func TestLoopSlicedCopiesAnywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	man, err := WriteDir(dir, p.Path, orig, cs)
+	man, err := WriteDir(dir, p.Path, orig, cs, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/pathprof/pathprof/internal/atomicfile"
 	"github.com/pathprof/pathprof/internal/counters"
 	"github.com/pathprof/pathprof/internal/instrument"
+	"github.com/pathprof/pathprof/internal/jshost"
 	"github.com/pathprof/pathprof/internal/noderun"
 	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/profile"
@@ -61,7 +62,13 @@ type Manifest struct {
 	// CounterModule says that the copies keep their counters in counter
 	// modules (counters-N.wasm) instead of their own memory.
 	CounterModule bool `json:"counter_module,omitempty"`
+	// Host is HostJS when the copies are for a JavaScript host, which
+	// runs them with pathprof.mjs; else empty.
+	Host string `json:"host,omitempty"`
 }
+
+// HostJS is the Manifest.Host of copies for a JavaScript host.
+const HostJS = "js"
 
 // Part is one copy's counts on one run, written by "pathprof exec".
 type Part struct {
@@ -121,8 +128,10 @@ func hashHex(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// WriteDir writes the copies, the original module and the manifest.
-func WriteDir(dir, modulePath string, orig []byte, cs *Copies) (*Manifest, error) {
+// WriteDir writes the copies, the original module and the manifest; for
+// host HostJS also the ES module that runs the copies there, which needs
+// their counters in counter modules.
+func WriteDir(dir, modulePath string, orig []byte, cs *Copies, host string) (*Manifest, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -140,15 +149,28 @@ func WriteDir(dir, modulePath string, orig []byte, cs *Copies) (*Manifest, error
 		Format: ManifestFormat, Version: version,
 		Module:   profile.Module{Path: modulePath, SHA256: hashHex(orig), Size: len(orig), CodeOffset: cs.Copy[0].CodeOffset},
 		Strategy: cs.Plan.Strategy, Copies: len(cs.Copy), Plan: cs.Plan, FellBack: cs.FellBack,
-		CounterModule: cs.Copy[0].Counters != nil,
+		CounterModule: cs.Copy[0].Counters != nil, Host: host,
 	}
 	files := map[string][]byte{"original.wasm": orig, "run.cjs": noderun.Script}
+	var js []jshost.Copy
 	for c, res := range cs.Copy {
 		files[fmt.Sprintf("copy-%d.wasm", c)] = res.Module
 		if res.Counters != nil {
 			files[fmt.Sprintf("counters-%d.wasm", c)] = res.Counters
 		}
 		man.CopySHA256 = append(man.CopySHA256, hashHex(res.Module))
+		js = append(js, jshost.Copy{SHA256: man.CopySHA256[c], Counters: res.Counters})
+	}
+	switch host {
+	case "":
+	case HostJS:
+		b, err := jshost.Module(man.Module.SHA256, jshost.Part{Format: PartFormat, Version: FilesVersion}, js)
+		if err != nil {
+			return nil, err
+		}
+		files[jshost.FileName] = b
+	default:
+		return nil, fmt.Errorf("no host %q", host)
 	}
 	for name, b := range files {
 		if err := atomicfile.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pathprof/pathprof/internal/chromium"
+	"github.com/pathprof/pathprof/internal/profiler"
+	"github.com/pathprof/pathprof/internal/runner"
+	"github.com/pathprof/pathprof/internal/testprogs"
+	"github.com/pathprof/pathprof/internal/tracer"
+	"github.com/pathprof/pathprof/profile"
+)
+
+// growFuncs are grow.c's functions that its two emscripten builds share
+// code for: main differs (the standalone build inlines it into _start),
+// and so do the runtimes' own functions.
+var growFuncs = []string{"run", "depth"}
+
+// jshostData is testdata/jshost: grow built with emscripten's glue and as
+// a standalone WASI command (build.sh), and the hosts that run copies.
+func jshostData(t *testing.T) string {
+	return filepath.Join(testprogs.ModuleRoot(t), "testdata", "jshost")
+}
+
+// standaloneGrow profiles the standalone build under wazero, checks the
+// profile against the tracer and returns it with the program's output.
+func standaloneGrow(t *testing.T, tmp string) (*profile.Profile, string) {
+	t.Helper()
+	wasm := filepath.Join(jshostData(t), "grow-standalone.wasm")
+	out := filepath.Join(tmp, "standalone.json")
+	code, stdout, stderr := runCmd("profile", "-q", "-o", out, wasm)
+	// grow says whether its memory grew past the size it started with.
+	if code != 0 || !strings.HasPrefix(stdout, "n=") || !strings.Contains(stdout, " grew=1") {
+		t.Fatalf("profile grow-standalone.wasm: exit %d, stdout %q: %s", code, stdout, stderr)
+	}
+	prof := readProfile(t, out)
+	orig, err := os.ReadFile(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, _, err := tracer.Run(context.Background(), orig, runner.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(tracer.Counts(prof), tr.Paths) {
+		t.Fatal("the standalone build's profile differs from the tracer's")
+	}
+	return prof, stdout
+}
+
+// instrumentGrow writes the copies of the glue's build for a JavaScript
+// host into dir.
+func instrumentGrow(t *testing.T, dir string, flags ...string) {
+	t.Helper()
+	args := append(append([]string{"instrument", "--host", "js", "-o", dir}, flags...), filepath.Join(jshostData(t), "grow.wasm"))
+	if code, stdout, stderr := runCmd(args...); code != 0 || !strings.Contains(stdout, "pathprof.mjs") {
+		t.Fatalf("instrument: exit %d: %s%s", code, stdout, stderr)
+	}
+	for _, f := range []string{"pathprof.mjs", "counters-0.wasm"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// mergeParts merges the parts of dir's copies and returns the profile.
+func mergeParts(t *testing.T, dir string, copies int) *profile.Profile {
+	t.Helper()
+	out := filepath.Join(dir, "merged.json")
+	args := []string{"merge", "-o", out}
+	for c := range copies {
+		args = append(args, filepath.Join(dir, fmt.Sprintf("part-%d.json", c)))
+	}
+	if code, _, stderr := runCmd(args...); code != 0 {
+		t.Fatalf("merge: exit %d: %s", code, stderr)
+	}
+	return readProfile(t, out)
+}
+
+// sameGrowFuncs fails unless got counts every path of growFuncs as want
+// does.
+func sameGrowFuncs(t *testing.T, what string, want, got *profile.Profile) {
+	t.Helper()
+	byName := func(p *profile.Profile) map[string]map[uint64]uint64 {
+		m := map[string]map[uint64]uint64{}
+		for _, f := range p.Functions {
+			paths := map[uint64]uint64{}
+			for _, path := range f.Paths {
+				paths[path.ID] += path.Count
+			}
+			m[f.Name] = paths
+		}
+		return m
+	}
+	w, g := byName(want), byName(got)
+	for _, name := range growFuncs {
+		if len(w[name]) == 0 {
+			t.Fatalf("the standalone profile has no paths of %s", name)
+		}
+		if !maps.Equal(w[name], g[name]) {
+			t.Errorf("%s: the paths of %s differ from the standalone build's under wazero:\n%v\n%v", what, name, w[name], g[name])
+		}
+	}
+}
+
+// TestEmscriptenNode profiles grow, built with emscripten's glue, in node
+// through the glue (run-node.mjs), with SBL and with P3's copies, which
+// share out loop iterations: both merge into the same profile, whose
+// functions of grow.c equal the standalone build's under wazero. The glue
+// grows the memory from JavaScript, past the 16 MiB it starts with, while
+// the counters count.
+func TestEmscriptenNode(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("skipped: node is not installed (apt-get install nodejs, as .ci/run does)")
+	}
+	tmp := t.TempDir()
+	standalone, want := standaloneGrow(t, tmp)
+	runCopies := func(dir string, copies int) *profile.Profile {
+		for c := range copies {
+			cmd := exec.Command(node, filepath.Join(jshostData(t), "run-node.mjs"), dir, fmt.Sprint(c), filepath.Join(dir, fmt.Sprintf("part-%d.json", c)))
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("copy %d under node: %v\n%s", c, err, stderr.Bytes())
+			}
+			if stdout.String() != want {
+				t.Fatalf("copy %d under node printed %q, the standalone build %q", c, stdout.String(), want)
+			}
+		}
+		return mergeParts(t, dir, copies)
+	}
+	sblDir := filepath.Join(tmp, "sbl")
+	instrumentGrow(t, sblDir, "--strategy", "sbl")
+	sbl := runCopies(sblDir, 1)
+	sameGrowFuncs(t, "node, sbl", standalone, sbl)
+
+	p3Dir := filepath.Join(tmp, "p3")
+	instrumentGrow(t, p3Dir, "--strategy", "p3", "--copies", "2", "--weights", filepath.Join(sblDir, "merged.json"))
+	p3 := runCopies(p3Dir, 2)
+	if ok, diff := sbl.Equal(p3); !ok {
+		t.Fatalf("node: p3's merged copies differ from sbl: %s", diff)
+	}
+}
+
+// TestEmscriptenChromium runs the P3 copies of grow, built with
+// emscripten's glue, in headless Chromium, in a page served on 127.0.0.1
+// that POSTs their parts (page.html): the merged profile equals the
+// profile of the same copies under node, and its functions of grow.c the
+// standalone build's under wazero.
+func TestEmscriptenChromium(t *testing.T) {
+	chromium.Find(t)
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("skipped: node is not installed (apt-get install nodejs, as .ci/run does)")
+	}
+	tmp := t.TempDir()
+	standalone, want := standaloneGrow(t, tmp)
+	dir := filepath.Join(tmp, "p3")
+	instrumentGrow(t, dir, "--strategy", "p3", "--copies", "2")
+
+	type post struct {
+		path string
+		body []byte
+	}
+	posts := make(chan post, 16)
+	mux := http.NewServeMux()
+	mux.Handle("GET /", http.FileServer(http.Dir(jshostData(t))))
+	mux.Handle("GET /copies/", http.StripPrefix("/copies/", http.FileServer(http.Dir(dir))))
+	mux.HandleFunc("POST /", func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err == nil {
+			posts <- post{r.URL.Path, b}
+		}
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	if !strings.HasPrefix(srv.URL, "http://127.0.0.1:") {
+		t.Fatalf("served at %s, not on 127.0.0.1", srv.URL)
+	}
+	chromium.Start(t, srv.URL+"/page.html?dir=copies")
+
+	parts := 0
+	deadline := time.After(2 * time.Minute)
+	for parts < 2 {
+		select {
+		case p := <-posts:
+			switch {
+			case p.path == "/error":
+				t.Fatalf("the page failed: %s", p.body)
+			case strings.HasPrefix(p.path, "/stdout/"):
+				if string(p.body) != want {
+					t.Fatalf("%s: the page printed %q, the standalone build %q", p.path, p.body, want)
+				}
+			case strings.HasPrefix(p.path, "/part/"):
+				file := filepath.Join(dir, "part-"+strings.TrimPrefix(p.path, "/part/")+".json")
+				if err := os.WriteFile(file, p.body, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				parts++
+			}
+		case <-deadline:
+			t.Fatalf("the page posted %d of 2 parts in 2 minutes", parts)
+		}
+	}
+	page := mergeParts(t, dir, 2)
+	sameGrowFuncs(t, "chromium", standalone, page)
+
+	// The same copies under node.
+	for c := range 2 {
+		cmd := exec.Command(node, filepath.Join(jshostData(t), "run-node.mjs"), dir, fmt.Sprint(c), filepath.Join(dir, fmt.Sprintf("part-%d.json", c)))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("copy %d under node: %v\n%s", c, err, out)
+		}
+	}
+	if ok, diff := page.Equal(mergeParts(t, dir, 2)); !ok {
+		t.Fatalf("chromium's profile differs from node's: %s", diff)
+	}
+}
+
+// TestJSHostWASI runs P3's copies of a WASI program under node's WASI,
+// loaded as any JavaScript host loads a module, with pathprof.mjs adding
+// the counter module to the import object and reading the program's call
+// counters from its instance (the plan shares out calls): the merged
+// profile equals the SBL profile under wazero.
+func TestJSHostWASI(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("skipped: node is not installed (apt-get install nodejs, as .ci/run does)")
+	}
+	p := testprogs.CProgramByName(t, "vm")
+	tmp := t.TempDir()
+	if code, _, stderr := runCmd("instrument", "--host", "jvm", "-o", filepath.Join(tmp, "jvm"), p.Wasm); code != 2 || !strings.Contains(stderr, "want wasi or js") {
+		t.Errorf("--host jvm: exit %d: %s", code, stderr)
+	}
+	sblFile := filepath.Join(tmp, "sbl.json")
+	if code, _, stderr := runCmd("profile", "-q", "-o", sblFile, p.Wasm); code != 0 {
+		t.Fatalf("profile: exit %d: %s", code, stderr)
+	}
+	dir := filepath.Join(tmp, "p3")
+	code, stdout, stderr := runCmd("instrument", "--host", "js", "--strategy", "p3", "--copies", "4", "--weights", sblFile, "-o", dir, p.Wasm)
+	if code != 0 || !strings.Contains(stdout, "the calls of") {
+		t.Fatalf("instrument: exit %d, no calls shared out: %s%s", code, stdout, stderr)
+	}
+	for c := range 4 {
+		part := filepath.Join(dir, fmt.Sprintf("part-%d.json", c))
+		cmd := exec.Command(node, "--no-warnings", filepath.Join(jshostData(t), "wasi-host.mjs"), dir, fmt.Sprint(c), part)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil || out.String() != p.WantStdout {
+			t.Fatalf("copy %d under node: %v, output differs %v\n%s", c, err, out.String() != p.WantStdout, errOut.Bytes())
+		}
+	}
+	calls := 0
+	for c := range 4 {
+		part, err := profiler.ReadPart(filepath.Join(dir, fmt.Sprintf("part-%d.json", c)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls += len(part.Calls)
+	}
+	if calls == 0 {
+		t.Fatal("no part holds call counters")
+	}
+	if ok, diff := readProfile(t, sblFile).Equal(mergeParts(t, dir, 4)); !ok {
+		t.Fatalf("merged copies differ from sbl: %s", diff)
+	}
+}

@@ -1,0 +1,31 @@
+// Runs one copy of a WASI program for a JavaScript host under node's WASI,
+// loading it as any host would, with pathprof.mjs adding the counter
+// module to the import object, and writes its part.
+//
+//   node wasi-host.mjs DIR COPY PART [ARGS...]
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { WASI } from 'node:wasi';
+
+const [dir, copyArg, partFile, ...args] = process.argv.slice(2);
+if (!partFile) {
+  process.stderr.write('usage: node wasi-host.mjs DIR COPY PART [ARGS...]\n');
+  process.exit(2);
+}
+const { copy } = await import(pathToFileURL(resolve(dir, 'pathprof.mjs')));
+const pp = copy(Number(copyArg));
+// The program's output goes to a file, for the part's output hash.
+const tmp = mkdtempSync(join(tmpdir(), 'pathprof-wasi-host-'));
+const outFile = join(tmp, 'output');
+const fd = openSync(outFile, 'w');
+const wasi = new WASI({ version: 'preview1', args: ['program', ...args], env: {}, stdout: fd, stderr: fd, returnOnExit: true });
+const { instance } = await WebAssembly.instantiate(readFileSync(join(dir, `copy-${copyArg}.wasm`)), pp.imports(wasi.getImportObject()));
+const exitCode = wasi.start(instance);
+closeSync(fd);
+const output = readFileSync(outFile);
+rmSync(tmp, { recursive: true });
+process.stdout.write(output);
+await pp.write(partFile, { instance, exitCode, output });
+process.exitCode = exitCode;
