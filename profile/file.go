@@ -243,28 +243,18 @@ func (p *Profile) validate() error {
 	if m.Size < 0 || m.CodeOffset < 0 || (m.Size > 0 && m.CodeOffset >= m.Size) {
 		return fmt.Errorf("module size %d and code offset %d do not fit together", m.Size, m.CodeOffset)
 	}
-	if !slices.Contains(Strategies, p.Strategy) {
-		return fmt.Errorf("strategy %q (want sbl, pbl or p3)", p.Strategy)
+	if p.Strategy != Mixed || len(p.Inputs) <= 1 {
+		if err := checkStrategy(p.Strategy, p.Copies); err != nil {
+			return err
+		}
+	} else if p.Copies < 1 {
+		return fmt.Errorf("%d copies", p.Copies)
 	}
-	if p.Copies < 1 || (p.Strategy == SBL && p.Copies != 1) {
-		return fmt.Errorf("%d copies for strategy %s", p.Copies, p.Strategy)
+	if err := checkEnd(p.Complete, p.Incomplete, p.Interrupted); err != nil {
+		return err
 	}
-	if p.Complete && p.Incomplete != "" {
-		return fmt.Errorf("marked complete but also incomplete (%q)", p.Incomplete)
-	}
-	if in := p.Interrupted; in != nil {
-		if p.Complete {
-			return errors.New("marked complete but also interrupted")
-		}
-		if in.Reason == "" {
-			return errors.New("interrupted, with no reason")
-		}
-		if !(in.Seconds >= 0) {
-			return fmt.Errorf("interrupted after %v seconds", in.Seconds)
-		}
-		if _, err := time.Parse(time.RFC3339, in.Time); err != nil {
-			return fmt.Errorf("interrupted at %q: not an RFC 3339 time", in.Time)
-		}
+	if err := p.validateInputs(); err != nil {
+		return err
 	}
 	for i, r := range p.Runs {
 		if r.Copy < 0 {
@@ -341,6 +331,40 @@ func (p *Profile) validate() error {
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// checkStrategy checks a strategy and its number of copies.
+func checkStrategy(s Strategy, copies int) error {
+	if !slices.Contains(Strategies, s) {
+		return fmt.Errorf("strategy %q (want sbl, pbl or p3)", s)
+	}
+	if copies < 1 || (s == SBL && copies != 1) {
+		return fmt.Errorf("%d copies for strategy %s", copies, s)
+	}
+	return nil
+}
+
+// checkEnd checks that what says how a run ended agrees with itself.
+func checkEnd(complete bool, incomplete string, in *Interruption) error {
+	if complete && incomplete != "" {
+		return fmt.Errorf("marked complete but also incomplete (%q)", incomplete)
+	}
+	if in == nil {
+		return nil
+	}
+	if complete {
+		return errors.New("marked complete but also interrupted")
+	}
+	if in.Reason == "" {
+		return errors.New("interrupted, with no reason")
+	}
+	if !(in.Seconds >= 0) {
+		return fmt.Errorf("interrupted after %v seconds", in.Seconds)
+	}
+	if _, err := time.Parse(time.RFC3339, in.Time); err != nil {
+		return fmt.Errorf("interrupted at %q: not an RFC 3339 time", in.Time)
 	}
 	return nil
 }

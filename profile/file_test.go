@@ -105,7 +105,7 @@ func TestWriteLayout(t *testing.T) {
 	if !(i3 >= 0 && i3 < i5 && i5 < i9) {
 		t.Errorf("functions not in index order:\n%s", data)
 	}
-	if !strings.HasPrefix(data, "{\n  \"format\": \"pathprof-profile\",\n  \"version\": 1,\n") {
+	if !strings.HasPrefix(data, "{\n  \"format\": \"pathprof-profile\",\n  \"version\": 2,\n") {
 		t.Errorf("unexpected start:\n%s", data)
 	}
 }
@@ -175,11 +175,11 @@ func TestReadErrors(t *testing.T) {
 		{"other object", `{"functions": []}`, `not a pathprof profile: no "format" field`},
 		{"other format", `{"format": "pprof", "version": 1}`, `not a pathprof profile: format is "pprof"`},
 		{"format number", `{"format": 1}`, `not a pathprof profile`},
-		{"newer", edit(`"version": 1`, `"version": 2`), "profile format version 2 is newer than this pathprof reads (version 1): use a newer pathprof"},
+		{"newer", edit(`"version": 2`, `"version": 3`), "profile format version 3 is newer than this pathprof reads (version 2): use a newer pathprof"},
 		{"newer incompatible", `{"format": "pathprof-profile", "version": 7, "functions": {"x": 1}}`, "version 7 is newer"},
 		{"no version", `{"format": "pathprof-profile"}`, `no "version" field`},
-		{"version 0", edit(`"version": 1`, `"version": 0`), "invalid profile: version 0"},
-		{"fraction version", edit(`"version": 1`, `"version": 1.5`), "version 1.5 is not a whole number"},
+		{"version 0", edit(`"version": 2`, `"version": 0`), "invalid profile: version 0"},
+		{"fraction version", edit(`"version": 2`, `"version": 1.5`), "version 1.5 is not a whole number"},
 		{"negative count", edit(`"count":5`, `"count":-5`), "invalid profile: functions.paths.count: a JSON number -5 where a non-negative whole number belongs"},
 		{"string count", edit(`"count":5`, `"count":"5"`), "functions.paths.count: a JSON string"},
 		{"zero count", edit(`"count":5`, `"count":0`), "function 9, path 2: count 0"},

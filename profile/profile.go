@@ -11,7 +11,7 @@ import (
 // Format and Version identify the file format (docs/profile-format.md).
 const (
 	Format  = "pathprof-profile"
-	Version = 1
+	Version = 2
 )
 
 // Path kinds: where an acyclic path starts and ends.
@@ -32,6 +32,10 @@ const (
 	PBL Strategy = "pbl" // k copies, every function profiled whole in one of them
 	P3  Strategy = "p3"  // k copies, profitable functions split over several
 )
+
+// Mixed is the strategy of a profile that merges runs of different
+// strategies or copies; each of its inputs names its own.
+const Mixed Strategy = "mixed"
 
 // Strategies lists the strategies a profile file may name.
 var Strategies = []Strategy{SBL, PBL, P3}
@@ -79,10 +83,36 @@ type Profile struct {
 	// signal, a timeout) and its counts read as they stood: the profile is
 	// then incomplete too.
 	Interrupted *Interruption `json:"interrupted,omitempty"`
-	// ExitCode is the program's exit code.
-	ExitCode  uint32     `json:"exit_code"`
+	// ExitCode is the program's exit code; in a profile of several
+	// inputs, the first failing input's, or 0.
+	ExitCode uint32 `json:"exit_code"`
+	// Inputs are the program runs the profile counts, one per input:
+	// one for a single run, several for a merge or a runs file. A
+	// profile of version 1 has none, and counts one run.
+	Inputs    []Input    `json:"inputs,omitempty"`
 	Runs      []Run      `json:"runs"`
 	Functions []Function `json:"functions"`
+}
+
+// Input is one run of the program (one input: arguments, environment,
+// standard input, mounts) that a profile counts, and how it was run.
+type Input struct {
+	// Label names the run for people: a runs file's label, a test's name.
+	Label string   `json:"label"`
+	Args  []string `json:"args"`
+	// InputSHA256 identifies the input without revealing it: see
+	// InputDigest. "" when unknown (a merged version 1 profile).
+	InputSHA256 string   `json:"input_sha256,omitempty"`
+	Strategy    Strategy `json:"strategy"`
+	Copies      int      `json:"copies"`
+	// Complete, Incomplete, Interrupted and ExitCode say how this run
+	// ended, as the profile's own fields do for a single run.
+	Complete    bool          `json:"complete"`
+	Incomplete  string        `json:"incomplete,omitempty"`
+	Interrupted *Interruption `json:"interrupted,omitempty"`
+	ExitCode    uint32        `json:"exit_code"`
+	// Seconds is the run's wall-clock time (its slowest copy's).
+	Seconds float64 `json:"seconds"`
 }
 
 // Interruption says why and when a run was stopped before it ended. Its
@@ -122,6 +152,9 @@ type Module struct {
 
 // Run is one copy's run.
 type Run struct {
+	// Input is the index in Inputs of the run this copy ran; 0 when the
+	// profile has one input.
+	Input     int     `json:"input,omitempty"`
 	Copy      int     `json:"copy"`
 	ProbeHits uint64  `json:"probe_hits"`
 	Seconds   float64 `json:"seconds"`
@@ -151,4 +184,15 @@ type Path struct {
 	// Blocks are the file offsets, in the original module, of the first
 	// instruction of each basic block on the path, in order.
 	Blocks []int `json:"blocks"`
+	// ByInput attributes Count to the profile's inputs, in input order,
+	// when it has more than one: which runs executed the path and how
+	// often. Absent for a profile of one input, whose count is its own.
+	ByInput []InputCount `json:"by_input,omitempty"`
+}
+
+// InputCount is how often the input with index Input executed a path. It
+// is written as the pair [input, count] to keep attributions compact.
+type InputCount struct {
+	Input int
+	Count uint64
 }

@@ -172,8 +172,8 @@ func TestReportErrors(t *testing.T) {
 		{[]string{filepath.Join(dir, "none.json")}, 1, "no such file"},
 		{[]string{write("trunc.json", string(good[:len(good)/2]))}, 1, "truncated profile"},
 		{[]string{write("other.json", `{"functions": []}`)}, 1, `not a pathprof profile: no "format" field`},
-		{[]string{write("newer.json", strings.Replace(string(good), `"version": 1`, `"version": 3`, 1))}, 1,
-			"profile format version 3 is newer than this pathprof reads (version 1): use a newer pathprof"},
+		{[]string{write("newer.json", strings.Replace(string(good), `"version": 2`, `"version": 3`, 1))}, 1,
+			"profile format version 3 is newer than this pathprof reads (version 2): use a newer pathprof"},
 		{[]string{"--module", filepath.Join(dir, "none.wasm"), prof}, 1, "no such file"},
 	} {
 		code, out, errs := runCmd(append([]string{"report"}, tc.args...)...)

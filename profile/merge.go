@@ -1,0 +1,323 @@
+package profile
+
+// This file merges profiles of different runs of one module.
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Merger adds up profiles of runs of one module, one profile at a time,
+// so that merging many profiles holds only their sum: counts add, and
+// every run stays recorded as an input with its own counts (ByInput).
+// The result does not depend on the order or grouping of the merges: a
+// merged profile merges again, and any order and grouping of the same
+// runs gives the same profile, byte for byte once written.
+type Merger struct {
+	n      int // profiles added
+	module Module
+	first  string // the first profile's name, for errors
+	funcs  map[uint32]*mergeFunc
+	inputs []mergeInput // in the order added
+}
+
+type mergeInput struct {
+	in   Input
+	runs []Run // with Input zero
+}
+
+type mergeFunc struct {
+	meta  Function // without paths
+	paths map[uint64]*mergePath
+}
+
+type mergePath struct {
+	kind   string
+	blocks []int
+	count  uint64
+	by     []InputCount // by index in Merger.inputs, ascending
+}
+
+// NewMerger returns an empty Merger.
+func NewMerger() *Merger { return &Merger{funcs: map[uint32]*mergeFunc{}} }
+
+// Add adds the profile p, which its errors call name. A profile of
+// version 1, or one without inputs, counts as one input labelled label
+// (its arguments and input digest unknown). Profiles of different modules
+// are refused, naming both digests; so are profiles whose functions were
+// numbered differently. After an error the Merger must not be used.
+func (m *Merger) Add(name, label string, p *Profile) error {
+	if m.n == 0 {
+		m.module, m.first = p.Module, name
+	} else if err := m.sameModule(name, p.Module); err != nil {
+		return err
+	}
+	if p.Module.Path != "" && (m.module.Path == "" || p.Module.Path < m.module.Path) {
+		m.module.Path = p.Module.Path
+	}
+	m.n++
+	base := len(m.inputs)
+	if len(p.Inputs) == 0 {
+		in := Input{Label: label, Args: []string{}, Strategy: p.Strategy, Copies: p.Copies, Complete: p.Complete,
+			Incomplete: p.Incomplete, Interrupted: p.Interrupted, ExitCode: p.ExitCode}
+		for _, r := range p.Runs {
+			in.Seconds = max(in.Seconds, r.Seconds)
+		}
+		m.inputs = append(m.inputs, mergeInput{in: in})
+	}
+	for _, in := range p.Inputs {
+		if in.Args == nil {
+			in.Args = []string{}
+		}
+		m.inputs = append(m.inputs, mergeInput{in: in})
+	}
+	for _, r := range p.Runs {
+		i := base + r.Input
+		if i >= len(m.inputs) {
+			return fmt.Errorf("%s: run of copy %d names input %d of %d", name, r.Copy, r.Input, len(m.inputs)-base)
+		}
+		r.Input = 0
+		m.inputs[i].runs = append(m.inputs[i].runs, r)
+	}
+	for fi := range p.Functions {
+		f := &p.Functions[fi]
+		mf, err := m.function(name, f)
+		if err != nil {
+			return err
+		}
+		for qi := range f.Paths {
+			q := &f.Paths[qi]
+			mp := mf.paths[q.ID]
+			if mp == nil {
+				mp = &mergePath{kind: q.Kind, blocks: q.Blocks}
+				mf.paths[q.ID] = mp
+			} else if mp.kind != q.Kind || !slices.Equal(mp.blocks, q.Blocks) {
+				return fmt.Errorf("%s: %s, path %d: kind %s, blocks %v; %s has kind %s, blocks %v: the paths were numbered differently",
+					name, funcLabel(*f), q.ID, q.Kind, q.Blocks, m.first, mp.kind, mp.blocks)
+			}
+			if mp.count+q.Count < mp.count {
+				return fmt.Errorf("%s: %s, path %d: the counts add up to more than 2^64", name, funcLabel(*f), q.ID)
+			}
+			mp.count += q.Count
+			if len(q.ByInput) == 0 {
+				mp.by = append(mp.by, InputCount{Input: base, Count: q.Count})
+			}
+			for _, c := range q.ByInput {
+				mp.by = append(mp.by, InputCount{Input: base + c.Input, Count: c.Count})
+			}
+		}
+	}
+	return nil
+}
+
+func (m *Merger) sameModule(name string, mod Module) error {
+	a, b := m.module, mod
+	if a.SHA256 != b.SHA256 {
+		digest := func(s string) string {
+			if s == "" {
+				return "no digest"
+			}
+			return "sha256 " + s
+		}
+		return fmt.Errorf("%s is a profile of another module than %s: %s (%s), not %s (%s)",
+			name, m.first, b.Path, digest(b.SHA256), a.Path, digest(a.SHA256))
+	}
+	if a.Size != b.Size || a.CodeOffset != b.CodeOffset {
+		return fmt.Errorf("%s: module size %d, code offset %d; %s: size %d, code offset %d", name, b.Size, b.CodeOffset, m.first, a.Size, a.CodeOffset)
+	}
+	return nil
+}
+
+// function returns the merged function of f, checking that f was
+// numbered alike. A function one profile skipped and another profiled
+// (different instrumenting options) takes the profiled one's facts.
+func (m *Merger) function(name string, f *Function) (*mergeFunc, error) {
+	meta := *f
+	meta.Paths = nil
+	mf := m.funcs[f.Index]
+	if mf == nil {
+		mf = &mergeFunc{meta: meta, paths: map[uint64]*mergePath{}}
+		m.funcs[f.Index] = mf
+		return mf, nil
+	}
+	old := &mf.meta
+	if old.Name != meta.Name && meta.Name != "" && (old.Name == "" || meta.Name < old.Name) {
+		old.Name = meta.Name
+	}
+	oldProf, newProf := old.Status == StatusProfiled, meta.Status == StatusProfiled
+	switch {
+	case oldProf && newProf:
+		if old.PossiblePaths != meta.PossiblePaths || !slices.Equal(old.Cuts, meta.Cuts) {
+			return nil, fmt.Errorf("%s: %s has %s possible paths, cuts %v; in %s %s, cuts %v: the paths were numbered differently",
+				name, funcLabel(*f), meta.PossiblePaths, meta.Cuts, m.first, old.PossiblePaths, old.Cuts)
+		}
+	case newProf:
+		old.Status, old.PossiblePaths, old.Cuts = meta.Status, meta.PossiblePaths, meta.Cuts
+	case !oldProf && meta.Status < old.Status:
+		old.Status, old.PossiblePaths, old.Cuts = meta.Status, meta.PossiblePaths, meta.Cuts
+	}
+	return mf, nil
+}
+
+// Profile returns the merged profile. Inputs are put in one canonical
+// order (by their records, then by what they counted), so that the
+// order in which profiles were added does not show.
+func (m *Merger) Profile() (*Profile, error) {
+	if m.n == 0 {
+		return nil, fmt.Errorf("no profiles to merge")
+	}
+	n := len(m.inputs)
+	idx := slices.Sorted(maps.Keys(m.funcs))
+	// Each input's key: its record, its copies' runs and a digest of its
+	// counts, which tells apart inputs whose records are the same.
+	digests := make([]hashState, n)
+	for i := range digests {
+		digests[i].h = sha256.New()
+	}
+	for _, fi := range idx {
+		mf := m.funcs[fi]
+		for _, id := range slices.Sorted(maps.Keys(mf.paths)) {
+			for _, c := range mf.paths[id].by {
+				digests[c.Input].add(uint64(fi), id, c.Count)
+			}
+		}
+	}
+	keys := make([]string, n)
+	for i, mi := range m.inputs {
+		rec, err := json.Marshal(mi.in)
+		if err != nil {
+			return nil, err
+		}
+		runs, err := json.Marshal(mi.runs)
+		if err != nil {
+			return nil, err
+		}
+		keys[i] = string(rec) + "\x00" + string(runs) + "\x00" + string(digests[i].h.Sum(nil))
+	}
+	order := make([]int, n) // order[new] = old
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
+	newIndex := make([]int, n)
+	for nw, old := range order {
+		newIndex[old] = nw
+	}
+
+	p := &Profile{Format: Format, Version: Version, Module: m.module, Complete: true, Runs: []Run{}}
+	var reasons []string
+	for nw, old := range order {
+		mi := &m.inputs[old]
+		in := mi.in
+		p.Inputs = append(p.Inputs, in)
+		for _, r := range mi.runs {
+			r.Input = nw
+			p.Runs = append(p.Runs, r)
+		}
+		if nw == 0 {
+			p.Strategy, p.Copies = in.Strategy, in.Copies
+		} else if in.Strategy != p.Strategy || in.Copies != p.Copies {
+			p.Strategy, p.Copies = Mixed, max(p.Copies, in.Copies)
+		}
+		if !in.Complete {
+			p.Complete = false
+			why := in.Incomplete
+			if why == "" {
+				why = "incomplete"
+			}
+			reasons = append(reasons, why)
+			if n > 1 {
+				reasons[len(reasons)-1] = fmt.Sprintf("input %q: %s", in.Label, why)
+			}
+		}
+		if in.Interrupted != nil && p.Interrupted == nil {
+			p.Interrupted = in.Interrupted
+		}
+		if in.ExitCode != 0 && p.ExitCode == 0 {
+			p.ExitCode = in.ExitCode
+		}
+	}
+	p.Incomplete = strings.Join(reasons, "; ")
+	for _, fi := range idx {
+		mf := m.funcs[fi]
+		f := mf.meta
+		f.Paths = make([]Path, 0, len(mf.paths))
+		for _, id := range slices.Sorted(maps.Keys(mf.paths)) {
+			mp := mf.paths[id]
+			q := Path{ID: id, Count: mp.count, Kind: mp.kind, Blocks: mp.blocks}
+			if n > 1 {
+				q.ByInput = make([]InputCount, len(mp.by))
+				for i, c := range mp.by {
+					q.ByInput[i] = InputCount{Input: newIndex[c.Input], Count: c.Count}
+				}
+				slices.SortFunc(q.ByInput, func(a, b InputCount) int { return cmp.Compare(a.Input, b.Input) })
+			}
+			f.Paths = append(f.Paths, q)
+		}
+		p.Functions = append(p.Functions, f)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// hashState digests an input's counts.
+type hashState struct {
+	h   hash.Hash
+	buf [24]byte
+}
+
+func (s *hashState) add(f, id, count uint64) {
+	binary.LittleEndian.PutUint64(s.buf[0:], f)
+	binary.LittleEndian.PutUint64(s.buf[8:], id)
+	binary.LittleEndian.PutUint64(s.buf[16:], count)
+	s.h.Write(s.buf[:])
+}
+
+// OfInput returns the profile of input i of p alone: its record, its
+// copies' runs and the paths it executed with its counts. For a profile
+// of one input, OfInput(0) is p's own counts.
+func (p *Profile) OfInput(i int) (*Profile, error) {
+	n := max(len(p.Inputs), 1)
+	if i < 0 || i >= n {
+		return nil, fmt.Errorf("input %d of %d", i, n)
+	}
+	q := *p
+	q.Inputs, q.Runs, q.Functions = nil, []Run{}, make([]Function, 0, len(p.Functions))
+	if len(p.Inputs) > 0 {
+		in := p.Inputs[i]
+		q.Inputs = []Input{in}
+		q.Strategy, q.Copies, q.Complete, q.Incomplete, q.Interrupted, q.ExitCode =
+			in.Strategy, in.Copies, in.Complete, in.Incomplete, in.Interrupted, in.ExitCode
+	}
+	for _, r := range p.Runs {
+		if r.Input == i {
+			r.Input = 0
+			q.Runs = append(q.Runs, r)
+		}
+	}
+	for _, f := range p.Functions {
+		f.Paths = slices.Clone(f.Paths)
+		if len(p.Inputs) > 1 {
+			kept := f.Paths[:0]
+			for _, path := range f.Paths {
+				j, ok := slices.BinarySearchFunc(path.ByInput, i, func(c InputCount, i int) int { return cmp.Compare(c.Input, i) })
+				if ok {
+					path.Count, path.ByInput = path.ByInput[j].Count, nil
+					kept = append(kept, path)
+				}
+			}
+			f.Paths = kept
+		}
+		q.Functions = append(q.Functions, f)
+	}
+	return &q, nil
+}
