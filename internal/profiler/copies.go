@@ -251,7 +251,13 @@ func instrumentCopies(orig []byte, m *wasm.Module, plan *partition.Plan, funcs [
 // With every > 0, snapshot is called every that often while the copies
 // run, with every copy's counts read as they stand in the same way, the
 // interruption's reason profile.SnapshotReason; the copies run on.
-func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, progress func(string, ...any), stop <-chan string, every time.Duration, snapshot func([]*CopyRun, *profile.Interruption)) ([]*CopyRun, *profile.Interruption, error) {
+//
+// progs, if not nil, are the copies compiled before (a Worker's), which
+// runCopies neither compiles nor closes; and then runCopies leaves the
+// threads and the collector alone, since other Workers' runs may be
+// running beside it: an interruption is then taken when no collection
+// is waiting for a program.
+func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfg runner.Config, jobs int, progress func(string, ...any), stop <-chan string, every time.Duration, snapshot func([]*CopyRun, *profile.Interruption)) ([]*CopyRun, *profile.Interruption, error) {
 	k := len(cs.Copy)
 	cfgs := make([]runner.Config, k)
 	var stdoutCheck, stderrCheck *outputCheck
@@ -315,21 +321,15 @@ func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, pro
 	// Every copy is compiled before any runs: compiling allocates much,
 	// and a collection while another copy computes would wait for it.
 	// The compilations themselves run jobs at a time, as the runs do.
-	progs := make([]*CopyProgram, k)
 	compileErrs := make([]error, k)
-	compileSem := make(chan struct{}, max(jobs, 1))
-	var compiling sync.WaitGroup
-	for c := range cs.Copy {
-		compiling.Go(func() {
-			compileSem <- struct{}{}
-			defer func() { <-compileSem }()
-			progs[c], compileErrs[c] = CompileCopy(ctx, cs.Copy[c], cfgs[c])
-		})
+	owned := progs == nil
+	if owned {
+		progs = make([]*CopyProgram, k)
+		compileErrs = compileCopies(ctx, cs, progs, cfgs, jobs)
 	}
-	compiling.Wait()
 	interrupted := false
-	var headroom func()
-	if stop != nil || every > 0 {
+	headroom := func() {}
+	if (stop != nil || every > 0) && owned {
 		if n := min(max(jobs, 1), k) + 1; runtime.GOMAXPROCS(0) < n {
 			old := runtime.GOMAXPROCS(n)
 			defer func() {
@@ -373,7 +373,9 @@ func runCopies(ctx context.Context, cs *Copies, cfg runner.Config, jobs int, pro
 				runs[c] = &CopyRun{Err: compileErrs[c], Counts: counters.Counts{}, res: cs.Copy[c]}
 			} else {
 				runs[c] = progs[c].Run(ctx, cfgs[c])
-				progs[c].Close(context.WithoutCancel(ctx))
+				if owned {
+					progs[c].Close(context.WithoutCancel(ctx))
+				}
 			}
 			for _, w := range closers[c] {
 				w.Close()
@@ -414,6 +416,23 @@ wait:
 		}
 	}
 	return runs, nil, nil
+}
+
+// compileCopies compiles copy c of cs into progs[c] with cfgs[c], jobs at
+// a time, and returns each copy's compile error.
+func compileCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfgs []runner.Config, jobs int) []error {
+	errs := make([]error, len(cs.Copy))
+	sem := make(chan struct{}, max(jobs, 1))
+	var wg sync.WaitGroup
+	for c := range cs.Copy {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			progs[c], errs[c] = CompileCopy(ctx, cs.Copy[c], cfgs[c])
+		})
+	}
+	wg.Wait()
+	return errs
 }
 
 // runHeadroom is how much the heap may grow while interruptible copies

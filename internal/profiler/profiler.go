@@ -5,12 +5,16 @@
 package profiler
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/pathprof/pathprof/internal/instrument"
@@ -29,8 +33,10 @@ type Options struct {
 	// Partition tunes P3 planning. Its Weights, if set, also place every
 	// strategy's probes, SBL's included, on the edges that ran least.
 	Partition partition.Options
-	// ModulePath is recorded in the profile.
+	// ModulePath is recorded in the profile, and Label as the name of
+	// its run.
 	ModulePath string
+	Label      string
 	// Run configures the program's run (arguments, environment, stdin,
 	// mounts, output, compilation cache, progress).
 	Run runner.Config
@@ -58,6 +64,24 @@ type Options struct {
 // missing import): it is then marked incomplete and err says why. The
 // program's exit code is in the profile.
 func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, error) {
+	pr, err := Prepare(orig, opt)
+	if err != nil {
+		return nil, err
+	}
+	return pr.run(ctx, nil, opt.Label, opt.Run, opt.Interrupt)
+}
+
+// Prepared is a module's copies, planned and instrumented once, to
+// profile any number of runs (Profile, Worker).
+type Prepared struct {
+	cs     *Copies
+	opt    Options
+	module profile.Module
+}
+
+// Prepare plans and instruments the copies of opt's strategy for orig,
+// saying so on opt.Progress.
+func Prepare(orig []byte, opt Options) (*Prepared, error) {
 	if opt.Strategy == "" {
 		opt.Strategy = profile.SBL
 	}
@@ -68,11 +92,8 @@ func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, e
 	if k < 1 {
 		return nil, fmt.Errorf("%s needs at least one copy", opt.Strategy)
 	}
-	progress := func(format string, args ...any) {
-		if opt.Progress != nil {
-			fmt.Fprintf(opt.Progress, "pathprof: "+format+"\n", args...)
-		}
-	}
+	opt.Copies = k
+	progress := opt.progress
 	start := time.Now()
 	if opt.Strategy == profile.SBL {
 		progress("instrumenting %s (%d bytes)", opt.ModulePath, len(orig))
@@ -100,27 +121,106 @@ func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, e
 	if what := cs.SharedSummary(); what != "" {
 		progress("%s are shared out among the copies", what)
 	}
+	sum := sha256.Sum256(orig)
+	mod := profile.Module{Path: opt.ModulePath, SHA256: hex.EncodeToString(sum[:]), Size: len(orig), CodeOffset: cs.Copy[0].CodeOffset}
+	return &Prepared{cs: cs, opt: opt, module: mod}, nil
+}
+
+// progress writes a progress line, if o.Progress is set.
+func (o *Options) progress(format string, args ...any) {
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, "pathprof: "+format+"\n", args...)
+	}
+}
+
+// Empty is a profile of the prepared module with no runs and no
+// counts, for a run that made no profile.
+func (pr *Prepared) Empty() *profile.Profile {
+	return &profile.Profile{Format: profile.Format, Version: profile.Version, Module: pr.module,
+		Strategy: pr.cs.Plan.Strategy, Copies: len(pr.cs.Copy), Runs: []profile.Run{}, Functions: []profile.Function{}}
+}
+
+// Copies returns the prepared copies.
+func (pr *Prepared) Copies() *Copies { return pr.cs }
+
+// Worker is a Prepared module's copies compiled once, to run one input
+// after another. Workers run beside each other: each has its own
+// compiled copies.
+type Worker struct {
+	pr    *Prepared
+	progs []*CopyProgram
+}
+
+// Compile compiles the copies with the compile-time fields of cfg (such
+// as the compilation cache). A copy that does not compile (a missing
+// import) is an error: every run would fail alike.
+func (pr *Prepared) Compile(ctx context.Context, cfg runner.Config) (*Worker, error) {
+	k := len(pr.cs.Copy)
+	w := &Worker{pr: pr, progs: make([]*CopyProgram, k)}
+	cfgs := make([]runner.Config, k)
+	for c := range cfgs {
+		cfgs[c] = cfg
+	}
+	errs := compileCopies(ctx, pr.cs, w.progs, cfgs, pr.opt.Jobs)
+	if err := errors.Join(errs...); err != nil {
+		w.Close(ctx)
+		return nil, err
+	}
+	return w, nil
+}
+
+// Profile profiles one run, labelled label, with the run-time fields of
+// cfg (arguments, environment, standard input and output, mounts), as
+// Profile does; its progress lines go to the Prepared's Progress only.
+// A reason received on stop interrupts the run (Options.Interrupt).
+func (w *Worker) Profile(ctx context.Context, label string, cfg runner.Config, stop <-chan string) (*profile.Profile, error) {
+	return w.pr.run(ctx, w.progs, label, cfg, stop)
+}
+
+// Close releases the compiled copies.
+func (w *Worker) Close(ctx context.Context) {
+	for _, p := range w.progs {
+		if p != nil {
+			p.Close(ctx)
+		}
+	}
+}
+
+// run runs the copies once on cfg's input (compiled as progs, or
+// compiled for this run when nil) and makes the profile, which records
+// the run as its one input.
+func (pr *Prepared) run(ctx context.Context, progs []*CopyProgram, label string, cfg runner.Config, stop <-chan string) (*profile.Profile, error) {
+	opt, cs := &pr.opt, pr.cs
+	if label == "" {
+		label = strings.Join(append([]string{filepath.Base(opt.ModulePath)}, cfg.Args...), " ")
+	}
 	jobs := opt.Jobs
 	if jobs < 1 {
-		jobs = k
+		jobs = len(cs.Copy)
 	}
-	cfg := opt.Run
 	if cfg.Progress == nil {
 		cfg.Progress = opt.Progress
 	}
-	sum := sha256.Sum256(orig)
-	module := profile.Module{Path: opt.ModulePath, SHA256: hex.EncodeToString(sum[:]), Size: len(orig)}
+	var stdin []byte
+	if cfg.Stdin != nil {
+		var err error
+		if stdin, err = io.ReadAll(cfg.Stdin); err != nil {
+			return nil, fmt.Errorf("read standard input: %w", err)
+		}
+		cfg.Stdin = bytes.NewReader(stdin)
+	}
 	// assemble merges the runs into the profile, marked interrupted by in
-	// if not nil.
+	// if not nil, which records the run as its input.
 	assemble := func(runs []*CopyRun, in *profile.Interruption) (*profile.Profile, error) {
 		p, err := MergeRuns(cs, runs)
 		if err != nil {
 			return nil, err
 		}
-		p.Module.Path, p.Module.SHA256, p.Module.Size = module.Path, module.SHA256, module.Size
+		p.Module.Path, p.Module.SHA256, p.Module.Size = pr.module.Path, pr.module.SHA256, pr.module.Size
 		if in != nil {
 			markInterrupted(p, in)
 		}
+		p.Inputs = []profile.Input{inputOf(p, label, cfg, stdin)}
 		return p, nil
 	}
 	snapshot := func(runs []*CopyRun, in *profile.Interruption) {
@@ -129,14 +229,14 @@ func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, e
 			err = opt.Snapshot(p)
 		}
 		if err != nil {
-			progress("snapshot after %.0fs: %v", in.Seconds, err)
+			opt.progress("snapshot after %.0fs: %v", in.Seconds, err)
 		}
 	}
 	every := opt.SnapshotEvery
 	if opt.Snapshot == nil {
 		every = 0
 	}
-	runs, in, err := runCopies(ctx, cs, cfg, jobs, progress, opt.Interrupt, every, snapshot)
+	runs, in, err := runCopies(ctx, cs, progs, cfg, jobs, opt.progress, stop, every, snapshot)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +247,7 @@ func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, e
 	if in != nil {
 		return p, errors.New(p.Incomplete)
 	}
-	if err := unevenCalls(cs, p, progress); err != nil {
+	if err := unevenCalls(cs, p, opt.progress); err != nil {
 		return nil, err
 	}
 	if !p.Complete {
@@ -168,6 +268,30 @@ func markInterrupted(p *profile.Profile, in *profile.Interruption) {
 		why += ", each copy at its own point (approximate)"
 	}
 	p.Incomplete = joinReason(why, p.Incomplete)
+}
+
+// inputOf is the record of the run that p counts, labelled label, of the
+// input in cfg and stdin.
+func inputOf(p *profile.Profile, label string, cfg runner.Config, stdin []byte) profile.Input {
+	args := slices.Clip(cfg.Args)
+	if args == nil {
+		args = []string{}
+	}
+	var mounts []string
+	for _, d := range cfg.Dirs {
+		m := d.HostDir + ":" + d.GuestPath
+		if d.ReadOnly {
+			m += ":ro"
+		}
+		mounts = append(mounts, m)
+	}
+	in := profile.Input{Label: label, Args: args, InputSHA256: profile.InputDigest(cfg.Args, cfg.Env, mounts, stdin),
+		Strategy: p.Strategy, Copies: p.Copies, Complete: p.Complete, Incomplete: p.Incomplete, Interrupted: p.Interrupted,
+		ExitCode: p.ExitCode}
+	for _, r := range p.Runs {
+		in.Seconds = max(in.Seconds, r.Seconds)
+	}
+	return in
 }
 
 // runHits is a copy's probe hits on a run whose exact profile is exact,
