@@ -53,12 +53,10 @@ func New(module []byte) (*Map, error) {
 	return FromModule(m)
 }
 
-// FromModule is New for a module already decoded from its original bytes
-// (the code section must be the original one, since DWARF addresses count
-// from its payload).
-func FromModule(m *wasm.Module) (mp *Map, err error) {
+// dwarfOf reads the module's DWARF, nil when it has no line information,
+// and the size of its code section's payload.
+func dwarfOf(m *wasm.Module) (d *dwarf.Data, codeSize uint64, err error) {
 	sections := map[string][]byte{}
-	var codeSize uint64
 	for _, s := range m.Sections {
 		switch {
 		case s.ID == wasm.SecCustom && strings.HasPrefix(s.Name, ".debug_"):
@@ -70,29 +68,90 @@ func FromModule(m *wasm.Module) (mp *Map, err error) {
 		}
 	}
 	if sections[".debug_info"] == nil || sections[".debug_line"] == nil {
-		return nil, nil
+		return nil, 0, nil
 	}
 	// debug/dwarf is not hardened against malformed input, and a module is
 	// untrusted; a panic in it means bad DWARF, which is an error here.
 	defer func() {
 		if r := recover(); r != nil {
-			mp, err = nil, fmt.Errorf("DWARF: malformed debug sections (%v)", r)
+			d, err = nil, fmt.Errorf("DWARF: malformed debug sections (%v)", r)
 		}
 	}()
-	d, err := dwarf.New(sections[".debug_abbrev"], sections[".debug_aranges"], nil,
+	d, err = dwarf.New(sections[".debug_abbrev"], sections[".debug_aranges"], nil,
 		sections[".debug_info"], sections[".debug_line"], nil,
 		sections[".debug_ranges"], sections[".debug_str"])
 	if err != nil {
-		return nil, fmt.Errorf("DWARF: %v", err)
+		return nil, 0, fmt.Errorf("DWARF: %v", err)
 	}
 	for _, name := range []string{".debug_addr", ".debug_line_str", ".debug_str_offsets", ".debug_rnglists"} {
 		if b := sections[name]; b != nil {
 			if err := d.AddSection(name, b); err != nil {
-				return nil, fmt.Errorf("DWARF %s: %v", name, err)
+				return nil, 0, fmt.Errorf("DWARF %s: %v", name, err)
 			}
 		}
 	}
+	return d, codeSize, nil
+}
 
+// AddNames names, in m.DebugNames, the defined functions that neither the
+// name section nor an export names, by the DWARF subprogram whose low_pc
+// is the function's body (reactors and stripped builds have no name
+// section). Malformed DWARF leaves the names as they were: names are not
+// worth refusing a module for.
+func AddNames(m *wasm.Module) {
+	need := false
+	for i := range m.Code {
+		need = need || m.FuncName(m.NumImportedFuncs+uint32(i)) == ""
+	}
+	if !need {
+		return
+	}
+	d, _, err := dwarfOf(m)
+	if d == nil || err != nil {
+		return
+	}
+	defer func() { recover() }() // see dwarfOf
+	byStart := map[uint64]uint32{}
+	for i, c := range m.Code {
+		byStart[uint64(c.OrigOff-m.CodePayloadOff)] = m.NumImportedFuncs + uint32(i)
+	}
+	names := map[uint32]string{}
+	r := d.Reader()
+	for {
+		e, err := r.Next()
+		if err != nil || e == nil {
+			break
+		}
+		if e.Tag != dwarf.TagSubprogram {
+			continue
+		}
+		low, ok := e.Val(dwarf.AttrLowpc).(uint64)
+		name, _ := e.Val(dwarf.AttrName).(string)
+		if !ok || name == "" {
+			continue
+		}
+		if idx, ok := byStart[low]; ok && m.FuncName(idx) == "" {
+			names[idx] = name
+		}
+	}
+	if len(names) > 0 {
+		m.DebugNames = names
+	}
+}
+
+// FromModule is New for a module already decoded from its original bytes
+// (the code section must be the original one, since DWARF addresses count
+// from its payload).
+func FromModule(m *wasm.Module) (mp *Map, err error) {
+	d, codeSize, err := dwarfOf(m)
+	if d == nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			mp, err = nil, fmt.Errorf("DWARF: malformed debug sections (%v)", r)
+		}
+	}()
 	mp = &Map{codeOff: m.CodePayloadOff}
 	r := d.Reader()
 	for {

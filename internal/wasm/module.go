@@ -97,6 +97,9 @@ type Module struct {
 	Code         []Code
 	Data         []Data
 	Names        *Names // nil when the module has no (readable) name section
+	// DebugNames names functions the name section and exports do not,
+	// from DWARF subprograms; the decoder leaves it nil (srcmap.AddNames).
+	DebugNames map[uint32]string
 
 	NumImportedFuncs, NumImportedTables, NumImportedMemories, NumImportedGlobals, NumImportedTags uint32
 
@@ -133,12 +136,42 @@ func (m *Module) FuncType(idx uint32) (FuncType, bool) {
 	return m.Types[t], true
 }
 
-// FuncName returns the name-section name of function idx, or "".
+// FuncName returns the name of function idx: its name-section name, else
+// (reactors and stripped builds have no name section) its first export
+// name, else DebugNames' (which package srcmap fills from DWARF), else "".
 func (m *Module) FuncName(idx uint32) string {
-	if m.Names == nil {
-		return ""
+	if m.Names != nil {
+		if n := m.Names.Funcs[idx]; n != "" {
+			return n
+		}
 	}
-	return m.Names.Funcs[idx]
+	for _, e := range m.Exports {
+		if e.Kind == KindFunc && e.Index == idx {
+			return e.Name
+		}
+	}
+	return m.DebugNames[idx]
+}
+
+// FuncNames returns FuncName of every function that has a name.
+func (m *Module) FuncNames() map[uint32]string {
+	out := map[uint32]string{}
+	for i := range m.NumImportedFuncs + uint32(len(m.Code)) {
+		if n := m.FuncName(i); n != "" {
+			out[i] = n
+		}
+	}
+	return out
+}
+
+// ExportsFunc reports whether function idx is exported as name.
+func (m *Module) ExportsFunc(idx uint32, name string) bool {
+	for _, e := range m.Exports {
+		if e.Kind == KindFunc && e.Index == idx && e.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // ImportedFunc returns the import that defines function idx, if imported.
