@@ -89,7 +89,13 @@ type Profile struct {
 	// Inputs are the program runs the profile counts, one per input:
 	// one for a single run, several for a merge or a runs file. A
 	// profile of version 1 has none, and counts one run.
-	Inputs    []Input    `json:"inputs,omitempty"`
+	Inputs []Input `json:"inputs,omitempty"`
+	// Stubs lists the program's imports that pathprof provided as stubs
+	// (--stub, --stub-missing), in the order given, then import order.
+	Stubs []Stub `json:"stubs,omitempty"`
+	// Region, when set, says that only the paths that ended inside the
+	// region of interest were counted (docs/profile-format.md#region).
+	Region    *Region    `json:"region,omitempty"`
 	Runs      []Run      `json:"runs"`
 	Functions []Function `json:"functions"`
 }
@@ -139,6 +145,48 @@ type Interruption struct {
 // never ends normally, such as one killed, leaves its work up to then. A
 // file that still holds a snapshot is from a run pathprof did not see end.
 const SnapshotReason = "snapshot"
+
+// Stub is an import pathprof provided: a function that returns zero, or
+// Result, and does nothing else.
+type Stub struct {
+	// Import is MODULE.NAME.
+	Import string `json:"import"`
+	Result string `json:"result,omitempty"`
+	// Calls is how often the program called it (in one copy's run: every
+	// copy runs the same program).
+	Calls uint64 `json:"calls"`
+}
+
+// Region is the region of interest a profile was limited to: between
+// calls of the imports Start and End, or while the function Func is on
+// the stack. A path counts when it ends (when its count is added) while
+// the region is open; a path that was in progress when the region opened
+// or closed is cut by the boundary, and Cut says where.
+type Region struct {
+	// Start and End are the marker imports (MODULE.NAME); Func is the
+	// function, by the name given. Either the markers or Func is set.
+	Start string `json:"start,omitempty"`
+	End   string `json:"end,omitempty"`
+	Func  string `json:"func,omitempty"`
+	// Opened and Closed count how often the region opened and closed
+	// (with markers: calls of Start while closed and of End while open;
+	// other calls of the markers change nothing).
+	Opened uint64 `json:"opened"`
+	Closed uint64 `json:"closed"`
+	// Cut lists per function how many of its paths were in progress at a
+	// boundary: when the region opened (counted, though part of them ran
+	// before) and when it closed (not counted, though part of them ran
+	// inside).
+	Cut []Cut `json:"cut,omitempty"`
+}
+
+// Cut is how many paths of one function a region's boundaries cut.
+type Cut struct {
+	Index  uint32 `json:"index"`
+	AtOpen uint64 `json:"at_open"`
+	// AtClose counts the paths in progress when the region closed.
+	AtClose uint64 `json:"at_close"`
+}
 
 // Module identifies the profiled (original, uninstrumented) module.
 type Module struct {

@@ -183,7 +183,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		defer stop()
 		run, in := profiler.RunCopyUntil(context.Background(), cs.Copy[c], cfg, interrupt)
 		var ie *runner.ImportError
-		if errors.As(run.Err, &ie) {
+		if errors.As(run.Err, &ie) || runner.IsImportsError(run.Err) {
 			fmt.Fprintf(stderr, "pathprof: %v\n", run.Err)
 			return 1
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/pathprof/pathprof/internal/atomicfile"
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/inspect"
+	"github.com/pathprof/pathprof/internal/srcmap"
 	"github.com/pathprof/pathprof/internal/wasm"
 )
 
@@ -40,6 +41,7 @@ func init() {
 	commands = []command{
 		{"profile", []string{
 			"[--strategy sbl|pbl|p3] [--copies K] [--jobs N] [--weights PROFILE] [--counter-module] [--timeout D] [--snapshot-every D] [-o FILE] [--top N] [-q]\n" +
+				"[--stub MODULE.NAME[=RESULT]] [--stub-missing] [--region MODULE.START,MODULE.END | --region-func NAME]\n" +
 				"[--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [ARGS...]",
 		}, "Run a WASI program deterministically and write its exact path profile.", cmdProfile},
 		{"report", []string{
@@ -234,6 +236,7 @@ func load(path string) (*wasm.Module, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
+	srcmap.AddNames(m)
 	return m, nil
 }
 

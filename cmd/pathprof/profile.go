@@ -33,6 +33,9 @@ type runFlags struct {
 	dirs  multiFlag
 	stdin string
 	cache string
+	// stubs and stubMissing provide imports nothing else does.
+	stubs       multiFlag
+	stubMissing bool
 	// inherit is pathprof's own standard input, the program's without
 	// --stdin.
 	inherit inherited
@@ -43,6 +46,8 @@ func (r *runFlags) register(fs *flag.FlagSet) {
 	fs.Var(&r.dirs, "dir", "mount host directory `HOST[:GUEST]` read-write (repeatable)")
 	fs.StringVar(&r.stdin, "stdin", "", "feed `FILE` to the program's standard input (default: pathprof's own, unless it is a terminal)")
 	fs.StringVar(&r.cache, "cache", defaultCache(), "compilation cache `DIR` (\"\" for none)")
+	fs.Var(&r.stubs, "stub", "provide the function import `MODULE.NAME[=RESULT]`, which nothing else does, as a stub that returns zero or RESULT (repeatable)")
+	fs.BoolVar(&r.stubMissing, "stub-missing", false, "provide every function import that nothing else does as a stub that returns zero")
 }
 
 func defaultCache() string {
@@ -60,6 +65,14 @@ func (r *runFlags) config(module string, args []string, stdout, stderr io.Writer
 		Stdout:      stdout,
 		Stderr:      stderr,
 		CacheDir:    r.cache,
+		StubMissing: r.stubMissing,
+	}
+	for _, st := range r.stubs {
+		s, err := runner.ParseStub(st)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Stubs = append(cfg.Stubs, s)
 	}
 	for _, e := range r.env {
 		if !strings.Contains(e, "=") {
@@ -205,6 +218,8 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	counterModule := fs.Bool("counter-module", false, "keep the counters in a counter module the copies call, not in the program's memory above what it sees (an access beyond the program's memory then traps as in the original)")
 	timeout := fs.Duration("timeout", 0, "stop the run after `D` (such as 90s or 10m) and write the profile as it stands, marked interrupted; exit 124")
 	every := fs.Duration("snapshot-every", 0, "every `D` (at least 1s) while the program runs, write the profile as it stands, marked as a snapshot, so that a crash or a kill loses at most D of the run")
+	markers := fs.String("region", "", "count only the paths that end between calls of the imports `MODULE.START,MODULE.END` (stubbed)")
+	regionFunc := fs.String("region-func", "", "count only the paths that end while the function `NAME` (or index) is on the stack")
 	rf, progArgs, ok := parseWithRun(fs, args, 1)
 	if !ok {
 		return 2
@@ -217,6 +232,11 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	orig, cfg, code := rf.load(path, *out, progArgs, stdout, stderr)
 	if code != 0 {
 		return code
+	}
+	region, err := regionOf(orig, *markers, *regionFunc)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
 	}
 	var progress io.Writer = stderr
 	if *quiet {
@@ -263,6 +283,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		Instrument:    instrument.Options{SeparateCounters: *counterModule},
 		Interrupt:     interrupt,
 		SnapshotEvery: *every,
+		Region:        region,
 		Snapshot: func(p *profile.Profile) error {
 			if err := profile.WriteFile(*out, p); err != nil {
 				return err
@@ -280,6 +301,13 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	if err := profile.WriteFile(*out, p); err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
+	}
+	if g := p.Region; g != nil && g.Opened == 0 {
+		what := g.Func + " was never called"
+		if g.Func == "" {
+			what = g.Start + " was never called"
+		}
+		fmt.Fprintf(stderr, "pathprof: warning: the region never opened (%s): %s counts no paths\n", what, *out)
 	}
 	if in := p.Interrupted; in != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\npathprof: wrote %s (marked interrupted): %d paths executed in %d functions\n", runErr, *out, countPaths(p), countFuncs(p))
@@ -311,6 +339,19 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 // minSnapshotEvery is the shortest --snapshot-every: each snapshot's
 // garbage stays in memory until the run ends (profiler.keepHeadroom).
 const minSnapshotEvery = time.Second
+
+// regionOf is the region of --region or --region-func, nil for neither.
+func regionOf(orig []byte, markers, fn string) (*profiler.Region, error) {
+	switch {
+	case markers != "" && fn != "":
+		return nil, errors.New("--region and --region-func cannot be given together")
+	case markers != "":
+		return profiler.ParseMarkers(markers)
+	case fn != "":
+		return profiler.FuncRegion(orig, fn)
+	}
+	return nil, nil
+}
 
 // reasonTimeout is the reason of an interruption at --timeout.
 const reasonTimeout = "timeout"

@@ -89,11 +89,18 @@ func TestProfileMissingImport(t *testing.T) {
 	}
 	out := filepath.Join(dir, "imp.json")
 	code, _, stderr := runCmd("profile", "-q", "-o", out, mod)
-	if code != 1 || !strings.Contains(stderr, "env") || !strings.Contains(stderr, "missing") {
+	if code != 1 || !strings.Contains(stderr, "env.missing") || !strings.Contains(stderr, "--stub-missing") || strings.Count(stderr, "\n") != 1 {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	if p, err := profile.ReadFile(out); err != nil || p.Complete {
-		t.Fatalf("profile: %v, %+v", err, p)
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a profile was written of a run that could not start")
+	}
+	if code, _, stderr := runCmd("profile", "-q", "-o", out, "--stub", "env.missing", mod); code != 0 {
+		t.Fatalf("--stub: exit %d, stderr %q", code, stderr)
+	}
+	p := readProfile(t, out)
+	if len(p.Stubs) != 1 || p.Stubs[0] != (profile.Stub{Import: "env.missing", Calls: 1}) {
+		t.Errorf("stubs recorded: %+v", p.Stubs)
 	}
 	if code, _, stderr := runCmd("profile", filepath.Join(dir, "nope.wasm")); code != 1 || !strings.Contains(stderr, "no such file") {
 		t.Errorf("missing module: exit %d, %s", code, stderr)

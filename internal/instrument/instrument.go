@@ -21,6 +21,7 @@ import (
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/counters"
 	"github.com/pathprof/pathprof/internal/partition"
+	"github.com/pathprof/pathprof/internal/srcmap"
 	"github.com/pathprof/pathprof/internal/wasm"
 	"github.com/pathprof/pathprof/profile"
 )
@@ -66,6 +67,9 @@ type Result struct {
 	Funcs    []*Func // one per defined function, in order
 	// CodeOffset is the original module's code section payload offset.
 	CodeOffset int
+	// FuncShift is how many function imports the copy adds (the counter
+	// module's): original function i is the copy's i + FuncShift.
+	FuncShift uint32
 }
 
 // Instrument instruments every defined function of the module.
@@ -77,6 +81,7 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	srcmap.AddNames(m)
 	res := &Result{CodeOffset: m.CodePayloadOff}
 	numImported := m.NumImportedFuncs
 	embed := !opt.SeparateCounters && counters.CanEmbed(m) == ""
@@ -95,6 +100,7 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		fns = countFns{count: countFn, hash: countFn + 1, countN: countFn + 2}
 	}
 	shift := m.NumImportedFuncs - numImported
+	res.FuncShift = shift
 	cfgOpt := cfg.Options{NoReturn: cfg.NoReturnImports(m, opt.NoReturn...)}
 	paths := make([]uint64, numImported+uint32(len(m.Code)))
 	for i := range m.Code {

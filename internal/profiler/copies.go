@@ -257,7 +257,7 @@ func instrumentCopies(orig []byte, m *wasm.Module, plan *partition.Plan, funcs [
 // threads and the collector alone, since other Workers' runs may be
 // running beside it: an interruption is then taken when no collection
 // is waiting for a program.
-func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfg runner.Config, jobs int, progress func(string, ...any), stop <-chan string, every time.Duration, snapshot func([]*CopyRun, *profile.Interruption)) ([]*CopyRun, *profile.Interruption, error) {
+func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfg runner.Config, jobs int, progress func(string, ...any), stop <-chan string, every time.Duration, snapshot func([]*CopyRun, *profile.Interruption), region *Region) ([]*CopyRun, *profile.Interruption, error) {
 	k := len(cs.Copy)
 	cfgs := make([]runner.Config, k)
 	var stdoutCheck, stderrCheck *outputCheck
@@ -325,7 +325,17 @@ func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfg runner
 	owned := progs == nil
 	if owned {
 		progs = make([]*CopyProgram, k)
-		compileErrs = compileCopies(ctx, cs, progs, cfgs, jobs)
+		compileErrs = compileCopies(ctx, cs, progs, cfgs, jobs, region)
+		for _, err := range compileErrs {
+			if runner.IsImportsError(err) {
+				for _, p := range progs {
+					if p != nil {
+						p.Close(context.WithoutCancel(ctx))
+					}
+				}
+				return nil, nil, err
+			}
+		}
 	}
 	interrupted := false
 	headroom := func() {}
@@ -420,7 +430,7 @@ wait:
 
 // compileCopies compiles copy c of cs into progs[c] with cfgs[c], jobs at
 // a time, and returns each copy's compile error.
-func compileCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfgs []runner.Config, jobs int) []error {
+func compileCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfgs []runner.Config, jobs int, region *Region) []error {
 	errs := make([]error, len(cs.Copy))
 	sem := make(chan struct{}, max(jobs, 1))
 	var wg sync.WaitGroup
@@ -428,7 +438,16 @@ func compileCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfgs [
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			progs[c], errs[c] = CompileCopy(ctx, cs.Copy[c], cfgs[c])
+			cfg := cfgs[c]
+			var rr *regionRun
+			if region != nil {
+				rr = newRegionRun(region, cs.Copy[c])
+				cfg.Stubs, cfg.Listener = region.withMarkers(cfg.Stubs), rr
+			}
+			progs[c], errs[c] = CompileCopy(ctx, cs.Copy[c], cfg)
+			if errs[c] == nil {
+				progs[c].region = rr
+			}
 		})
 	}
 	wg.Wait()

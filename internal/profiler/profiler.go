@@ -56,6 +56,9 @@ type Options struct {
 	// interrupted with profile.SnapshotReason. The run goes on.
 	SnapshotEvery time.Duration
 	Snapshot      func(*profile.Profile) error
+	// Region, if set, limits the profile to a region of interest
+	// (region.go); its markers are stubbed.
+	Region *Region
 }
 
 // Profile profiles one run of the module: it builds the strategy's copies
@@ -161,7 +164,7 @@ func (pr *Prepared) Compile(ctx context.Context, cfg runner.Config) (*Worker, er
 	for c := range cfgs {
 		cfgs[c] = cfg
 	}
-	errs := compileCopies(ctx, pr.cs, w.progs, cfgs, pr.opt.Jobs)
+	errs := compileCopies(ctx, pr.cs, w.progs, cfgs, pr.opt.Jobs, pr.opt.Region)
 	if err := errors.Join(errs...); err != nil {
 		w.Close(ctx)
 		return nil, err
@@ -217,6 +220,12 @@ func (pr *Prepared) run(ctx context.Context, progs []*CopyProgram, label string,
 			return nil, err
 		}
 		p.Module.Path, p.Module.SHA256, p.Module.Size = pr.module.Path, pr.module.SHA256, pr.module.Size
+		p.Stubs = stubsOf(runs[0])
+		if in == nil {
+			if p.Region, err = regionOf(runs); err != nil {
+				return nil, err
+			}
+		}
 		if in != nil {
 			markInterrupted(p, in)
 		}
@@ -236,7 +245,7 @@ func (pr *Prepared) run(ctx context.Context, progs []*CopyProgram, label string,
 	if opt.Snapshot == nil {
 		every = 0
 	}
-	runs, in, err := runCopies(ctx, cs, progs, cfg, jobs, opt.progress, stop, every, snapshot)
+	runs, in, err := runCopies(ctx, cs, progs, cfg, jobs, opt.progress, stop, every, snapshot, opt.Region)
 	if err != nil {
 		return nil, err
 	}

@@ -36,6 +36,8 @@ import (
 type CopyProgram struct {
 	res  *instrument.Result
 	prog *runner.Program
+	// region follows the region of interest in each run, nil without one.
+	region *regionRun
 }
 
 // CompileCopy compiles the copy res and its counter module with the
@@ -65,13 +67,16 @@ type CopyRun struct {
 	// ReadErr says why the counts or call counters could not be read.
 	ReadErr error
 
-	res *instrument.Result
+	res   *instrument.Result
+	stubs []runner.Stub
+	// region is what the region of interest saw, nil without one.
+	region *profile.Region
 }
 
 // Run runs the copy once with the run-time fields of cfg and reads its
 // counts back; cfg.AfterRun, if set, is called after that.
 func (p *CopyProgram) Run(ctx context.Context, cfg runner.Config) *CopyRun {
-	r := &CopyRun{res: p.res}
+	r := &CopyRun{res: p.res, stubs: p.prog.Stubs()}
 	after := cfg.AfterRun
 	cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
 		r.Counts, r.ReadErr = counters.ReadInstance(mods)
@@ -83,11 +88,34 @@ func (p *CopyProgram) Run(ctx context.Context, cfg runner.Config) *CopyRun {
 		}
 		return nil
 	}
+	if p.region != nil {
+		if cfg.Live == nil {
+			cfg.Live = &runner.Live{}
+		}
+		p.region.reset(cfg.Live)
+	}
 	r.Result, r.Err = p.prog.Run(ctx, cfg)
 	if r.Counts == nil {
 		r.Counts = counters.Counts{}
 	}
+	if p.region != nil && r.ReadErr == nil {
+		r.Counts, r.ReadErr = p.region.finish(r.Counts)
+		r.region = p.region.profile()
+	}
 	return r
+}
+
+// stubsOf is the profile's record of the stubs a run called.
+func stubsOf(r *CopyRun) []profile.Stub {
+	var out []profile.Stub
+	for i, s := range r.stubs {
+		st := profile.Stub{Import: s.String(), Result: s.Result}
+		if i < len(r.Result.StubCalls) {
+			st.Calls = r.Result.StubCalls[i]
+		}
+		out = append(out, st)
+	}
+	return out
 }
 
 // RunUncounted runs the copy once without reading its counts back, for
@@ -121,7 +149,7 @@ func RunCopy(ctx context.Context, res *instrument.Result, cfg runner.Config) *Co
 // with the interruption, without waiting for the program, which runs on
 // with the garbage collector off: the caller is expected to exit soon.
 func RunCopyUntil(ctx context.Context, res *instrument.Result, cfg runner.Config, stop <-chan string) (*CopyRun, *profile.Interruption) {
-	runs, in, err := runCopies(ctx, &Copies{Copy: []*instrument.Result{res}}, nil, cfg, 1, func(string, ...any) {}, stop, 0, nil)
+	runs, in, err := runCopies(ctx, &Copies{Copy: []*instrument.Result{res}}, nil, cfg, 1, func(string, ...any) {}, stop, 0, nil, nil)
 	if err != nil { // one copy has no other to disagree with
 		return &CopyRun{Err: err, Counts: counters.Counts{}, res: res}, nil
 	}

@@ -74,6 +74,9 @@ type Run struct {
 	Interrupted bool          `json:"interrupted,omitempty"`
 	ExitCode    uint32        `json:"exit_code"`
 	Runs        []profile.Run `json:"runs"`
+	// Stubs and Region are the profile's (profile.Stub, profile.Region).
+	Stubs  []profile.Stub  `json:"stubs,omitempty"`
+	Region *profile.Region `json:"region,omitempty"`
 }
 
 // Totals sum the profile.
@@ -184,6 +187,8 @@ func Build(p *profile.Profile, opt Options) (*Report, error) {
 		Interrupted: p.Interrupted != nil,
 		ExitCode:    p.ExitCode,
 		Runs:        p.Runs,
+		Stubs:       p.Stubs,
+		Region:      p.Region,
 	}}
 	if r.Run.Runs == nil {
 		r.Run.Runs = []profile.Run{}

@@ -59,6 +59,30 @@ func (r *Report) WriteText(w io.Writer) error {
 		status = "INCOMPLETE"
 	}
 	fmt.Fprintf(tw, "result\t%s, exit code %d\n", status, run.ExitCode)
+	for i, st := range run.Stubs {
+		label := ""
+		if i == 0 {
+			label = "stubs"
+		}
+		returns := "returns zero"
+		if st.Result != "" {
+			returns = "returns " + st.Result
+		}
+		fmt.Fprintf(tw, "%s\t%s (%s), %s\n", label, st.Import, returns, plural(int(st.Calls), "call"))
+	}
+	if g := run.Region; g != nil {
+		where := "while " + g.Func + " is on the stack"
+		if g.Func == "" {
+			where = "between " + g.Start + " and " + g.End
+		}
+		var cutOpen, cutClose uint64
+		for _, c := range g.Cut {
+			cutOpen += c.AtOpen
+			cutClose += c.AtClose
+		}
+		fmt.Fprintf(tw, "region\tonly paths ending %s: opened %d, closed %d times; cut: %d paths in progress at an opening (counted), %d at a close (not counted)\n",
+			where, g.Opened, g.Closed, cutOpen, cutClose)
+	}
 	tw.Flush()
 
 	if len(run.Runs) > 0 {

@@ -100,6 +100,12 @@ type Config struct {
 	// rides on the context of every run. Listened-to modules compile to
 	// different code, cached apart from unlistened ones.
 	Listener experimental.FunctionListenerFactory
+	// Stubs provide the program's function imports named (stubs.go);
+	// StubMissing stubs every other function import that nothing
+	// provides. Without them such an import is a *MissingImportsError
+	// that lists them all.
+	Stubs       []Stub
+	StubMissing bool
 
 	// Run-time fields.
 
@@ -129,6 +135,8 @@ type Config struct {
 	// the program runs (Live.Read), such as counters when the run is
 	// interrupted.
 	Live *Live
+	// StubHook, if set, is called at every call of a stub.
+	StubHook StubHook
 }
 
 // Live gives another goroutine the instances of a run while its program
@@ -180,6 +188,8 @@ type Result struct {
 	CompileTime time.Duration
 	// RunTime is how long instantiating and running took.
 	RunTime time.Duration
+	// StubCalls counts the calls of each of Program.Stubs.
+	StubCalls []uint64
 }
 
 // ImportError reports an import that no available module provides.
@@ -214,6 +224,7 @@ type Program struct {
 	modules     []compiledNamed
 	compileTime time.Duration
 	listener    experimental.FunctionListenerFactory
+	stubs       *stubs
 
 	mu sync.Mutex
 }
@@ -327,6 +338,9 @@ func Compile(ctx context.Context, wasm []byte, cfg Config) (_ *Program, err erro
 	if p.main, err = p.compile(ctx, name, wasm, cfg.Progress); err != nil {
 		return nil, err
 	}
+	if err := p.defineStubs(ctx, name, cfg, exports); err != nil {
+		return nil, err
+	}
 	if err := checkImports(name, p.main, exports); err != nil {
 		return nil, err
 	}
@@ -431,8 +445,12 @@ func (p *Program) Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
+	p.startStubs(cfg.StubHook)
 	start := time.Now()
-	defer func() { res.RunTime = time.Since(start) }()
+	defer func() {
+		res.RunTime = time.Since(start)
+		res.StubCalls = p.stubCalls()
+	}()
 
 	// Closing in reverse order mirrors instantiation and ensures no
 	// instance outlives a module it imports from.

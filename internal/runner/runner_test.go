@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func TestExitCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res != (runner.Result{ExitCode: 3, Exited: true, CompileTime: res.CompileTime, RunTime: res.RunTime}) {
+	if res.ExitCode != 3 || !res.Exited || res.Trap != nil || res.StubCalls != nil {
 		t.Errorf("result %+v, want exit code 3", res)
 	}
 	// The atexit handler's line proves stdio was flushed by exit().
@@ -195,7 +196,6 @@ func TestMissingImport(t *testing.T) {
 		module, name  string
 		missingModule bool
 	}{
-		{"env", "missing", true},
 		{"wasi_snapshot_preview1", "no_such_call", false},
 	} {
 		wasm := command([][]byte{importFunc(c.module, c.name, 0)}, opCall, 0)
@@ -211,6 +211,36 @@ func TestMissingImport(t *testing.T) {
 			if !strings.Contains(err.Error(), s) {
 				t.Errorf("error %q does not mention %q", err, s)
 			}
+		}
+	}
+}
+
+// TestStubs checks that a function import of a module nothing provides
+// is listed with the others and the flags that stub it, and that a stub
+// returns what it is given, counts its calls and calls the run's hook.
+func TestStubs(t *testing.T) {
+	ctx := context.Background()
+	// (import "env" "a" (func)) (import "env" "b" (func)), _start calls a twice.
+	wasm := command([][]byte{importFunc("env", "a", 0), importFunc("env", "b", 0)}, opCall, 0, opCall, 0)
+	_, err := runner.Run(ctx, wasm, runner.Config{ProgramName: "prog.wasm"})
+	var me *runner.MissingImportsError
+	if !errors.As(err, &me) || len(me.Missing) != 2 || !strings.Contains(err.Error(), "env.a, env.b") || !strings.Contains(err.Error(), "--stub-missing") {
+		t.Fatalf("error %v, want both imports listed", err)
+	}
+	hooked := 0
+	cfg := runner.Config{Stubs: []runner.Stub{{Module: "env", Name: "b"}}, StubMissing: true,
+		StubHook: func(_ context.Context, stub int, _ api.Module) { hooked += stub + 1 }}
+	res, err := runner.Run(ctx, wasm, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stubs: env.b (given) first, then env.a (missing).
+	if !slices.Equal(res.StubCalls, []uint64{0, 2}) || hooked != 4 {
+		t.Errorf("stub calls %v, hook sum %d; want [0 2] and 4", res.StubCalls, hooked)
+	}
+	for _, bad := range []runner.Stub{{Module: "env", Name: "c"}, {Module: "env", Name: "a", Result: "1"}} {
+		if _, err := runner.Run(ctx, wasm, runner.Config{Stubs: []runner.Stub{bad}, StubMissing: true}); !runner.IsImportsError(err) {
+			t.Errorf("stub %+v: error %v", bad, err)
 		}
 	}
 }

@@ -51,6 +51,9 @@ type Traced struct {
 	// NumImportedFuncs is the original module's number of imported
 	// functions: Funcs[i] has function index NumImportedFuncs+i.
 	NumImportedFuncs uint32
+	// Region, if set before Run, counts only the paths that end inside
+	// it (profile.Region).
+	Region *Region
 
 	size       int
 	sha256     string

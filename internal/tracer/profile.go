@@ -28,6 +28,7 @@ func (r *Result) Profile() *profile.Profile {
 		Copies:   1,
 		Complete: r.Run.Exited && r.Run.Trap == nil,
 		ExitCode: r.Run.ExitCode,
+		Region:   r.Region,
 		Runs: []profile.Run{{
 			ProbeHits: r.Events,
 			Seconds:   r.Run.RunTime.Seconds(),

@@ -10,6 +10,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/pathprof/pathprof/internal/runner"
+	"github.com/pathprof/pathprof/profile"
 )
 
 // Key identifies an acyclic path.
@@ -49,6 +50,9 @@ type Result struct {
 	Dropped uint64
 	// Run is how the run ended.
 	Run runner.Result
+	// Region is what the region of interest saw (Traced.Region), nil
+	// without one.
+	Region *profile.Region
 }
 
 // Run instruments orig and runs it once; see Traced.Run.

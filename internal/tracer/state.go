@@ -81,6 +81,8 @@ type state struct {
 	rt  wazero.Runtime
 	mem api.Memory
 	pos api.MutableGlobal
+	// region is nil without a region of interest.
+	region *regionState
 }
 
 func newState(t *Traced) *state {
@@ -90,6 +92,7 @@ func newState(t *Traced) *state {
 		entryRoot: make([]int32, len(t.Funcs)),
 		backRoots: make([]map[int32]int32, len(t.Funcs)),
 		calls:     make([]CallStats, len(t.Funcs)),
+		region:    newRegionState(t.Region),
 	}
 	for i := range st.entryRoot {
 		st.entryRoot[i] = -1
@@ -213,6 +216,7 @@ func (l *listener) Before(_ context.Context, _ api.Module, def api.FunctionDefin
 	if l.fn != nil {
 		st.stats(l.fn).Calls++
 	}
+	st.enterRegion(def, l.fn)
 	st.stack = append(st.stack, frame{def: def, fn: l.fn, host: l.host, cur: -1})
 }
 
@@ -268,6 +272,7 @@ func (l *listener) After(_ context.Context, _ api.Module, def api.FunctionDefini
 		st.complete(fr, cfg.EdgeReturn)
 	}
 	st.stack = st.stack[:len(st.stack)-1]
+	st.leaveRegion(*fr)
 }
 
 func (l *listener) Abort(_ context.Context, _ api.Module, def api.FunctionDefinition, err error) {
@@ -340,6 +345,7 @@ func (st *state) pop() {
 		}
 	}
 	st.stack = st.stack[:len(st.stack)-1]
+	st.leaveRegion(*fr)
 }
 
 // block takes one block event: the top frame, of function fn, entered
@@ -383,7 +389,7 @@ func (st *state) block(fn, b uint32) {
 			return
 		}
 	}
-	if st.kids[k].restart {
+	if st.kids[k].restart && st.counting() {
 		st.nodes[fr.cur].count[0]++
 	}
 	fr.cur = st.kids[k].node
@@ -454,7 +460,9 @@ func (st *state) complete(fr *frame, k cfg.EdgeKind) {
 			fr.fn.Index, k, last, fr.fn.Offsets[last])
 		return
 	}
-	st.nodes[fr.cur].count[1]++
+	if st.counting() {
+		st.nodes[fr.cur].count[1]++
+	}
 	fr.cur = -1
 }
 
@@ -471,6 +479,7 @@ func (st *state) finish(res runner.Result) {
 			st.pop()
 		}
 	}
+	st.res.Region = st.region.record()
 	for i := range st.calls {
 		if st.calls[i] != (CallStats{}) {
 			c := st.calls[i]

@@ -1,0 +1,97 @@
+package profiler
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/pathprof/pathprof/internal/runner"
+	"github.com/pathprof/pathprof/internal/testprogs"
+	"github.com/pathprof/pathprof/internal/tracer"
+	"github.com/pathprof/pathprof/profile"
+)
+
+// TestRegions profiles testdata/hosts/markers.wasm, whose markers and
+// helpers are stubbed, limited to the region between its markers and to
+// the region of its function measured, with every strategy: each profile
+// equals the tracer's with the same region, path for path and in the
+// region's openings and cuts, and the program prints what it prints
+// unprofiled.
+func TestRegions(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(testprogs.ModuleRoot(t), "testdata", "hosts", "markers.wasm")
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stubs := []runner.Stub{{Module: "bench", Name: "rounds", Result: "7"}, {Module: "bench", Name: "seed", Result: "-12345"}}
+	var plain bytes.Buffer
+	if _, err := runner.Run(ctx, orig, runner.Config{Stubs: stubs, StubMissing: true, Stdout: &plain}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(plain.Bytes(), []byte("rounds 7 ")) {
+		t.Fatalf("the stub's result did not reach the program: %s", plain.String())
+	}
+	markers, err := ParseMarkers("bench.start,bench.stop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, err := FuncRegion(orig, "measured")
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := Profile(ctx, orig, Options{Run: runner.Config{Stubs: stubs, StubMissing: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct {
+		name   string
+		region *Region
+		traced tracer.Region
+	}{
+		{"markers", markers, tracer.Region{Start: [2]string{"bench", "start"}, End: [2]string{"bench", "stop"}}},
+		{"func", fn, tracer.Region{Func: fn.FuncIndex, ByFunc: true}},
+	} {
+		tr, err := tracer.Instrument(orig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.Region = &r.traced
+		res, _, err := tr.Run(ctx, runner.Config{Stubs: r.region.withMarkers(stubs), StubMissing: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := res.Profile()
+		if want.Region.Opened == 0 || len(want.Region.Cut) == 0 || reflect.DeepEqual(tracer.Counts(want), tracer.Counts(whole)) {
+			t.Fatalf("%s: the region cuts nothing or counts the whole run: %+v", r.name, want.Region)
+		}
+		for _, st := range []struct {
+			s profile.Strategy
+			k int
+		}{{profile.SBL, 1}, {profile.PBL, 2}, {profile.P3, 2}, {profile.P3, 4}} {
+			label := fmt.Sprintf("%s %s k=%d", r.name, st.s, st.k)
+			var out bytes.Buffer
+			p, err := Profile(ctx, orig, Options{Strategy: st.s, Copies: st.k, Jobs: 2, Region: r.region,
+				Run: runner.Config{Stubs: stubs, StubMissing: true, Stdout: &out}})
+			if err != nil {
+				t.Fatalf("%s: %v", label, err)
+			}
+			if out.String() != plain.String() {
+				t.Errorf("%s: output differs from the unprofiled run's", label)
+			}
+			if diff := diffCounts(tracer.Counts(p), res.Paths); diff != "" {
+				t.Errorf("%s: the profile differs from the tracer's:\n%s", label, diff)
+			}
+			got, wantRegion := *p.Region, *want.Region
+			got.Start, got.End, got.Func = "", "", ""
+			wantRegion.Start, wantRegion.End, wantRegion.Func = "", "", ""
+			if !reflect.DeepEqual(got, wantRegion) {
+				t.Errorf("%s: region %+v, the tracer's %+v", label, got, wantRegion)
+			}
+		}
+	}
+}
