@@ -30,7 +30,8 @@ const wasi = new WASI({
   returnOnExit: true,
 });
 const counters = countersPath === '-' ? null : new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(countersPath)), {});
-const imports = wasi.getImportObject();
+// node 18 (Debian's) has no getImportObject.
+const imports = wasi.getImportObject ? wasi.getImportObject() : { wasi_snapshot_preview1: wasi.wasiImport };
 const preview1 = imports.wasi_snapshot_preview1;
 
 // node's WASI reads the host's clocks and random source; replace them with

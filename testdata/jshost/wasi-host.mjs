@@ -21,7 +21,9 @@ const tmp = mkdtempSync(join(tmpdir(), 'pathprof-wasi-host-'));
 const outFile = join(tmp, 'output');
 const fd = openSync(outFile, 'w');
 const wasi = new WASI({ version: 'preview1', args: ['program', ...args], env: {}, stdout: fd, stderr: fd, returnOnExit: true });
-const { instance } = await WebAssembly.instantiate(readFileSync(join(dir, `copy-${copyArg}.wasm`)), pp.imports(wasi.getImportObject()));
+// node 18 (Debian's) has no getImportObject.
+const imports = wasi.getImportObject ? wasi.getImportObject() : { wasi_snapshot_preview1: wasi.wasiImport };
+const { instance } = await WebAssembly.instantiate(readFileSync(join(dir, `copy-${copyArg}.wasm`)), pp.imports(imports));
 const exitCode = wasi.start(instance);
 closeSync(fd);
 const output = readFileSync(outFile);
