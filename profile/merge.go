@@ -26,6 +26,9 @@ type Merger struct {
 	first  string // the first profile's name, for errors
 	funcs  map[uint32]*mergeFunc
 	inputs []mergeInput // in the order added
+	// region is the first profile's region, which every other must share:
+	// counts of different regions do not add up.
+	region *Region
 }
 
 type mergeInput struct {
@@ -59,6 +62,11 @@ func (m *Merger) Add(name, label string, p *Profile) error {
 	} else if err := m.sameModule(name, p.Module); err != nil {
 		return err
 	}
+	if m.n == 0 {
+		m.region = p.Region
+	} else if !sameRegion(m.region, p.Region) {
+		return fmt.Errorf("%s: %s, %s: %s: counts of different regions do not add up", name, regionLabel(p.Region), m.first, regionLabel(m.region))
+	}
 	if p.Module.Path != "" && (m.module.Path == "" || p.Module.Path < m.module.Path) {
 		m.module.Path = p.Module.Path
 	}
@@ -66,7 +74,7 @@ func (m *Merger) Add(name, label string, p *Profile) error {
 	base := len(m.inputs)
 	if len(p.Inputs) == 0 {
 		in := Input{Label: label, Args: []string{}, Strategy: p.Strategy, Copies: p.Copies, Complete: p.Complete,
-			Incomplete: p.Incomplete, Interrupted: p.Interrupted, ExitCode: p.ExitCode}
+			Incomplete: p.Incomplete, Interrupted: p.Interrupted, ExitCode: p.ExitCode, Stubs: p.Stubs, Region: p.Region}
 		for _, r := range p.Runs {
 			in.Seconds = max(in.Seconds, r.Seconds)
 		}
@@ -243,6 +251,8 @@ func (m *Merger) Profile() (*Profile, error) {
 		if in.ExitCode != 0 && p.ExitCode == 0 {
 			p.ExitCode = in.ExitCode
 		}
+		p.Stubs = addStubs(p.Stubs, in.Stubs)
+		p.Region = addRegion(p.Region, in.Region)
 	}
 	p.Incomplete = strings.Join(reasons, "; ")
 	for _, fi := range idx {
@@ -295,8 +305,8 @@ func (p *Profile) OfInput(i int) (*Profile, error) {
 	if len(p.Inputs) > 0 {
 		in := p.Inputs[i]
 		q.Inputs = []Input{in}
-		q.Strategy, q.Copies, q.Complete, q.Incomplete, q.Interrupted, q.ExitCode =
-			in.Strategy, in.Copies, in.Complete, in.Incomplete, in.Interrupted, in.ExitCode
+		q.Strategy, q.Copies, q.Complete, q.Incomplete, q.Interrupted, q.ExitCode, q.Stubs, q.Region =
+			in.Strategy, in.Copies, in.Complete, in.Incomplete, in.Interrupted, in.ExitCode, in.Stubs, in.Region
 	}
 	for _, r := range p.Runs {
 		if r.Input == i {
@@ -320,4 +330,62 @@ func (p *Profile) OfInput(i int) (*Profile, error) {
 		q.Functions = append(q.Functions, f)
 	}
 	return &q, nil
+}
+
+// sameRegion reports whether a and b are the same region of interest
+// (nil for none), whatever they counted.
+func sameRegion(a, b *Region) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Start == b.Start && a.End == b.End && a.Func == b.Func
+}
+
+func regionLabel(r *Region) string {
+	switch {
+	case r == nil:
+		return "no region"
+	case r.Func != "":
+		return "region of " + r.Func
+	}
+	return "region " + r.Start + "," + r.End
+}
+
+// addStubs adds the calls of add to sum's stubs of the same import,
+// appending the others.
+func addStubs(sum, add []Stub) []Stub {
+	for _, s := range add {
+		i := slices.IndexFunc(sum, func(t Stub) bool { return t.Import == s.Import && t.Result == s.Result })
+		if i < 0 {
+			sum = append(sum, s)
+			continue
+		}
+		sum[i].Calls += s.Calls
+	}
+	return sum
+}
+
+// addRegion adds what add's region saw to sum's, the same region.
+func addRegion(sum, add *Region) *Region {
+	if add == nil {
+		return sum
+	}
+	if sum == nil {
+		r := *add
+		r.Cut = slices.Clone(add.Cut)
+		return &r
+	}
+	sum.Opened += add.Opened
+	sum.Closed += add.Closed
+	for _, c := range add.Cut {
+		i := slices.IndexFunc(sum.Cut, func(d Cut) bool { return d.Index == c.Index })
+		if i < 0 {
+			sum.Cut = append(sum.Cut, c)
+			continue
+		}
+		sum.Cut[i].AtOpen += c.AtOpen
+		sum.Cut[i].AtClose += c.AtClose
+	}
+	slices.SortFunc(sum.Cut, func(a, b Cut) int { return cmp.Compare(a.Index, b.Index) })
+	return sum
 }

@@ -282,3 +282,46 @@ func FuzzMerge(f *testing.F) {
 		}
 	})
 }
+
+// TestMergeStubsAndRegions checks that merged runs of one region add up
+// their stubs' calls, openings and cuts, that OfInput gives back each
+// run's, and that runs of different regions are refused.
+func TestMergeStubsAndRegions(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	withRegion := func(label string, calls, opened uint64, region Region) *Profile {
+		p := randomRun(r, label, false)
+		p.Stubs = []Stub{{Import: "bench.start", Calls: calls}}
+		region.Opened, region.Closed = opened, opened
+		region.Cut = []Cut{{Index: 3, AtOpen: opened, AtClose: opened}}
+		p.Region = &region
+		p.Inputs[0].Stubs, p.Inputs[0].Region = p.Stubs, p.Region
+		return p
+	}
+	markers := Region{Start: "bench.start", End: "bench.stop"}
+	m := NewMerger()
+	a, b := withRegion("a", 2, 2, markers), withRegion("b", 5, 4, markers)
+	for _, p := range []*Profile{a, b} {
+		if err := m.Add(p.Inputs[0].Label, "", roundTrip(t, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := m.Profile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Stubs) != 1 || got.Stubs[0].Calls != 7 || got.Region.Opened != 6 || got.Region.Cut[0].AtClose != 6 {
+		t.Errorf("merged stubs %+v, region %+v", got.Stubs, got.Region)
+	}
+	for i := range got.Inputs {
+		in, err := got.OfInput(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string]uint64{"a": 2, "b": 4}[in.Inputs[0].Label]; in.Region.Opened != want {
+			t.Errorf("input %s: region opened %d, want %d", in.Inputs[0].Label, in.Region.Opened, want)
+		}
+	}
+	if err := m.Add("c", "", withRegion("c", 1, 1, Region{Func: "measured"})); err == nil || !strings.Contains(err.Error(), "different regions") {
+		t.Errorf("a run of another region: %v", err)
+	}
+}

@@ -119,6 +119,10 @@ type Input struct {
 	ExitCode    uint32        `json:"exit_code"`
 	// Seconds is the run's wall-clock time (its slowest copy's).
 	Seconds float64 `json:"seconds"`
+	// Stubs and Region are this run's, as the profile's own fields are
+	// for a single run; a merged profile's are their sums.
+	Stubs  []Stub  `json:"stubs,omitempty"`
+	Region *Region `json:"region,omitempty"`
 }
 
 // Interruption says why and when a run was stopped before it ended. Its

@@ -296,7 +296,7 @@ func inputOf(p *profile.Profile, label string, cfg runner.Config, stdin []byte) 
 	}
 	in := profile.Input{Label: label, Args: args, InputSHA256: profile.InputDigest(cfg.Args, cfg.Env, mounts, stdin),
 		Strategy: p.Strategy, Copies: p.Copies, Complete: p.Complete, Incomplete: p.Incomplete, Interrupted: p.Interrupted,
-		ExitCode: p.ExitCode}
+		ExitCode: p.ExitCode, Stubs: p.Stubs, Region: p.Region}
 	for _, r := range p.Runs {
 		in.Seconds = max(in.Seconds, r.Seconds)
 	}
