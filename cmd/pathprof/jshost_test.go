@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -276,5 +277,56 @@ func TestJSHostWASI(t *testing.T) {
 	}
 	if ok, diff := readProfile(t, sblFile).Equal(mergeParts(t, dir, 4)); !ok {
 		t.Fatalf("merged copies differ from sbl: %s", diff)
+	}
+}
+
+// TestJSHostLegacyExceptions instruments for a JavaScript host a module
+// that wazero cannot run, one that imports env.print and catches with the
+// legacy try and catch (testdata/jshost/eh.wat), and runs it in node with
+// a loader of its own: the catching function is left out, named with the
+// reason, and the others count what the program's definition says.
+func TestJSHostLegacyExceptions(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("skipped: node is not installed (apt-get install nodejs, as .ci/run does)")
+	}
+	const n = 100
+	dir := filepath.Join(t.TempDir(), "eh")
+	if code, stdout, stderr := runCmd("instrument", "--host", "js", "--strategy", "sbl", "-o", dir, filepath.Join(jshostData(t), "eh.wasm")); code != 0 {
+		t.Fatalf("instrument: exit %d: %s%s", code, stdout, stderr)
+	}
+	out, err := exec.Command(node, filepath.Join(jshostData(t), "eh-host.mjs"), dir, fmt.Sprint(n)).CombinedOutput()
+	// thrower throws i for the i below n that 3 does not divide, and
+	// catcher returns it.
+	sum, throws := 0, 0
+	for i := range n {
+		if i%3 != 0 {
+			sum += i
+			throws++
+		}
+	}
+	if err != nil || string(out) != fmt.Sprintln(sum) {
+		t.Fatalf("node: %v: %s", err, out)
+	}
+	prof := mergeParts(t, dir, 1)
+	counts := map[string][]uint64{}
+	for _, f := range prof.Functions {
+		if f.Name == "catcher" && f.Status != profile.Skipped("exception handling") {
+			t.Errorf("catcher is not skipped for its exception handling: %+v", f)
+		}
+		for _, p := range f.Paths {
+			counts[f.Name] = append(counts[f.Name], p.Count)
+		}
+	}
+	slices.Sort(counts["thrower"])
+	if want := []uint64{uint64(n - throws), uint64(throws)}; !slices.Equal(counts["thrower"], want) {
+		t.Errorf("thrower's paths ran %v times, want %v", counts["thrower"], want)
+	}
+	var iterations uint64
+	for _, c := range counts["run"] {
+		iterations += c
+	}
+	if iterations != n {
+		t.Errorf("run's paths ran %d times, want %d", iterations, n)
 	}
 }

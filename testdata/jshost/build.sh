@@ -12,8 +12,10 @@
 # The glue is built MODULARIZE (node and pages call createGrow(Module)),
 # EXIT_RUNTIME (it reports main's exit code and flushes stdout) and with
 # WASM_ASYNC_COMPILATION=0: its asynchronous path takes node 20's fetch for
-# a browser's. --profiling-funcs keeps the function names. The outputs are
-# committed, so the tests need only node and chromium.
+# a browser's. --profiling-funcs keeps the function names.
+#
+# It also assembles eh.wat with wabt's wat2wasm (apt-get install wabt).
+# The outputs are committed, so the tests need only node and chromium.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -24,6 +26,7 @@ common=(-O2 --profiling-funcs -sALLOW_MEMORY_GROWTH=1 -Wall -Wextra -Werror -std
 emcc "${common[@]}" -sEXIT_RUNTIME=1 -sWASM_ASYNC_COMPILATION=0 \
 	-sMODULARIZE=1 -sEXPORT_NAME=createGrow -o grow.js grow.c
 emcc "${common[@]}" -sSTANDALONE_WASM -o grow-standalone.wasm grow.c notify.c
-for f in grow.js grow.wasm grow-standalone.wasm; do
+wat2wasm --enable-exceptions --debug-names -o eh.wasm eh.wat
+for f in grow.js grow.wasm grow-standalone.wasm eh.wasm; do
 	printf '%-22s %7d bytes\n' "$f" "$(stat -c %s "$f")"
 done
