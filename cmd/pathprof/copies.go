@@ -185,6 +185,9 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		var ie *runner.ImportError
 		if errors.As(run.Err, &ie) || runner.IsImportsError(run.Err) {
 			fmt.Fprintf(stderr, "pathprof: %v\n", run.Err)
+			if man.Host == profiler.HostJS {
+				fmt.Fprintf(stderr, "pathprof: %s was written for a JavaScript host: run its copies there with %s (docs/js-hosts.md)\n", dir, filepath.Join(dir, jshost.FileName))
+			}
 			return 1
 		}
 		part = profiler.NewPart(man, c, run, outBuf.Bytes())

@@ -145,6 +145,10 @@ func TestEmscriptenNode(t *testing.T) {
 	}
 	sblDir := filepath.Join(tmp, "sbl")
 	instrumentGrow(t, sblDir, "--strategy", "sbl")
+	// pathprof cannot run them itself, and says where they run.
+	if code, _, stderr := runCmd("exec", sblDir, "0"); code != 1 || !strings.Contains(stderr, "env.emscripten_resize_heap") || !strings.Contains(stderr, "pathprof.mjs") {
+		t.Errorf("exec of a copy for a JavaScript host: exit %d: %s", code, stderr)
+	}
 	sbl := runCopies(sblDir, 1)
 	sameGrowFuncs(t, "node, sbl", standalone, sbl)
 
