@@ -123,6 +123,16 @@ type Input struct {
 	// for a single run; a merged profile's are their sums.
 	Stubs  []Stub  `json:"stubs,omitempty"`
 	Region *Region `json:"region,omitempty"`
+	// Invoked lists the exports called (pathprof profile --invoke) in
+	// place of _start, in order, with what each returned.
+	Invoked []Invocation `json:"invoked,omitempty"`
+}
+
+// Invocation is one call of an export and what it returned.
+type Invocation struct {
+	// Call is NAME(ARG, ...) as given.
+	Call    string   `json:"call"`
+	Results []string `json:"results"`
 }
 
 // Interruption says why and when a run was stopped before it ended. Its

@@ -183,7 +183,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		defer stop()
 		run, in := profiler.RunCopyUntil(context.Background(), cs.Copy[c], cfg, interrupt)
 		var ie *runner.ImportError
-		if errors.As(run.Err, &ie) || runner.IsImportsError(run.Err) {
+		if errors.As(run.Err, &ie) || runner.IsSetupError(run.Err) {
 			fmt.Fprintf(stderr, "pathprof: %v\n", run.Err)
 			if man.Host == profiler.HostJS {
 				fmt.Fprintf(stderr, "pathprof: %s was written for a JavaScript host: run its copies there with %s (docs/js-hosts.md)\n", dir, filepath.Join(dir, jshost.FileName))

@@ -37,9 +37,9 @@ func TestStubsAndRegions(t *testing.T) {
 			t.Errorf("the report does not say %q:\n%s", want, stderr)
 		}
 	}
-	code, _, stderr = runCmd("report", out)
-	if code != 0 || !strings.Contains(stderr+"", "") {
-		t.Errorf("report: exit %d", code)
+	code, report, _ := runCmd("report", out)
+	if code != 0 || !strings.Contains(report, "bench.rounds (returns 3") || !strings.Contains(report, "region") {
+		t.Errorf("report: exit %d\n%s", code, report)
 	}
 }
 
@@ -75,5 +75,62 @@ func TestHostsBadInput(t *testing.T) {
 	}
 	if p := readProfile(t, out); countPaths(p) != 0 || p.Region.Opened != 0 {
 		t.Errorf("a region never opened counted paths: %+v", p.Region)
+	}
+}
+
+// TestInvoke profiles the reactor through --invoke: the results are
+// printed after the program's output, and mistakes in a call give one
+// line, exit 1.
+func TestInvoke(t *testing.T) {
+	m := hostsProgram(t, "reactor")
+	out := filepath.Join(t.TempDir(), "p.json")
+	code, stdout, stderr := runCmd("profile", "-q", "-o", out, "--invoke", "fib:12", "--invoke", "lookup_sum:10,1", "--invoke", "hello", m)
+	if code != 0 || !strings.HasSuffix(stdout, "fib(12) = 144\nlookup_sum(10, 1) = -4\nhello()\n") || !strings.Contains(stdout, "table[3] = 2") {
+		t.Fatalf("exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "not a WASI command (a reactor or a library? --invoke"},
+		{[]string{"--invoke", "nope"}, "exports no function nope (its functions: _initialize, fib,"},
+		{[]string{"--invoke", "fib"}, "fib takes 1 arguments (i32), not 0"},
+		{[]string{"--invoke", "fib:1.5"}, `argument 1, "1.5": fib wants i32`},
+		{[]string{"--invoke", "lookup_sum:x,1"}, "wants i64"},
+		{[]string{"--invoke", ":1"}, "want NAME"},
+	} {
+		code, _, stderr := runCmd(append(append([]string{"profile", "-q", "-o", out}, c.args...), m)...)
+		if code == 0 || code == 2 && c.args != nil && c.args[1] != ":1" || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%q: exit %d, want one line saying %q:\n%s", c.args, code, c.want, stderr)
+		}
+	}
+}
+
+// TestNamesWithoutNameSection checks that a module without a name
+// section still names every function a report shows: exported ones by
+// their exports, the others by DWARF.
+func TestNamesWithoutNameSection(t *testing.T) {
+	m := hostsProgram(t, "reactor-noname")
+	code, stdout, stderr := runCmd("inspect", m)
+	for _, name := range []string{" fib\n", " lookup_sum\n", " printf_core\n", " _initialize\n"} {
+		if code != 0 || !strings.Contains(stdout, name) {
+			t.Errorf("inspect does not name %q (exit %d):\n%s%s", name, code, stdout, stderr)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "p.json")
+	if code, _, stderr := runCmd("profile", "-q", "-o", out, "--invoke", "fib:5", "--invoke", "hello", m); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	// Only what the linker made up, such as __wasm_call_ctors, has no
+	// DWARF; the report calls it func[N].
+	unnamed := 0
+	for _, f := range readProfile(t, out).Functions {
+		if len(f.Paths) > 0 && f.Name == "" {
+			unnamed++
+		}
+	}
+	code, report, _ := runCmd("report", out)
+	if code != 0 || unnamed > 1 || !strings.Contains(report, "__fwritex") {
+		t.Errorf("%d functions that ran have no name (exit %d):\n%s", unnamed, code, report)
 	}
 }

@@ -41,7 +41,7 @@ func init() {
 	commands = []command{
 		{"profile", []string{
 			"[--strategy sbl|pbl|p3] [--copies K] [--jobs N] [--weights PROFILE] [--counter-module] [--timeout D] [--snapshot-every D] [-o FILE] [--top N] [-q]\n" +
-				"[--stub MODULE.NAME[=RESULT]] [--stub-missing] [--region MODULE.START,MODULE.END | --region-func NAME]\n" +
+				"[--stub MODULE.NAME[=RESULT]] [--stub-missing] [--region MODULE.START,MODULE.END | --region-func NAME] [--invoke NAME[:ARG,...]]\n" +
 				"[--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [ARGS...]",
 		}, "Run a WASI program deterministically and write its exact path profile.", cmdProfile},
 		{"report", []string{

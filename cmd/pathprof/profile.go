@@ -36,6 +36,8 @@ type runFlags struct {
 	// stubs and stubMissing provide imports nothing else does.
 	stubs       multiFlag
 	stubMissing bool
+	// invoke calls exports in place of _start.
+	invoke multiFlag
 	// inherit is pathprof's own standard input, the program's without
 	// --stdin.
 	inherit inherited
@@ -48,6 +50,7 @@ func (r *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.cache, "cache", defaultCache(), "compilation cache `DIR` (\"\" for none)")
 	fs.Var(&r.stubs, "stub", "provide the function import `MODULE.NAME[=RESULT]`, which nothing else does, as a stub that returns zero or RESULT (repeatable)")
 	fs.BoolVar(&r.stubMissing, "stub-missing", false, "provide every function import that nothing else does as a stub that returns zero")
+	fs.Var(&r.invoke, "invoke", "run a reactor or library: call _initialize if exported, then the export `NAME[:ARG,...]` (i32, i64, f32, f64 arguments; repeatable, in order) in place of _start, and print what it returns")
 }
 
 func defaultCache() string {
@@ -66,6 +69,13 @@ func (r *runFlags) config(module string, args []string, stdout, stderr io.Writer
 		Stderr:      stderr,
 		CacheDir:    r.cache,
 		StubMissing: r.stubMissing,
+	}
+	for _, c := range r.invoke {
+		call, err := runner.ParseCall(c)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Invoke = append(cfg.Invoke, call)
 	}
 	for _, st := range r.stubs {
 		s, err := runner.ParseStub(st)
@@ -302,6 +312,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
+	printInvoked(stdout, p)
 	if g := p.Region; g != nil && g.Opened == 0 {
 		what := g.Func + " was never called"
 		if g.Func == "" {
@@ -339,6 +350,20 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 // minSnapshotEvery is the shortest --snapshot-every: each snapshot's
 // garbage stays in memory until the run ends (profiler.keepHeadroom).
 const minSnapshotEvery = time.Second
+
+// printInvoked prints what each --invoke call returned, one line each,
+// after the program's own output.
+func printInvoked(stdout io.Writer, p *profile.Profile) {
+	for _, in := range p.Inputs {
+		for _, c := range in.Invoked {
+			if len(c.Results) == 0 {
+				fmt.Fprintf(stdout, "%s\n", c.Call)
+				continue
+			}
+			fmt.Fprintf(stdout, "%s = %s\n", c.Call, strings.Join(c.Results, ", "))
+		}
+	}
+}
 
 // regionOf is the region of --region or --region-func, nil for neither.
 func regionOf(orig []byte, markers, fn string) (*profiler.Region, error) {

@@ -327,7 +327,7 @@ func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfg runner
 		progs = make([]*CopyProgram, k)
 		compileErrs = compileCopies(ctx, cs, progs, cfgs, jobs, region)
 		for _, err := range compileErrs {
-			if runner.IsImportsError(err) {
+			if runner.IsSetupError(err) {
 				for _, p := range progs {
 					if p != nil {
 						p.Close(context.WithoutCancel(ctx))

@@ -230,6 +230,9 @@ func (pr *Prepared) run(ctx context.Context, progs []*CopyProgram, label string,
 			markInterrupted(p, in)
 		}
 		p.Inputs = []profile.Input{inputOf(p, label, cfg, stdin)}
+		for _, r := range runs[0].Result.Returned {
+			p.Inputs[0].Invoked = append(p.Inputs[0].Invoked, profile.Invocation{Call: r.Call.String(), Results: r.Results})
+		}
 		return p, nil
 	}
 	snapshot := func(runs []*CopyRun, in *profile.Interruption) {

@@ -95,3 +95,52 @@ func TestRegions(t *testing.T) {
 		}
 	}
 }
+
+// TestReactor profiles testdata/hosts/reactor.wasm, a reactor, through
+// calls of its exports after _initialize, with every strategy: each
+// profile equals the tracer's of the same calls, and records them with
+// what they returned.
+func TestReactor(t *testing.T) {
+	ctx := context.Background()
+	orig, err := os.ReadFile(filepath.Join(testprogs.ModuleRoot(t), "testdata", "hosts", "reactor.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls []runner.Call
+	for _, s := range []string{"fib:15", "lookup_sum:300,-3", "poly:0.5,2.25", "hello"} {
+		c, err := runner.ParseCall(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls = append(calls, c)
+	}
+	var want bytes.Buffer
+	tr, _, err := tracer.Run(ctx, orig, runner.Config{Invoke: calls, Stdout: &want})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(want.Bytes(), []byte("table[3] = 2")) {
+		t.Fatalf("_initialize did not run first: %q", want.String())
+	}
+	for _, st := range []struct {
+		s profile.Strategy
+		k int
+	}{{profile.SBL, 1}, {profile.PBL, 2}, {profile.P3, 3}} {
+		label := fmt.Sprintf("%s k=%d", st.s, st.k)
+		var out bytes.Buffer
+		p, err := Profile(ctx, orig, Options{Strategy: st.s, Copies: st.k, Jobs: 2, Run: runner.Config{Invoke: calls, Stdout: &out}})
+		if err != nil {
+			t.Fatalf("%s: %v", label, err)
+		}
+		if out.String() != want.String() {
+			t.Errorf("%s: output %q, the tracer's run %q", label, out.String(), want.String())
+		}
+		if diff := diffCounts(tracer.Counts(p), tr.Paths); diff != "" {
+			t.Errorf("%s: the profile differs from the tracer's:\n%s", label, diff)
+		}
+		inv := p.Inputs[0].Invoked
+		if len(inv) != 4 || !reflect.DeepEqual(inv[0], profile.Invocation{Call: "fib(15)", Results: []string{"610"}}) || inv[2].Call != "poly(0.5, 2.25)" || len(inv[3].Results) != 0 {
+			t.Errorf("%s: invocations recorded: %+v", label, inv)
+		}
+	}
+}

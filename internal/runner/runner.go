@@ -137,6 +137,11 @@ type Config struct {
 	Live *Live
 	// StubHook, if set, is called at every call of a stub.
 	StubHook StubHook
+	// Invoke, if set, runs the program as a reactor or a library is run:
+	// _initialize when it is exported, then these calls of its exports,
+	// in order (invoke.go), instead of _start. Compile reads it too, to
+	// check the calls and not to ask for _start.
+	Invoke []Call
 }
 
 // Live gives another goroutine the instances of a run while its program
@@ -190,6 +195,9 @@ type Result struct {
 	RunTime time.Duration
 	// StubCalls counts the calls of each of Program.Stubs.
 	StubCalls []uint64
+	// Returned holds what each call of Config.Invoke returned, up to
+	// the first that failed.
+	Returned []Returned
 }
 
 // ImportError reports an import that no available module provides.
@@ -344,8 +352,12 @@ func Compile(ctx context.Context, wasm []byte, cfg Config) (_ *Program, err erro
 	if err := checkImports(name, p.main, exports); err != nil {
 		return nil, err
 	}
-	if _, ok := p.main.ExportedFunctions()["_start"]; !ok {
-		return nil, fmt.Errorf("%s exports no _start function: not a WASI command", name)
+	if len(cfg.Invoke) > 0 {
+		if _, err := encodeCalls(name, p.main, cfg.Invoke); err != nil {
+			return nil, err
+		}
+	} else if _, ok := p.main.ExportedFunctions()["_start"]; !ok {
+		return nil, &InvokeError{fmt.Sprintf("%s exports no _start function: not a WASI command (a reactor or a library? --invoke NAME[:ARG,...] calls its exports)", name)}
 	}
 	p.compileTime = time.Since(start)
 	return p, nil
@@ -483,7 +495,16 @@ func (p *Program) Run(ctx context.Context, cfg Config) (res Result, err error) {
 	live[ProgramKey] = mod
 	cfg.Live.set(live)
 	defer cfg.Live.set(nil) // before the memories are released
-	_, callErr := mod.ExportedFunction("_start").Call(ctx)
+	var callErr error
+	if len(cfg.Invoke) > 0 {
+		args, err := encodeCalls(name, p.main, cfg.Invoke)
+		if err != nil {
+			return res, err
+		}
+		callErr = invoke(ctx, mod, cfg.Invoke, args, &res)
+	} else {
+		_, callErr = mod.ExportedFunction("_start").Call(ctx)
+	}
 	res.ExitCode, res.Exited = 0, true
 	var exit *sys.ExitError
 	switch {

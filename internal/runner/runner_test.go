@@ -239,7 +239,7 @@ func TestStubs(t *testing.T) {
 		t.Errorf("stub calls %v, hook sum %d; want [0 2] and 4", res.StubCalls, hooked)
 	}
 	for _, bad := range []runner.Stub{{Module: "env", Name: "c"}, {Module: "env", Name: "a", Result: "1"}} {
-		if _, err := runner.Run(ctx, wasm, runner.Config{Stubs: []runner.Stub{bad}, StubMissing: true}); !runner.IsImportsError(err) {
+		if _, err := runner.Run(ctx, wasm, runner.Config{Stubs: []runner.Stub{bad}, StubMissing: true}); !runner.IsSetupError(err) {
 			t.Errorf("stub %+v: error %v", bad, err)
 		}
 	}

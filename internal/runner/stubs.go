@@ -63,13 +63,15 @@ func stubErrorf(format string, args ...any) error {
 	return &StubError{Msg: fmt.Sprintf(format, args...)}
 }
 
-// IsImportsError reports whether err says that the program's imports
-// cannot be provided as asked (a *MissingImportsError or a *StubError):
-// nothing ran, and running again the same way fails the same way.
-func IsImportsError(err error) bool {
+// IsSetupError reports whether err says that the program cannot be run
+// as asked: its imports cannot be provided (a *MissingImportsError, a
+// *StubError) or its exports called (an *InvokeError). Nothing ran, and
+// running again the same way fails the same way.
+func IsSetupError(err error) bool {
 	var m *MissingImportsError
 	var s *StubError
-	return errors.As(err, &m) || errors.As(err, &s)
+	var i *InvokeError
+	return errors.As(err, &m) || errors.As(err, &s) || errors.As(err, &i)
 }
 
 // MissingImportsError lists every function import of a program that no

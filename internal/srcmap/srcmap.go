@@ -115,6 +115,10 @@ func AddNames(m *wasm.Module) {
 	for i, c := range m.Code {
 		byStart[uint64(c.OrigOff-m.CodePayloadOff)] = m.NumImportedFuncs + uint32(i)
 	}
+	// A concrete subprogram of a function also inlined elsewhere names
+	// itself through its abstract origin (or specification).
+	named := map[dwarf.Offset]string{}
+	origin := map[uint32]dwarf.Offset{}
 	names := map[uint32]string{}
 	r := d.Reader()
 	for {
@@ -125,13 +129,27 @@ func AddNames(m *wasm.Module) {
 		if e.Tag != dwarf.TagSubprogram {
 			continue
 		}
-		low, ok := e.Val(dwarf.AttrLowpc).(uint64)
 		name, _ := e.Val(dwarf.AttrName).(string)
-		if !ok || name == "" {
+		if name != "" {
+			named[e.Offset] = name
+		}
+		low, ok := e.Val(dwarf.AttrLowpc).(uint64)
+		idx, found := byStart[low]
+		if !ok || !found || m.FuncName(idx) != "" {
 			continue
 		}
-		if idx, ok := byStart[low]; ok && m.FuncName(idx) == "" {
+		switch {
+		case name != "":
 			names[idx] = name
+		case e.Val(dwarf.AttrAbstractOrigin) != nil:
+			origin[idx], _ = e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+		case e.Val(dwarf.AttrSpecification) != nil:
+			origin[idx], _ = e.Val(dwarf.AttrSpecification).(dwarf.Offset)
+		}
+	}
+	for idx, off := range origin {
+		if n := named[off]; n != "" {
+			names[idx] = n
 		}
 	}
 	if len(names) > 0 {
