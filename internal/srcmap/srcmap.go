@@ -283,6 +283,18 @@ func (m *Map) Lookup(fileOffset int) (file string, line int, ok bool) {
 // LookupColumn is Lookup with the row's column too: 0 where DWARF gives
 // none. Blocks that start on one line are told apart by it.
 func (m *Map) LookupColumn(fileOffset int) (file string, line, col int, ok bool) {
+	return m.lookup(fileOffset, true)
+}
+
+// Attributed is Lookup without the fallback for line-0 rows: the code at
+// fileOffset counts as no line's when the compiler attributed it to none.
+// Line coverage counts a line as run only by code of its own.
+func (m *Map) Attributed(fileOffset int) (file string, line int, ok bool) {
+	file, line, _, ok = m.lookup(fileOffset, false)
+	return file, line, ok
+}
+
+func (m *Map) lookup(fileOffset int, fallBack bool) (file string, line, col int, ok bool) {
 	if m == nil || fileOffset < m.codeOff {
 		return "", 0, 0, false
 	}
@@ -300,6 +312,9 @@ func (m *Map) LookupColumn(fileOffset int) (file string, line, col int, ok bool)
 		for ; j >= 0; j-- {
 			if r := &s.rows[j]; r.line != 0 {
 				return r.file, r.line, r.col, true
+			}
+			if !fallBack {
+				break
 			}
 		}
 		return "", 0, 0, false

@@ -157,7 +157,8 @@ func TestFunctionStarts(t *testing.T) {
 // TestRows compares Lookup with every row of calc.c's line table, read
 // directly: at a row's address Lookup gives the last row at that address,
 // between rows the row before, and a line-0 row the line of the nearest
-// row before it with a line (and that row's column).
+// row before it with a line (and that row's column), which Attributed
+// does not.
 func TestRows(t *testing.T) {
 	b, m := wasmtest.DecodeFile(t, testprogs.CProgramByName(t, "calc").Wasm)
 	sm, err := New(b)
@@ -210,6 +211,10 @@ func TestRows(t *testing.T) {
 			zeros++
 		}
 		off := m.CodePayloadOff + int(row.Address)
+		// Attributed gives a row's own line, none for a line-0 row.
+		if _, aLine, aOK := sm.Attributed(off); aOK != (row.Line != 0) || aLine != row.Line {
+			t.Errorf("0x%x: Attributed gives line %d %v, the row %d", row.Address, aLine, aOK, row.Line)
+		}
 		file, line, col, ok := sm.LookupColumn(off)
 		if want == 0 {
 			if ok {
