@@ -48,8 +48,12 @@ type C struct {
 }
 
 // ReadC reads the list of C programs in dir and each one's exit code.
-func ReadC(dir string) ([]C, error) {
-	list := filepath.Join(dir, "programs.txt")
+func ReadC(dir string) ([]C, error) { return ReadCList(dir, "programs.txt") }
+
+// ReadCList is ReadC for another list in dir of the same form, such as
+// programs-O0.txt.
+func ReadCList(dir, name string) ([]C, error) {
+	list := filepath.Join(dir, name)
 	data, err := os.ReadFile(list)
 	if err != nil {
 		return nil, err

@@ -45,10 +45,14 @@ func (p CProgram) Config(t testing.TB) runner.Config {
 
 // CPrograms returns the committed C programs in the order of
 // testdata/c/programs.txt.
-func CPrograms(t testing.TB) []CProgram {
+func CPrograms(t testing.TB) []CProgram { return CProgramsIn(t, "programs.txt") }
+
+// CProgramsIn returns the committed C programs of another list in
+// testdata/c, such as programs-O0.txt, in its order.
+func CProgramsIn(t testing.TB, list string) []CProgram {
 	t.Helper()
 	dir := filepath.Join(ModuleRoot(t), "testdata", "c")
-	progs, err := loadCPrograms(dir)
+	progs, err := loadCPrograms(dir, list)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,8 +71,8 @@ func CProgramByName(t testing.TB, name string) CProgram {
 	return CProgram{}
 }
 
-func loadCPrograms(dir string) ([]CProgram, error) {
-	list, err := proglist.ReadC(dir)
+func loadCPrograms(dir, name string) ([]CProgram, error) {
+	list, err := proglist.ReadCList(dir, name)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the C test programs listed in programs.txt into WASI modules and
-# records their expected output.
+# Builds the C test programs listed in programs.txt and programs-O0.txt (or
+# in the lists given as arguments) into WASI modules and records their
+# expected output.
 #
 # The expected stdout and exit status come from a native build of the same
 # source rather than from running the .wasm: the tests then check the wasm
@@ -18,19 +19,28 @@ WARN=(-Wall -Wextra -Werror -std=c11)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-while read -r name src opt stdin args; do
-	case $name in '' | '#'*) continue ;; esac
-	# DWARF keeps line tables for reports; the prefix map keeps this
-	# machine's directory out of them, so rebuilds are byte-identical.
-	"$CC" --target=wasm32-wasi "$opt" -g -fdebug-prefix-map="$PWD"=. \
-		"${WARN[@]}" -o "$name.wasm" "$src"
-	"$CC" "$opt" "${WARN[@]}" -o "$tmp/$name" "$src"
+# build builds the programs of one list.
+build() {
+	while read -r name src opt stdin args; do
+		case $name in '' | '#'*) continue ;; esac
+		# DWARF keeps line tables for reports; the prefix map keeps this
+		# machine's directory out of them, so rebuilds are byte-identical.
+		"$CC" --target=wasm32-wasi "$opt" -g -fdebug-prefix-map="$PWD"=. \
+			"${WARN[@]}" -o "$name.wasm" "$src"
+		"$CC" "$opt" "${WARN[@]}" -o "$tmp/$name" "$src"
 
-	in=/dev/null
-	[ "$stdin" = - ] || in=$stdin
-	status=0
-	# shellcheck disable=SC2086 # args is a word list on purpose
-	"$tmp/$name" $args <"$in" >"$name.expected" || status=$?
-	echo "$status" >"$name.exitcode"
-	printf '%-10s %7d bytes  exit %d\n' "$name.wasm" "$(stat -c %s "$name.wasm")" "$status"
-done <programs.txt
+		in=/dev/null
+		[ "$stdin" = - ] || in=$stdin
+		status=0
+		# shellcheck disable=SC2086 # args is a word list on purpose
+		"$tmp/$name" $args <"$in" >"$name.expected" || status=$?
+		echo "$status" >"$name.exitcode"
+		printf '%-12s %7d bytes  exit %d\n' "$name.wasm" "$(stat -c %s "$name.wasm")" "$status"
+	done <"$1"
+}
+
+lists=("$@")
+[ ${#lists[@]} -gt 0 ] || lists=(programs.txt programs-O0.txt)
+for list in "${lists[@]}"; do
+	build "$list"
+done
