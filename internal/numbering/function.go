@@ -17,6 +17,8 @@ type Function struct {
 	Graph *cfg.Graph
 	DAG   *cfg.DAG
 	Num   *Numbering
+	// Cuts are the nodes the DAG was cut at to fit MaxPaths.
+	Cuts []int32
 	// Off is the file offset of the function's body: Graph offsets count
 	// from it.
 	Off int
@@ -29,11 +31,11 @@ func NumberFunction(m *wasm.Module, def int, opt cfg.Options) (*Function, error)
 	if err != nil {
 		return nil, err
 	}
-	d, n, _, err := NumberCut(g, MaxPaths)
+	d, n, cuts, err := NumberCut(g, MaxPaths)
 	if err != nil {
 		return nil, err
 	}
-	return &Function{Graph: g, DAG: d, Num: n, Off: m.Code[def].OrigOff}, nil
+	return &Function{Graph: g, DAG: d, Num: n, Cuts: cuts, Off: m.Code[def].OrigOff}, nil
 }
 
 // Path returns the DAG edges of the path with the given id, checking that
