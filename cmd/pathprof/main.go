@@ -45,8 +45,8 @@ func init() {
 				"[--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [ARGS...]",
 		}, "Run a WASI program deterministically and write its exact path profile.", cmdProfile},
 		{"report", []string{
-			"[--top N] [--json] [--html FILE [--source DIR]] [--module FILE] PROFILE",
-		}, "Print a profile's hottest paths, path coverage per function and source lines, or write an HTML report.", cmdReport},
+			"[--top N] [--json] [--html FILE] [--lcov FILE] [--cobertura FILE] [--source DIR] [--module FILE] PROFILE",
+		}, "Print a profile's hottest paths, path coverage per function and source lines, or write an HTML report, lcov or Cobertura.", cmdReport},
 		{"inspect", []string{
 			"[--json] [--func NAME] [--dot FILE] MODULE",
 		}, "List each function's blocks, edges, loops and acyclic paths; draw one's CFG and DAG.", cmdInspect},

@@ -18,6 +18,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print JSON")
 	modFlag := fs.String("module", "", "the profiled module, for function offsets and source lines (default: the module the profile names, if unchanged)")
 	html := addHTMLFlags(fs)
+	cov := addCoverageFlags(fs)
 	if err := fs.Parse(interleaved(fs, args)); err != nil {
 		return 2
 	}
@@ -30,6 +31,11 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	path := fs.Arg(0)
+	for _, out := range []string{html.file, cov.lcov, cov.cobertura} {
+		if out != "" && !checkOutput(out, stderr) {
+			return 1
+		}
+	}
 	p, err := profile.ReadFile(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
@@ -41,6 +47,10 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	b, name, warn, err := findModule(p.Module.Path, p.Module.SHA256, path, *modFlag)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	if warn != "" && cov.any() {
+		fmt.Fprintf(stderr, "pathprof: coverage needs the profiled module: %s; give it with --module FILE\n", warn)
 		return 1
 	}
 	if warn != "" {
@@ -61,15 +71,23 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, err)
 		return 1
 	}
-	if html.file != "" {
+	if html.file != "" || cov.any() {
 		for _, w := range r.Warnings {
 			fmt.Fprintf(stderr, "pathprof: warning: %s\n", w)
 		}
-		topSet := false
-		fs.Visit(func(f *flag.Flag) { topSet = topSet || f.Name == "top" })
-		if err := writeHTMLReport(html, p, opt, topSet); err != nil {
-			fmt.Fprintf(stderr, "pathprof: %v\n", err)
-			return 1
+		if cov.any() {
+			if err := cov.write(p, opt.Module, opt.ModulePath, html.sources, stderr); err != nil {
+				fmt.Fprintf(stderr, "pathprof: %v\n", err)
+				return 1
+			}
+		}
+		if html.file != "" {
+			topSet := false
+			fs.Visit(func(f *flag.Flag) { topSet = topSet || f.Name == "top" })
+			if err := writeHTMLReport(html, p, opt, topSet); err != nil {
+				fmt.Fprintf(stderr, "pathprof: %v\n", err)
+				return 1
+			}
 		}
 		return 0
 	}

@@ -175,6 +175,10 @@ func TestReportErrors(t *testing.T) {
 		{[]string{write("newer.json", strings.Replace(string(good), `"version": 2`, `"version": 3`, 1))}, 1,
 			"profile format version 3 is newer than this pathprof reads (version 2): use a newer pathprof"},
 		{[]string{"--module", filepath.Join(dir, "none.wasm"), prof}, 1, "no such file"},
+		{[]string{"--lcov", filepath.Join(dir, "a.info"), prof}, 1, "coverage needs the profiled module: the profile names no module; give it with --module FILE"},
+		{[]string{"--lcov", filepath.Join(dir, "a.info"), "--module", testprogs.CProgramByName(t, "calc").Wasm, prof}, 1,
+			"its blocks are not those its id gives in the module"},
+		{[]string{"--cobertura", filepath.Join(dir, "no", "a.xml"), prof}, 1, "a.xml"},
 	} {
 		code, out, errs := runCmd(append([]string{"report"}, tc.args...)...)
 		if code != tc.code || !strings.Contains(errs, tc.want) || out != "" {
@@ -186,6 +190,42 @@ func TestReportErrors(t *testing.T) {
 		if code == 1 && !strings.HasPrefix(errs, "pathprof: ") {
 			t.Errorf("%v: error %q", tc.args, errs)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a.info")); !os.IsNotExist(err) {
+		t.Errorf("a failed --lcov left a file: %v", err)
+	}
+}
+
+// TestReportCoverage profiles a program and writes its lcov and Cobertura
+// files, which name the source where it was found.
+func TestReportCoverage(t *testing.T) {
+	dir := t.TempDir()
+	p := testprogs.CProgramByName(t, "vm-O0")
+	prof, info, xmlFile := filepath.Join(dir, "vm.json"), filepath.Join(dir, "vm.info"), filepath.Join(dir, "vm.xml")
+	if code, _, errs := runCmd("profile", "-q", "-o", prof, p.Wasm); code != 0 {
+		t.Fatalf("profile: exit %d: %s", code, errs)
+	}
+	code, out, errs := runCmd("report", "--lcov", info, "--cobertura", xmlFile, prof)
+	if code != 0 || out != "" || strings.Contains(errs, "error") {
+		t.Fatalf("report: exit %d\n%s\n%s", code, out, errs)
+	}
+	src, err := filepath.Abs(p.Source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lcov, err := os.ReadFile(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(lcov, []byte("TN:\nSF:"+src+"\n")) || !bytes.Contains(lcov, []byte("\nFN:")) || !bytes.Contains(lcov, []byte("\nBRDA:")) {
+		t.Errorf("lcov file:\n%.500s", lcov)
+	}
+	x, err := os.ReadFile(xmlFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(x, []byte(`<class name="vm.c" filename="`+p.Source+`"`)) {
+		t.Errorf("Cobertura file:\n%.800s", x)
 	}
 }
 

@@ -1,0 +1,106 @@
+package coverage
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/pathprof/pathprof/internal/profiler"
+	"github.com/pathprof/pathprof/internal/srcmap"
+	"github.com/pathprof/pathprof/internal/testprogs"
+	"github.com/pathprof/pathprof/profile"
+)
+
+// run is one committed C program profiled, with its coverage.
+type run struct {
+	prog   testprogs.CProgram
+	module []byte
+	prof   *profile.Profile
+	cov    *Coverage
+}
+
+var (
+	runsMu sync.Mutex
+	runs   = map[string]*run{}
+)
+
+// profiled profiles the C program name (of programs.txt or
+// programs-O0.txt) once per test binary, checks its output against the
+// native build's, and builds its coverage with sources found beside it.
+func profiled(t testing.TB, name string) *run {
+	t.Helper()
+	runsMu.Lock()
+	defer runsMu.Unlock()
+	if r := runs[name]; r != nil {
+		return r
+	}
+	var prog testprogs.CProgram
+	for _, p := range append(testprogs.CPrograms(t), testprogs.CProgramsIn(t, "programs-O0.txt")...) {
+		if p.Name == name {
+			prog = p
+		}
+	}
+	if prog.Name == "" {
+		t.Fatalf("no C program %s", name)
+	}
+	b, err := os.ReadFile(prog.Wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := prog.Config(t)
+	var stdout bytes.Buffer
+	cfg.Stdout = &stdout
+	p, err := profiler.Profile(context.Background(), b, profiler.Options{ModulePath: prog.Wasm, Run: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ExitCode != prog.WantExitCode || stdout.String() != prog.WantStdout {
+		t.Fatalf("%s: exit code %d and output unlike the native build's (exit code %d)", name, p.ExitCode, prog.WantExitCode)
+	}
+	cov, err := Build(p, b, Options{Roots: srcmap.NewRoots(prog.Wasm, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &run{prog: prog, module: b, prof: p, cov: cov}
+	runs[name] = r
+	return r
+}
+
+// lcovLines reads the DA records of an lcov tracefile for the source
+// file whose path ends in /src: every line with code, and its count.
+func lcovLines(t *testing.T, data []byte, src string) map[int]uint64 {
+	t.Helper()
+	out := map[int]uint64{}
+	in := false
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		l := sc.Text()
+		if f, ok := strings.CutPrefix(l, "SF:"); ok {
+			in = strings.HasSuffix(f, "/"+src)
+		}
+		if rest, ok := strings.CutPrefix(l, "DA:"); ok && in {
+			fs := strings.Split(rest, ",")
+			n, err1 := strconv.Atoi(fs[0])
+			c, err2 := strconv.ParseUint(fs[1], 10, 64)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("bad record %q", l)
+			}
+			out[n] = c
+		}
+	}
+	return out
+}
+
+func lcov(t *testing.T, c *Coverage) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := c.WriteLCOV(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
