@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -132,5 +133,48 @@ func TestNamesWithoutNameSection(t *testing.T) {
 	code, report, _ := runCmd("report", out)
 	if code != 0 || unnamed > 1 || !strings.Contains(report, "__fwritex") {
 		t.Errorf("%d functions that ran have no name (exit %d):\n%s", unnamed, code, report)
+	}
+}
+
+// TestRefusals checks that a module using what the runtime cannot run is
+// refused in one line naming the feature and what would work instead:
+// the GC proposal (a struct type, an anyref), memory64, wasi-threads'
+// thread-spawn and a component.
+func TestRefusals(t *testing.T) {
+	dir := t.TempDir()
+	header := []byte{0, 'a', 's', 'm', 1, 0, 0, 0}
+	cases := []struct {
+		name   string
+		module []byte
+		want   []string
+	}{
+		// (type (struct (field i32)))
+		{"gc-struct", append(header, 1, 5, 1, 0x5f, 1, 0x7f, 0), []string{"struct type", "GC proposal", "Kotlin/Wasm", "linear memory"}},
+		// (type (func (param anyref)))
+		{"gc-anyref", append(header, 1, 5, 1, 0x60, 1, 0x6e, 0), []string{"anyref", "GC proposal"}},
+		// (memory i64 1)
+		{"memory64", append(header, 5, 3, 1, 4, 1), []string{"memory64", "wasm32"}},
+		// (import "wasi" "thread-spawn" (func (param i32) (result i32)))
+		{"thread-spawn", append(header, 1, 6, 1, 0x60, 1, 0x7f, 1, 0x7f,
+			2, 21, 1, 4, 'w', 'a', 's', 'i', 12, 't', 'h', 'r', 'e', 'a', 'd', '-', 's', 'p', 'a', 'w', 'n', 0, 0),
+			[]string{"wasi.thread-spawn", "wasi-threads", "without threads"}},
+		// an empty component
+		{"component", []byte{0, 'a', 's', 'm', 0x0d, 0, 1, 0}, []string{"component", "core module", "wasm32-wasip1"}},
+	}
+	for _, c := range cases {
+		path := filepath.Join(dir, c.name+".wasm")
+		if err := os.WriteFile(path, c.module, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range [][]string{{"profile", "-q", "-o", filepath.Join(dir, "p.json")}, {"osp", "-q", "-o", filepath.Join(dir, "o.json")}} {
+			code, _, stderr := runCmd(append(cmd, path)...)
+			ok := code == 1 && strings.Count(stderr, "\n") == 1
+			for _, w := range c.want {
+				ok = ok && strings.Contains(stderr, w)
+			}
+			if !ok {
+				t.Errorf("%s %s: exit %d, want 1 and one line saying %q:\n%s", cmd[0], c.name, code, c.want, stderr)
+			}
+		}
 	}
 }

@@ -81,6 +81,9 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := m.Unsupported(); err != nil {
+		return nil, err
+	}
 	srcmap.AddNames(m)
 	res := &Result{CodeOffset: m.CodePayloadOff}
 	numImported := m.NumImportedFuncs

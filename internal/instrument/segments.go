@@ -145,6 +145,9 @@ func InstrumentSegments(orig []byte, seg Segments) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := m.Unsupported(); err != nil {
+		return nil, err
+	}
 	res := &Result{CodeOffset: m.CodePayloadOff}
 	numImported := m.NumImportedFuncs
 	if seg.Setup != nil {

@@ -173,6 +173,9 @@ func Decode(b []byte) (*Module, error) {
 		return nil, &DecodeError{Section: "header", Offset: 4, Msg: "unexpected end: missing version"}
 	}
 	m := &Module{Version: uint32(b[4]) | uint32(b[5])<<8 | uint32(b[6])<<16 | uint32(b[7])<<24}
+	if m.Version == componentVersion {
+		return nil, &DecodeError{Section: "header", Offset: 4, Msg: componentMsg()}
+	}
 	if m.Version != 1 {
 		return nil, &DecodeError{Section: "header", Offset: 4, Msg: fmt.Sprintf("unknown binary version %d", m.Version)}
 	}

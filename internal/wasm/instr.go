@@ -102,6 +102,9 @@ func (r *Reader) valType() (ValType, error) {
 	if err != nil {
 		return ValType{}, err
 	}
+	if name, gc := gcValTypes[c]; gc {
+		return ValType{}, r.errf(at, "value type 0x%02x (%s) is of %s", c, name, gcAdvice)
+	}
 	if !isValTypeCode(c) {
 		return ValType{}, r.errf(at, "malformed value type 0x%02x", c)
 	}

@@ -59,6 +59,9 @@ func (d *decoder) funcType() (FuncType, error) {
 	if err != nil {
 		return ft, err
 	}
+	if what, gc := gcTypeForms[form]; gc {
+		return ft, d.errf(at, "type form 0x%02x (%s) is of %s", form, what, gcAdvice)
+	}
 	if form != 0x60 {
 		return ft, d.errf(at, "unsupported type form 0x%02x (only function types are known)", form)
 	}
