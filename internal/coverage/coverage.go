@@ -26,8 +26,18 @@ import (
 // Coverage is a profile's coverage by source file.
 type Coverage struct {
 	Files []*File // by name
+	// Inputs, for a profile of several inputs (a merge, a runs file, a
+	// test binary's tests), are each input's own coverage, in the
+	// profile's order: what the paths' attributions to it say.
+	Inputs []Input
 	// Warnings say what was left out and why.
 	Warnings []string
+}
+
+// Input is the coverage of one of a profile's inputs.
+type Input struct {
+	Label string
+	Files []*File
 }
 
 // File is one source file's coverage.
@@ -109,66 +119,116 @@ func Build(p *profile.Profile, module []byte, opt Options) (*Coverage, error) {
 	if src == nil {
 		return nil, errors.New("the module has no DWARF line tables: line and branch coverage need source lines")
 	}
-	b := &builder{m: m, src: src, files: map[string]*File{}, rd: wasm.NewReader(nil, 0, "code"),
-		opt: cfg.Options{NoReturn: cfg.NoReturnImports(m, cfg.ProcExit)}}
-	var skipped, failed []string
+	b := &builder{m: m, src: src, rd: wasm.NewReader(nil, 0, "code"), roots: opt.Roots,
+		opt: cfg.Options{NoReturn: cfg.NoReturnImports(m, cfg.ProcExit)}, numbered: map[uint32]*numbered{}}
+	c := &Coverage{}
+	if c.Files, err = b.view(p, func(pp *profile.Path) uint64 { return pp.Count }); err != nil {
+		return nil, err
+	}
+	c.Warnings = b.warnings()
+	if len(p.Inputs) > 1 {
+		for i, in := range p.Inputs {
+			files, err := b.view(p, func(pp *profile.Path) uint64 {
+				for _, ic := range pp.ByInput {
+					if ic.Input == i {
+						return ic.Count
+					}
+				}
+				return 0
+			})
+			if err != nil {
+				return nil, err
+			}
+			c.Inputs = append(c.Inputs, Input{Label: in.Label, Files: files})
+		}
+	}
+	return c, nil
+}
+
+// view builds the files' coverage with each path counted count times.
+// The first view notes what it leaves out, for warnings.
+func (b *builder) view(p *profile.Profile, count func(*profile.Path) uint64) ([]*File, error) {
+	first := b.files == nil
+	b.files = map[string]*File{}
+	m := b.m
 	for _, pf := range p.Functions {
 		if pf.Index < m.NumImportedFuncs || pf.Index >= m.NumFuncs() {
 			return nil, fmt.Errorf("function %d is not a function defined in the module", pf.Index)
 		}
 		name := cmp.Or(m.FuncName(pf.Index), pf.Name, fmt.Sprintf("func[%d]", pf.Index))
 		if pf.Status != profile.StatusProfiled {
-			skipped = append(skipped, name)
+			if first {
+				b.skipped = append(b.skipped, name)
+			}
 			continue
 		}
-		if err := b.function(pf, name); err != nil {
+		if err := b.function(pf, name, count, first); err != nil {
 			var nf numberingError
 			if errors.As(err, &nf) {
-				failed = append(failed, fmt.Sprintf("%s (%v)", name, nf.err))
+				if first {
+					b.failed = append(b.failed, fmt.Sprintf("%s (%v)", name, nf.err))
+				}
 				continue
 			}
 			return nil, fmt.Errorf("function %d (%s): %w", pf.Index, name, err)
 		}
 	}
-	c := &Coverage{}
-	if len(skipped) > 0 {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("%d functions not profiled are left out: %s", len(skipped), srcmap.Some(skipped)))
-	}
-	if len(failed) > 0 {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("%d functions could not be numbered and are left out: %s", len(failed), srcmap.Some(failed)))
-	}
-	if b.ambiguous > 0 {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("%d blocks leave by one of several back edges, which their paths do not tell apart: those edges' branches are left out", b.ambiguous))
-	}
-	var notFound []string
+	var out []*File
 	for _, name := range slices.Sorted(maps.Keys(b.files)) {
 		f := b.files[name]
 		f.Path = name
-		if opt.Roots != nil {
-			shown, _, _ := opt.Roots.Find(name)
+		if b.roots != nil {
+			shown, _, _ := b.roots.Find(name)
 			if shown == "" {
-				notFound = append(notFound, name)
+				if first {
+					b.notFound = append(b.notFound, name)
+				}
 				continue
 			}
 			f.Path = shown
 		}
 		f.finish()
-		c.Files = append(c.Files, f)
+		out = append(out, f)
 	}
-	if len(notFound) > 0 {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("%d source files are left out, not found inside the directories sources are read from (%s adds one): %s",
-			len(notFound), srcmap.SourceFlag, srcmap.Some(notFound)))
+	return out, nil
+}
+
+func (b *builder) warnings() []string {
+	var w []string
+	if len(b.skipped) > 0 {
+		w = append(w, fmt.Sprintf("%d functions not profiled are left out: %s", len(b.skipped), srcmap.Some(b.skipped)))
 	}
-	return c, nil
+	if len(b.failed) > 0 {
+		w = append(w, fmt.Sprintf("%d functions could not be numbered and are left out: %s", len(b.failed), srcmap.Some(b.failed)))
+	}
+	if b.ambiguous > 0 {
+		w = append(w, fmt.Sprintf("%d blocks leave by one of several back edges, which their paths do not tell apart: those edges' branches are left out", b.ambiguous))
+	}
+	if len(b.notFound) > 0 {
+		w = append(w, fmt.Sprintf("%d source files are left out, not found inside the directories sources are read from (%s adds one): %s",
+			len(b.notFound), srcmap.SourceFlag, srcmap.Some(b.notFound)))
+	}
+	return w
 }
 
 type builder struct {
-	m         *wasm.Module
-	src       *srcmap.Map
-	rd        *wasm.Reader
-	opt       cfg.Options
-	files     map[string]*File
-	ambiguous int
+	m        *wasm.Module
+	src      *srcmap.Map
+	rd       *wasm.Reader
+	opt      cfg.Options
+	roots    *srcmap.Roots
+	numbered map[uint32]*numbered
+	files    map[string]*File // of the view being built
+	// What the first view left out.
+	skipped, failed, notFound []string
+	ambiguous                 int
+}
+
+// numbered is a function's numbering and its paths' edges, kept for the
+// views after the first.
+type numbered struct {
+	nf    *numbering.Function
+	edges [][]int32 // per path, in the profile's order
 }
 
 // numberingError is a function the numbering cannot handle: it is left
@@ -207,12 +267,25 @@ func (f *File) finish() {
 
 // function adds one profiled function: its blocks' entries and its edges'
 // crossings from its paths, then its lines and branches.
-func (b *builder) function(pf profile.Function, name string) error {
+func (b *builder) function(pf profile.Function, name string, count func(*profile.Path) uint64, first bool) error {
 	def := int(pf.Index - b.m.NumImportedFuncs)
-	nf, err := numbering.NumberFunction(b.m, def, b.opt)
-	if err != nil {
-		return numberingError{err}
+	num := b.numbered[pf.Index]
+	if num == nil {
+		nf, err := numbering.NumberFunction(b.m, def, b.opt)
+		if err != nil {
+			return numberingError{err}
+		}
+		num = &numbered{nf: nf}
+		for _, pp := range pf.Paths {
+			edges, err := nf.Path(pp.ID, pp.Blocks)
+			if err != nil {
+				return err
+			}
+			num.edges = append(num.edges, edges)
+		}
+		b.numbered[pf.Index] = num
 	}
+	nf := num.nf
 	g, d := nf.Graph, nf.DAG
 	cut := map[int32]bool{}
 	for _, v := range nf.Cuts {
@@ -221,29 +294,31 @@ func (b *builder) function(pf profile.Function, name string) error {
 	entries := make([]uint64, len(g.Blocks))
 	cross := make([]uint64, len(g.Edges))
 	unknown := make([]bool, len(g.Blocks)) // left by a back edge not named
-	fn := &Func{Name: name, Paths: len(pf.Paths), PossiblePaths: pf.PossiblePaths}
-	for _, pp := range pf.Paths {
-		edges, err := nf.Path(pp.ID, pp.Blocks)
-		if err != nil {
-			return err
+	fn := &Func{Name: name, PossiblePaths: pf.PossiblePaths}
+	for i := range pf.Paths {
+		pp := &pf.Paths[i]
+		c := count(pp)
+		if c == 0 {
+			continue
 		}
-		fn.Executions = satAdd(fn.Executions, pp.Count)
-		for _, e := range edges {
+		fn.Paths++
+		fn.Executions = satAdd(fn.Executions, c)
+		for _, e := range num.edges[i] {
 			de := &d.Edges[e]
 			if de.To != cfg.Exit {
-				entries[de.To] = satAdd(entries[de.To], pp.Count)
+				entries[de.To] = satAdd(entries[de.To], c)
 			}
 			switch {
 			case de.Orig >= 0:
-				cross[de.Orig] = satAdd(cross[de.Orig], pp.Count)
+				cross[de.Orig] = satAdd(cross[de.Orig], c)
 			case de.Kind == cfg.EdgeDummyExit && len(de.Back) == 1:
-				cross[de.Back[0]] = satAdd(cross[de.Back[0]], pp.Count)
+				cross[de.Back[0]] = satAdd(cross[de.Back[0]], c)
 			case de.Kind == cfg.EdgeDummyExit:
 				unknown[de.From] = true
 			}
 		}
 		if pp.Kind == profile.KindEntryExit || pp.Kind == profile.KindEntryBack {
-			fn.Calls = satAdd(fn.Calls, pp.Count)
+			fn.Calls = satAdd(fn.Calls, c)
 		}
 	}
 
@@ -269,24 +344,25 @@ func (b *builder) function(pf profile.Function, name string) error {
 		if len(blk.Out) < 2 {
 			continue
 		}
-		if unknown[n] {
+		if unknown[n] && first {
 			b.ambiguous++
 		}
 		ids := map[*File]int{}
 		for i, ei := range blk.Out {
 			e := &g.Edges[ei]
-			if unknown[n] && (e.Cuts() || cut[e.To]) {
-				continue
-			}
 			file, line, ok := b.src.Lookup(code.OrigOff + int(e.Instr))
 			if !ok {
 				continue
 			}
 			f := b.file(file)
+			// Numbered before any is left out: every view numbers alike.
 			id, ok := ids[f]
 			if !ok {
 				id, f.blocks = f.blocks, f.blocks+1
 				ids[f] = id
+			}
+			if unknown[n] && (e.Cuts() || cut[e.To]) {
+				continue
 			}
 			to := -1
 			if e.To != cfg.Exit {

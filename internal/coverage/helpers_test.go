@@ -62,14 +62,16 @@ func profiled(t testing.TB, name string) *run {
 	if p.ExitCode != prog.WantExitCode || stdout.String() != prog.WantStdout {
 		t.Fatalf("%s: exit code %d and output unlike the native build's (exit code %d)", name, p.ExitCode, prog.WantExitCode)
 	}
-	cov, err := Build(p, b, Options{Roots: srcmap.NewRoots(prog.Wasm, nil)})
-	if err != nil {
+	r := &run{prog: prog, module: b, prof: p}
+	if r.cov, err = Build(p, b, Options{Roots: r.roots()}); err != nil {
 		t.Fatal(err)
 	}
-	r := &run{prog: prog, module: b, prof: p, cov: cov}
 	runs[name] = r
 	return r
 }
+
+// roots are where the program's source is found: beside its module.
+func (r *run) roots() *srcmap.Roots { return srcmap.NewRoots(r.prog.Wasm, nil) }
 
 // lcovLines reads the DA records of an lcov tracefile for the source
 // file whose path ends in /src: every line with code, and its count.

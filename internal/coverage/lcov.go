@@ -8,17 +8,55 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
+	"unicode"
 )
 
 // WriteLCOV writes c as an lcov tracefile: per source file its functions
 // (FN, FNDA), branches (BRDA) and lines (DA) with their totals. Each
 // function's path totals go in a comment line before its FN record, which
 // lcov's readers skip: "# paths NAME: EXECUTED of POSSIBLE, EXECUTIONS
-// executions".
+// executions". A profile of several inputs gets a test (TN) per input,
+// named by its label, which genhtml shows apart and adds up.
 func (c *Coverage) WriteLCOV(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintln(bw, "TN:")
-	for _, f := range c.Files {
+	if len(c.Inputs) == 0 {
+		if err := writeLCOV(bw, "", c.Files); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	seen := map[string]bool{}
+	for i, in := range c.Inputs {
+		if err := writeLCOV(bw, testName(in.Label, i, seen), in.Files); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// testName makes an input's label a test name lcov takes as it is
+// (letters, digits and _), and unique.
+func testName(label string, i int, seen map[string]bool) string {
+	name := strings.Map(func(r rune) rune {
+		if r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r)) || r == '_' {
+			return r
+		}
+		return '_'
+	}, label)
+	if name == "" {
+		name = fmt.Sprintf("input_%d", i)
+	}
+	for base, k := name, 2; seen[name]; k++ {
+		name = fmt.Sprintf("%s_%d", base, k)
+	}
+	seen[name] = true
+	return name
+}
+
+func writeLCOV(bw *bufio.Writer, test string, files []*File) error {
+	fmt.Fprintf(bw, "TN:%s\n", test)
+	for _, f := range files {
 		path, err := filepath.Abs(f.Path)
 		if err != nil {
 			return err
@@ -57,5 +95,5 @@ func (c *Coverage) WriteLCOV(w io.Writer) error {
 		}
 		fmt.Fprintf(bw, "LF:%d\nLH:%d\nend_of_record\n", len(f.Lines), hit)
 	}
-	return bw.Flush()
+	return nil
 }
