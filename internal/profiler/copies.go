@@ -338,7 +338,7 @@ func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfg runner
 		}
 	}
 	interrupted := false
-	headroom := func() {}
+	headroom := func(need int64) {}
 	if (stop != nil || every > 0) && owned {
 		if n := min(max(jobs, 1), k) + 1; runtime.GOMAXPROCS(0) < n {
 			old := runtime.GOMAXPROCS(n)
@@ -354,7 +354,7 @@ func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfg runner
 		oldPercent := debug.SetGCPercent(-1)
 		limit := int64(ms.Sys-ms.HeapReleased) + runHeadroom
 		oldLimit := debug.SetMemoryLimit(limit)
-		headroom = func() { limit = keepHeadroom(limit) }
+		headroom = func(need int64) { limit = keepHeadroom(limit, need) }
 		defer func() {
 			if !interrupted {
 				debug.SetMemoryLimit(oldLimit)
@@ -395,6 +395,7 @@ func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfg runner
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	var tick <-chan time.Time
+	var last int64 // what the last snapshot allocated
 	if every > 0 {
 		t := time.NewTicker(every)
 		defer t.Stop()
@@ -411,8 +412,12 @@ wait:
 			runs, in := readLive(cs, runs, lives, finished, reason, start)
 			return runs, in, nil
 		case <-tick:
+			// Room for twice what the last snapshot allocated.
+			headroom(max(runHeadroom/2, 2*last))
+			before := heapAllocated()
 			snapshot(readLive(cs, runs, lives, finished, profile.SnapshotReason, start))
-			headroom()
+			last = heapAllocated() - before
+			headroom(runHeadroom / 2)
 		}
 	}
 	if k > 1 {
@@ -458,22 +463,30 @@ func compileCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfgs [
 // run before a garbage collection (runCopies).
 const runHeadroom = 64 << 20
 
-// keepHeadroom raises the memory limit, if need be, so that runHeadroom
-// is left above what the process holds now, and returns the limit. A
-// snapshot's garbage cannot be collected while the copies compute (a
-// collection would wait for every program to call out, the next snapshot
-// and an interruption too), so it stays until the run ends; without the
-// raise it would bring that collection on. It reads runtime/metrics,
-// which, unlike runtime.ReadMemStats, does not stop the world.
-func keepHeadroom(limit int64) int64 {
+// keepHeadroom raises the memory limit, if need be, so that at least
+// need is left above what the process holds now (then need plus
+// runHeadroom/2), and returns the limit. A snapshot's garbage cannot be
+// collected while the copies compute (a collection would wait for every
+// program to call out, the next snapshot and an interruption too), so it
+// stays until the run ends; without the raise it would bring that
+// collection on. It reads runtime/metrics, which, unlike
+// runtime.ReadMemStats, does not stop the world.
+func keepHeadroom(limit, need int64) int64 {
 	ms := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 	metrics.Read(ms)
 	held := int64(ms[0].Value.Uint64() - ms[1].Value.Uint64())
-	if held+runHeadroom/2 > limit {
-		limit = held + runHeadroom
+	if held+need > limit {
+		limit = held + need + runHeadroom/2
 		debug.SetMemoryLimit(limit)
 	}
 	return limit
+}
+
+// heapAllocated is how much the heap has allocated since the process started.
+func heapAllocated() int64 {
+	ms := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(ms)
+	return int64(ms[0].Value.Uint64())
 }
 
 // errInterrupted is the error of a copy whose counts were read while it
