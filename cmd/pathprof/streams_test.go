@@ -4,6 +4,7 @@ package main
 // program writing much output runs in about the memory SBL takes.
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"io"
 	"os"
@@ -12,21 +13,28 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/pathprof/pathprof/profile"
 )
 
 // spewMiB is how much testdata/spew writes in the test: enough that
 // copies holding their output whole would take gigabytes.
 const spewMiB = 200
 
+// spewBlock is block b of what spew writes.
+func spewBlock(b int) []byte {
+	block := make([]byte, 65536)
+	for j := range block {
+		block[j] = byte(b*131 + j*7)
+	}
+	return block
+}
+
 // spewSum is the SHA-256 of what spew writes with argument spewMiB.
 func spewSum() [sha256.Size]byte {
 	h := sha256.New()
-	block := make([]byte, 65536)
 	for b := range spewMiB * 16 {
-		for j := range block {
-			block[j] = byte(b*131 + j*7)
-		}
-		h.Write(block)
+		h.Write(spewBlock(b))
 	}
 	var s [sha256.Size]byte
 	copy(s[:], h.Sum(nil))
@@ -76,5 +84,54 @@ func TestStreamsUnderCopies(t *testing.T) {
 	}
 	if peak["p3"] > peak["sbl"]+100<<10 {
 		t.Fatalf("p3 over 4 copies peaked at %d MiB, sbl at %d MiB: more than 100 MiB apart", peak["p3"]>>10, peak["sbl"]>>10)
+	}
+}
+
+// TestStreamsFirstBytes checks that P3's copies deliver the program's
+// output as it comes: the test reads the first block spew writes under P3
+// at k = 4 and only then interrupts pathprof, whose profile must say the
+// run was interrupted. Copy 0 cannot finish while the test does not read
+// (the pipe fills), so there is no race; copies that held their output
+// until all had ended would deliver nothing before the run's end, and the
+// profile would be complete.
+func TestStreamsFirstBytes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs pathprof as a process")
+	}
+	bin := pathprofBinary(t)
+	wasm := filepath.Join(moduleRoot(t), "testdata", "spew", "spew.wasm")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "p.json")
+	cmd := exec.Command(bin, "profile", "-q", "--strategy", "p3", "--copies", "4", "-o", out, "--cache", dir, wasm, "--", "16")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errs strings.Builder
+	cmd.Stderr = &errs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	first := make([]byte, 65536)
+	if _, err := io.ReadFull(stdout, first); err != nil {
+		t.Fatalf("reading the first block: %v", err)
+	}
+	if !bytes.Equal(first, spewBlock(0)) {
+		t.Fatal("the first block is not what spew wrote")
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(io.Discard, stdout); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	p, err := profile.ReadFile(out)
+	if err != nil {
+		t.Fatalf("%v; stderr:\n%s", err, errs.String())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 || p.Interrupted == nil {
+		t.Fatalf("exit %d, profile interrupted %v: want 130 and an interrupted profile, the run not ended when the first block came; stderr:\n%s", code, p.Interrupted, errs.String())
 	}
 }
