@@ -94,6 +94,17 @@ func profileSpin(t *testing.T, out string, flags ...string) []string {
 	return append(args, wasm, "--", spinRounds)
 }
 
+// spinTest skips the test in short mode, else returns pathprof built as
+// a command, spin's module and the bound of spin's full run (spinBound).
+func spinTest(t *testing.T) (bin, wasm string, bound map[[2]uint64]uint64) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs pathprof as a process")
+	}
+	wasm = filepath.Join(moduleRoot(t), "testdata", "spin", "spin.wasm")
+	return pathprofBinary(t), wasm, spinBound(t, wasm)
+}
+
 // interruptRun starts pathprof with args, waits until ready says yes to
 // its stderr so far and pause more, then sends the signals (none for a
 // timeout) one after the other. It returns the exit code, how long
@@ -190,11 +201,7 @@ func checkInterrupted(t *testing.T, out, reason string, copies int, bound map[[2
 }
 
 func TestInterrupt(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs pathprof as a process")
-	}
-	bin := pathprofBinary(t)
-	bound := spinBound(t, filepath.Join(moduleRoot(t), "testdata", "spin", "spin.wasm"))
+	bin, _, bound := spinTest(t)
 	// The program runs for many minutes: pathprof exits long before, on a
 	// loaded machine too, and tells how long it took.
 	const limit = 20 * time.Second
@@ -248,12 +255,7 @@ func TestInterrupt(t *testing.T) {
 // for SBL and for P3 at k = 4; and a run that ends writes the same
 // profile as a run without snapshots.
 func TestSnapshots(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs pathprof as a process")
-	}
-	bin := pathprofBinary(t)
-	wasm := filepath.Join(moduleRoot(t), "testdata", "spin", "spin.wasm")
-	bound := spinBound(t, wasm)
+	bin, wasm, bound := spinTest(t)
 	threeSnapshots := func(log string) bool { return strings.Count(log, "snapshot after") >= 3 }
 	for _, tc := range []struct {
 		name   string
@@ -285,14 +287,7 @@ func TestSnapshots(t *testing.T) {
 		if code, _, errs := runCmd("profile", "-q", "-o", plain, wasm, "--", rounds); code != 0 {
 			t.Fatalf("without snapshots: exit %d\n%s", code, errs)
 		}
-		a, err := profile.ReadFile(snap)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := profile.ReadFile(plain)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a, b := readProfile(t, snap), readProfile(t, plain)
 		if !a.Complete || a.Interrupted != nil {
 			t.Fatalf("the final profile is not complete: %s", a.Incomplete)
 		}
@@ -316,12 +311,7 @@ func TestSnapshots(t *testing.T) {
 // with counts no larger; for P3's two copies both interrupted, marked
 // approximate.
 func TestExecInterrupt(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs pathprof as a process")
-	}
-	bin := pathprofBinary(t)
-	wasm := filepath.Join(moduleRoot(t), "testdata", "spin", "spin.wasm")
-	bound := spinBound(t, wasm)
+	bin, wasm, bound := spinTest(t)
 	const limit = 20 * time.Second
 	// execCopy runs copy c of dir until stopped as flags and sigs say and
 	// returns its part.
