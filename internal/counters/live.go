@@ -11,7 +11,15 @@ import (
 	"github.com/tetratelabs/wazero/api"
 )
 
-// ReadLive reads the counts from the instances of a run whose program is
+// LiveReader reads the counts of a running program, again and again if
+// need be (a snapshot every so often), keeping its copies of the counter
+// area from one read to the next: a read then allocates the counts, not
+// the area twice over. The zero value is ready to use.
+type LiveReader struct {
+	bufA, bufB []byte
+}
+
+// Read reads the counts from the instances of a run whose program is
 // still running (runner.Live hands them over). The program is not
 // stopped, so the read races with its counts by design; what it returns
 // is a lower bound of the counts at the moment of the read, never a
@@ -26,16 +34,18 @@ import (
 //     only one copy holds is left out: a hash entry the program was
 //     filling in as it was copied (key, path, count, stored in that
 //     order) then adds no path and no count of its own.
-func ReadLive(mods map[string]api.Module) (Counts, error) {
+func (r *LiveReader) Read(mods map[string]api.Module) (Counts, error) {
 	var err error
 	for range 20 {
 		var a, b area
-		if a, err = copyArea(mods); err != nil {
+		if a, err = copyArea(mods, r.bufA); err != nil {
 			continue
 		}
-		if b, err = copyArea(mods); err != nil {
+		r.bufA = a.mem
+		if b, err = copyArea(mods, r.bufB); err != nil {
 			continue
 		}
+		r.bufB = b.mem
 		if !a.sameLayout(b) {
 			err = errors.New("the counter area moved while it was read")
 			continue
@@ -59,8 +69,8 @@ type area struct {
 }
 
 // copyArea copies the counter area out of the program's memory or the
-// counter module's.
-func copyArea(mods map[string]api.Module) (area, error) {
+// counter module's, into buf if it is large enough.
+func copyArea(mods map[string]api.Module, buf []byte) (area, error) {
 	var mem api.Memory
 	baseOf := func() uint32 { return 0 }
 	if prog := mods[""]; prog != nil && prog.ExportedGlobal(BaseExport) != nil {
@@ -80,7 +90,7 @@ func copyArea(mods map[string]api.Module) (area, error) {
 	if !ok {
 		return area{}, errors.New("cannot read the counter area")
 	}
-	a := area{base: base, mem: bytes.Clone(b)}
+	a := area{base: base, mem: append(buf[:0], b...)}
 	if baseOf() != base {
 		return area{}, errors.New("the counter area moved while it was read")
 	}

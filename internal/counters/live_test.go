@@ -1,6 +1,6 @@
 package counters
 
-// Tests of what ReadLive keeps from copies of a counter area taken while
+// Tests of what LiveReader.Read keeps from copies of a counter area taken while
 // the program runs.
 
 import (

@@ -364,6 +364,7 @@ func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfg runner
 	}
 	runs := make([]*CopyRun, k)
 	lives := make([]*runner.Live, k)
+	readers := make([]counters.LiveReader, k)
 	finished := make([]chan struct{}, k)
 	sem := make(chan struct{}, max(jobs, 1))
 	var wg sync.WaitGroup
@@ -409,13 +410,13 @@ wait:
 		case reason := <-stop:
 			interrupted = true
 			debug.SetMemoryLimit(math.MaxInt64)
-			runs, in := readLive(cs, runs, lives, finished, reason, start)
+			runs, in := readLive(cs, runs, lives, readers, finished, reason, start)
 			return runs, in, nil
 		case <-tick:
 			// Room for twice what the last snapshot allocated.
 			headroom(max(runHeadroom/2, 2*last))
 			before := heapAllocated()
-			snapshot(readLive(cs, runs, lives, finished, profile.SnapshotReason, start))
+			snapshot(readLive(cs, runs, lives, readers, finished, profile.SnapshotReason, start))
 			last = heapAllocated() - before
 			headroom(runHeadroom / 2)
 		}
@@ -494,18 +495,19 @@ func heapAllocated() int64 {
 var errInterrupted = errors.New("interrupted: counts read while the program ran")
 
 // readLive reads every copy's counts as they stand, one copy right after
-// the other: those of a running copy from its memory (counters.ReadLive),
+// the other: those of a running copy from its memory (readers[c], which
+// keeps its copies of the counter area for the next snapshot),
 // those of a finished copy from its run (runs[c], set once finished[c] is
 // closed). A copy that is neither running nor about to finish had not
 // started.
-func readLive(cs *Copies, runs []*CopyRun, lives []*runner.Live, finished []chan struct{}, reason string, start time.Time) ([]*CopyRun, *profile.Interruption) {
+func readLive(cs *Copies, runs []*CopyRun, lives []*runner.Live, readers []counters.LiveReader, finished []chan struct{}, reason string, start time.Time) ([]*CopyRun, *profile.Interruption) {
 	at := time.Now()
 	out := make([]*CopyRun, len(lives))
 	var idle []int
 	for c, l := range lives {
 		r := &CopyRun{res: cs.Copy[c], Err: errInterrupted, Result: runner.Result{ExitCode: 1, RunTime: at.Sub(start)}}
 		err := l.Read(func(mods map[string]api.Module) error {
-			r.Counts, r.ReadErr = counters.ReadLive(mods)
+			r.Counts, r.ReadErr = readers[c].Read(mods)
 			return nil
 		})
 		if err != nil {
