@@ -2,7 +2,7 @@
 // manifests, copies, reports) so that a failure never leaves a half-written
 // file or clobbers the one that was there: the data goes to a temporary
 // file in the same directory, which is renamed over the target only once
-// it is complete. It also checks, before a long run, that the target can be
+// it is complete and on disk. It also checks, before a long run, that the target can be
 // written at all.
 package atomicfile
 
@@ -50,6 +50,11 @@ func Write(path string, perm os.FileMode, write func(io.Writer) error) (err erro
 	// CreateTemp makes the file private; outputs are for everyone to
 	// read, as os.WriteFile would have made them.
 	if err = f.Chmod(perm); err != nil {
+		return err
+	}
+	// On disk before the rename: a machine that goes down then leaves
+	// the old file or the new one, never one renamed but not written.
+	if err = f.Sync(); err != nil {
 		return err
 	}
 	if err = f.Close(); err != nil {
