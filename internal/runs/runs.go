@@ -1,13 +1,17 @@
 package runs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pathprof/pathprof/internal/profiler"
@@ -108,12 +112,17 @@ func Profile(ctx context.Context, orig []byte, specs []Spec, opt Options) (*prof
 	if jobs < 1 {
 		jobs = k
 	}
-	if n := workers*min(jobs, k) + 1; runtime.GOMAXPROCS(0) < n {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(n))
-	}
-
 	r := &batch{opt: &opt, pr: pr, specs: specs, merger: profile.NewMerger(), results: make([]Result, len(specs)),
 		start: time.Now(), workers: workers, stopped: make(chan struct{})}
+	if n := workers*min(jobs, k) + 1; runtime.GOMAXPROCS(0) < n {
+		old := runtime.GOMAXPROCS(n)
+		defer func() {
+			if !r.ranAway.Load() { // a change stops the world, programs included
+				runtime.GOMAXPROCS(old)
+			}
+		}()
+	}
+
 	stops := make([]chan string, workers)
 	for i := range stops {
 		stops[i] = make(chan string, 1)
@@ -149,7 +158,7 @@ func Profile(ctx context.Context, orig []byte, specs []Spec, opt Options) (*prof
 			}
 		}
 	}()
-	for wi, w := range ws {
+	for wi := range ws {
 		wg.Go(func() {
 			for i := range next {
 				select {
@@ -157,7 +166,27 @@ func Profile(ctx context.Context, orig []byte, specs []Spec, opt Options) (*prof
 					return // the rest are recorded as not run
 				default:
 				}
-				r.one(ctx, w, i, stops[wi])
+				if !r.one(ctx, ws[wi], i, stops[wi]) {
+					continue
+				}
+				r.runaway()
+				select {
+				case <-r.stopped:
+					return
+				default:
+				}
+				// The stopped program runs on in the worker's copies,
+				// which cannot run another until it ends: compile
+				// afresh, and leave those (they are not closed).
+				w, err := pr.Compile(ctx, opt.Profile.Run)
+				if err != nil {
+					r.mu.Lock()
+					r.err = cmp.Or(r.err, err)
+					r.mu.Unlock()
+					ws[wi] = nil
+					return
+				}
+				ws[wi] = w
 			}
 		})
 	}
@@ -188,6 +217,9 @@ type batch struct {
 	start   time.Time
 	stopped chan struct{}
 
+	// ranAway is set once a stopped run's program runs on (runaway).
+	ranAway atomic.Bool
+
 	mu      sync.Mutex
 	reason  string
 	merger  *profile.Merger
@@ -197,8 +229,21 @@ type batch struct {
 	err     error // a merge error: the profiles do not fit together
 }
 
-// one profiles run i on the worker w, with stop as its interruption.
-func (r *batch) one(ctx context.Context, w *profiler.Worker, i int, stop chan string) {
+// runaway turns the garbage collector off for good, once a run was
+// stopped while its program runs on: a collection waits for every
+// program to call out, which that one may never do (profiler.Options'
+// Interrupt says the same of one run).
+func (r *batch) runaway() {
+	if r.ranAway.Swap(true) {
+		return
+	}
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(math.MaxInt64)
+}
+
+// one profiles run i on the worker w, with stop as its interruption, and
+// reports whether the run was stopped before it ended.
+func (r *batch) one(ctx context.Context, w *profiler.Worker, i int, stop chan string) bool {
 	s := &r.specs[i]
 	var p *profile.Profile
 	cfg, err := s.Config()
@@ -235,6 +280,7 @@ func (r *batch) one(ctx context.Context, w *profiler.Worker, i int, stop chan st
 		}
 	}
 	r.add(i, p, err)
+	return p != nil && p.Interrupted != nil
 }
 
 // add merges run i's profile p (nil if it made none, err saying why)
