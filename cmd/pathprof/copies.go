@@ -222,6 +222,7 @@ func cmdMerge(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("merge", stderr)
 	out := fs.String("o", "pathprof.json", "write the profile to `FILE`")
 	dir := fs.String("dir", "", "the copies' `DIR` (default: the directory of the first part)")
+	quiet := fs.Bool("q", false, "no progress lines on stderr (merging profiles)")
 	if err := fs.Parse(interleaved(fs, args)); err != nil {
 		return 2
 	}
@@ -231,6 +232,17 @@ func cmdMerge(args []string, stdout, stderr io.Writer) int {
 	}
 	if !checkOutput(*out, stderr) {
 		return 1
+	}
+	if isProfile(fs.Arg(0)) {
+		if *dir != "" {
+			fmt.Fprintln(stderr, "pathprof: --dir is for parts, not profiles")
+			return 2
+		}
+		var progress io.Writer = stderr
+		if *quiet {
+			progress = nil
+		}
+		return mergeProfiles(fs.Args(), *out, stdout, stderr, progress)
 	}
 	var parts []*profiler.Part
 	for _, p := range fs.Args() {

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/pathprof/pathprof/internal/atomicfile"
+	"github.com/pathprof/pathprof/internal/diff"
 	"github.com/pathprof/pathprof/internal/htmlreport"
 	"github.com/pathprof/pathprof/internal/report"
 	"github.com/pathprof/pathprof/profile"
@@ -38,4 +39,9 @@ func writeHTMLReport(h *htmlFlags, p *profile.Profile, opt report.Options, topSe
 	return atomicfile.Write(h.file, 0o644, func(w io.Writer) error {
 		return htmlreport.Write(w, r, htmlreport.Options{Module: opt.Module, ModulePath: opt.ModulePath, SourceDirs: h.sources})
 	})
+}
+
+// writeHTMLDiff writes the HTML page of the diff d to h.file.
+func writeHTMLDiff(h *htmlFlags, d *diff.Diff) error {
+	return atomicfile.Write(h.file, 0o644, d.WriteHTML)
 }

@@ -42,7 +42,9 @@ func init() {
 		{"profile", []string{
 			"[--strategy sbl|pbl|p3] [--copies K] [--jobs N] [--weights PROFILE] [--counter-module] [--timeout D] [--snapshot-every D] [-o FILE] [--top N] [-q]\n" +
 				"[--stub MODULE.NAME[=RESULT]] [--stub-missing] [--region MODULE.START,MODULE.END | --region-func NAME] [--invoke NAME[:ARG,...]]\n" +
-				"[--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [ARGS...]",
+				"[--label LABEL] [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [ARGS...]",
+			"--runs FILE [--jobs N] [--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] [--counter-module] [--timeout D]\n" +
+				"[-o FILE] [--top N] [-q] [--cache DIR] MODULE",
 		}, "Run a WASI program deterministically and write its exact path profile.", cmdProfile},
 		{"report", []string{
 			"[--top N] [--json] [--html FILE] [--lcov FILE] [--cobertura FILE] [--source DIR] [--module FILE] PROFILE",
@@ -59,7 +61,11 @@ func init() {
 		}, "Run one copy and write its part, or make the part from a node run's counts.", cmdExec},
 		{"merge", []string{
 			"[-o FILE] [--dir DIR] PARTS...",
-		}, "Merge the copies' parts into the exact profile.", cmdMerge},
+			"[-o FILE] [-q] PROFILES...",
+		}, "Merge the copies' parts into the exact profile, or profiles of different runs into one.", cmdMerge},
+		{"diff", []string{
+			"[--threshold PCT] [--json] [--html FILE [--source DIR]] [--module-a FILE] [--module-b FILE] A B",
+		}, "Compare two profiles: paths gone, new and changed, per function and in total, and coverage before and after.", cmdDiff},
 		{"osp", []string{
 			"[--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact=false] [--concise] [-o FILE] [--top N] [-q]\n" +
 				"[--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [ARGS...]",

@@ -230,6 +230,8 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	every := fs.Duration("snapshot-every", 0, "every `D` (at least 1s) while the program runs, write the profile as it stands, marked as a snapshot, so that a crash or a kill loses at most D of the run")
 	markers := fs.String("region", "", "count only the paths that end between calls of the imports `MODULE.START,MODULE.END` (stubbed)")
 	regionFunc := fs.String("region-func", "", "count only the paths that end while the function `NAME` (or index) is on the stack")
+	runsFile := fs.String("runs", "", "profile each run of the runs `FILE` (JSON: per run a label, args, stdin, env, mounts), --jobs at once, into one profile with each path's counts by run; --timeout then applies to each run")
+	label := fs.String("label", "", "the run's `LABEL` in the profile (default: the module's name and the arguments)")
 	rf, progArgs, ok := parseWithRun(fs, args, 1)
 	if !ok {
 		return 2
@@ -239,6 +241,11 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	path := fs.Arg(0)
+	if *runsFile != "" {
+		return profileRuns(runsFlags{runs: *runsFile, module: path, out: *out, strategy: *strategy, copies: *copies, jobs: *jobs,
+			weights: *weights, quiet: *quiet, top: *top, counterModule: *counterModule, timeout: *timeout, every: *every, label: *label,
+			rf: rf, progArgs: progArgs}, stdout, stderr)
+	}
 	orig, cfg, code := rf.load(path, *out, progArgs, stdout, stderr)
 	if code != 0 {
 		return code
@@ -255,27 +262,9 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	rf.noteInput(progress)
 	interrupt, stop := interrupts(*timeout, stderr)
 	defer stop()
-	st, err := profile.ParseStrategy(*strategy)
-	if err != nil {
-		fmt.Fprintf(stderr, "pathprof: %v\n", err)
-		return 2
-	}
-	k := *copies
-	switch st {
-	case profile.SBL:
-		if k > 1 {
-			fmt.Fprintln(stderr, "pathprof: sbl runs one copy; use --strategy pbl or p3 for more")
-			return 2
-		}
-		k = 1
-	default:
-		if k == 0 {
-			k = 4
-		}
-		if k < 1 {
-			fmt.Fprintln(stderr, "pathprof: --copies must be at least 1")
-			return 2
-		}
+	st, k, code := strategyCopies(*strategy, *copies, stderr)
+	if code != 0 {
+		return code
 	}
 	popt, err := planOptions(orig, *weights)
 	if err != nil {
@@ -283,6 +272,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	p, runErr := profiler.Profile(context.Background(), orig, profiler.Options{
+		Label:         *label,
 		Partition:     popt,
 		Strategy:      st,
 		Copies:        k,
@@ -345,6 +335,34 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return int(p.ExitCode)
+}
+
+// strategyCopies checks the strategy and copies flags and returns the
+// strategy and k, or the exit code 2 having said why not.
+func strategyCopies(strategy string, copies int, stderr io.Writer) (profile.Strategy, int, int) {
+	st, err := profile.ParseStrategy(strategy)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return "", 0, 2
+	}
+	k := copies
+	switch st {
+	case profile.SBL:
+		if k > 1 {
+			fmt.Fprintln(stderr, "pathprof: sbl runs one copy; use --strategy pbl or p3 for more")
+			return "", 0, 2
+		}
+		k = 1
+	default:
+		if k == 0 {
+			k = 4
+		}
+		if k < 1 {
+			fmt.Fprintln(stderr, "pathprof: --copies must be at least 1")
+			return "", 0, 2
+		}
+	}
+	return st, k, 0
 }
 
 // minSnapshotEvery is the shortest --snapshot-every: each snapshot's

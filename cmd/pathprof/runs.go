@@ -1,0 +1,146 @@
+package main
+
+// This file is "pathprof profile --runs FILE": many runs of one module,
+// profiled on --jobs workers and merged with each path's counts by run.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/pathprof/pathprof/internal/instrument"
+	"github.com/pathprof/pathprof/internal/profiler"
+	"github.com/pathprof/pathprof/internal/report"
+	"github.com/pathprof/pathprof/internal/runner"
+	"github.com/pathprof/pathprof/internal/runs"
+	"github.com/pathprof/pathprof/profile"
+)
+
+// runsFlags are profile's flags as --runs takes them.
+type runsFlags struct {
+	runs, module, out, strategy, weights, label string
+	copies, jobs, top                           int
+	quiet, counterModule                        bool
+	timeout, every                              time.Duration
+	rf                                          *runFlags
+	progArgs                                    []string
+}
+
+// profileRuns profiles every run of the runs file. Its exit code is 0
+// when every run ended well, 1 when one failed (the profile is written
+// with it marked) or nothing could run, 2 for flags that do not make
+// sense, and 130 when a signal stopped the runs.
+func profileRuns(f runsFlags, stdout, stderr io.Writer) int {
+	// The input of each run comes from the runs file alone.
+	for _, c := range []struct {
+		set  bool
+		flag string
+	}{{len(f.rf.env) > 0, "--env"}, {len(f.rf.dirs) > 0, "--dir"}, {f.rf.stdin != "", "--stdin"},
+		{len(f.progArgs) > 0, "program arguments"}, {f.label != "", "--label"}, {f.every != 0, "--snapshot-every"}} {
+		if c.set {
+			fmt.Fprintf(stderr, "pathprof: --runs gives each run its input: %s does not go with it\n", c.flag)
+			return 2
+		}
+	}
+	st, k, code := strategyCopies(f.strategy, f.copies, stderr)
+	if code != 0 {
+		return code
+	}
+	if !checkOutput(f.out, stderr) {
+		return 1
+	}
+	specs, err := runs.ReadFile(f.runs)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	orig, err := os.ReadFile(f.module)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	popt, err := planOptions(orig, f.weights)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	var progress io.Writer = stderr
+	if f.quiet {
+		progress = nil
+	}
+	stop, unlisten := interrupts(0, stderr)
+	defer unlisten()
+	workers := f.jobs
+	if workers < 1 {
+		workers = 1
+	}
+	if progress != nil {
+		fmt.Fprintf(progress, "pathprof: %d runs of %s, %d at once\n", len(specs), f.module, min(workers, len(specs)))
+	}
+	p, results, err := runs.Profile(context.Background(), orig, specs, runs.Options{
+		Profile: profiler.Options{Strategy: st, Copies: k, Partition: popt, ModulePath: f.module, Progress: progress,
+			Instrument: instrument.Options{SeparateCounters: f.counterModule},
+			Run:        runner.Config{ProgramName: filepath.Base(f.module), CacheDir: f.rf.cache}},
+		Workers:  workers,
+		Timeout:  f.timeout,
+		Stop:     stop,
+		Progress: runsProgress(stderr, f.quiet),
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %s: %v\n", f.module, err)
+		return 1
+	}
+	if err := profile.WriteFile(f.out, p); err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	failed := 0
+	for _, r := range results {
+		if r.Err != nil {
+			failed++
+		}
+	}
+	if progress != nil || failed > 0 {
+		fmt.Fprintf(stderr, "pathprof: wrote %s: %d runs, %d failed; %d paths executed in %d functions\n", f.out, len(results), failed, countPaths(p), countFuncs(p))
+	}
+	if f.top > 0 {
+		r, err := report.Build(p, report.Options{Top: f.top, Module: orig, ModulePath: f.module})
+		if err == nil {
+			err = r.WriteText(stderr)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "pathprof: report: %v\n", err)
+			return 1
+		}
+	}
+	switch {
+	case p.Interrupted != nil && p.Interrupted.Reason != reasonTimeout:
+		return 130
+	case failed > 0:
+		return 1
+	}
+	return 0
+}
+
+// runsProgress writes to w a line per run that ended (with quiet, per run
+// that failed): runs done of all, the run's label and outcome, and the
+// time the others will take.
+func runsProgress(w io.Writer, quiet bool) func(runs.Progress) {
+	return func(pg runs.Progress) {
+		if quiet && pg.Last.Err == nil {
+			return
+		}
+		outcome := fmt.Sprintf("%.2fs", pg.Last.Seconds)
+		if pg.Last.Err != nil {
+			outcome = "failed: " + pg.Last.Err.Error()
+		}
+		left := ""
+		if pg.Left > 0 {
+			left = fmt.Sprintf(", about %s left", pg.Left.Round(time.Second))
+		}
+		fmt.Fprintf(w, "pathprof: run %d of %d done (%s, %s)%s\n", pg.Done, pg.Total, pg.Last.Label, outcome, left)
+	}
+}
