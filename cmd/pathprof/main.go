@@ -43,8 +43,9 @@ func init() {
 			"[--strategy sbl|pbl|p3] [--copies K] [--jobs N] [--weights PROFILE] [--counter-module] [--timeout D] [--snapshot-every D] [-o FILE] [--top N] [-q]\n" +
 				"[--stub MODULE.NAME[=RESULT]] [--stub-missing] [--region MODULE.START,MODULE.END | --region-func NAME] [--invoke NAME[:ARG,...]]\n" +
 				"[--label LABEL] [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [ARGS...]",
-			"--runs FILE [--jobs N] [--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] [--counter-module] [--timeout D]\n" +
-				"[-o FILE] [--top N] [-q] [--cache DIR] MODULE",
+			"--runs FILE [--jobs N] [--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] [--counter-module] [--timeout D] [-o FILE] [--top N] [-q]\n" +
+				"[--stub MODULE.NAME[=RESULT]] [--stub-missing] [--region MODULE.START,MODULE.END | --region-func NAME] [--invoke NAME[:ARG,...]]\n" +
+				"[--cache DIR] MODULE",
 		}, "Run a WASI program deterministically and write its exact path profile.", cmdProfile},
 		{"report", []string{
 			"[--top N] [--json] [--html FILE] [--lcov FILE] [--cobertura FILE] [--source DIR] [--module FILE] PROFILE",

@@ -60,13 +60,12 @@ func defaultCache() string {
 	return ""
 }
 
-// config turns the flags into a runner configuration.
-func (r *runFlags) config(module string, args []string, stdout, stderr io.Writer) (runner.Config, error) {
+// program is the runner configuration of the flags that concern the
+// program rather than its input: its name, the compilation cache, stubs
+// and the exports to invoke.
+func (r *runFlags) program(module string) (runner.Config, error) {
 	cfg := runner.Config{
 		ProgramName: filepath.Base(module),
-		Args:        args,
-		Stdout:      stdout,
-		Stderr:      stderr,
 		CacheDir:    r.cache,
 		StubMissing: r.stubMissing,
 	}
@@ -84,6 +83,16 @@ func (r *runFlags) config(module string, args []string, stdout, stderr io.Writer
 		}
 		cfg.Stubs = append(cfg.Stubs, s)
 	}
+	return cfg, nil
+}
+
+// config turns the flags into a runner configuration.
+func (r *runFlags) config(module string, args []string, stdout, stderr io.Writer) (runner.Config, error) {
+	cfg, err := r.program(module)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Args, cfg.Stdout, cfg.Stderr = args, stdout, stderr
 	for _, e := range r.env {
 		if !strings.Contains(e, "=") {
 			return cfg, fmt.Errorf("--env %q: want K=V", e)
@@ -244,7 +253,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	if *runsFile != "" {
 		return profileRuns(runsFlags{runs: *runsFile, module: path, out: *out, strategy: *strategy, copies: *copies, jobs: *jobs,
 			weights: *weights, quiet: *quiet, top: *top, counterModule: *counterModule, timeout: *timeout, every: *every, label: *label,
-			rf: rf, progArgs: progArgs}, stdout, stderr)
+			markers: *markers, regionFunc: *regionFunc, rf: rf, progArgs: progArgs}, stdout, stderr)
 	}
 	orig, cfg, code := rf.load(path, *out, progArgs, stdout, stderr)
 	if code != 0 {

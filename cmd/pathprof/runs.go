@@ -8,13 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/pathprof/pathprof/internal/instrument"
 	"github.com/pathprof/pathprof/internal/profiler"
 	"github.com/pathprof/pathprof/internal/report"
-	"github.com/pathprof/pathprof/internal/runner"
 	"github.com/pathprof/pathprof/internal/runs"
 	"github.com/pathprof/pathprof/profile"
 )
@@ -22,6 +20,7 @@ import (
 // runsFlags are profile's flags as --runs takes them.
 type runsFlags struct {
 	runs, module, out, strategy, weights, label string
+	markers, regionFunc                         string
 	copies, jobs, top                           int
 	quiet, counterModule                        bool
 	timeout, every                              time.Duration
@@ -67,6 +66,16 @@ func profileRuns(f runsFlags, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
+	region, err := regionOf(orig, f.markers, f.regionFunc)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	base, err := f.rf.program(f.module)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 2
+	}
 	var progress io.Writer = stderr
 	if f.quiet {
 		progress = nil
@@ -82,8 +91,7 @@ func profileRuns(f runsFlags, stdout, stderr io.Writer) int {
 	}
 	p, results, err := runs.Profile(context.Background(), orig, specs, runs.Options{
 		Profile: profiler.Options{Strategy: st, Copies: k, Partition: popt, ModulePath: f.module, Progress: progress,
-			Instrument: instrument.Options{SeparateCounters: f.counterModule},
-			Run:        runner.Config{ProgramName: filepath.Base(f.module), CacheDir: f.rf.cache}},
+			Instrument: instrument.Options{SeparateCounters: f.counterModule}, Run: base, Region: region},
 		Workers:  workers,
 		Timeout:  f.timeout,
 		Stop:     stop,

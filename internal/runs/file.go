@@ -146,10 +146,12 @@ func Parse(data []byte) ([]Spec, error) {
 	return f.Runs, nil
 }
 
-// Config is the run-time part of the run's runner configuration: its
-// arguments, environment, mounts and standard input, read now.
-func (s *Spec) Config() (runner.Config, error) {
-	cfg := runner.Config{Args: s.Args, Env: s.Env}
+// Config is base with the run's input: its arguments, environment,
+// mounts and standard input, read now. Base gives the rest (the program's
+// name, stubs, exports to invoke).
+func (s *Spec) Config(base runner.Config) (runner.Config, error) {
+	cfg := base
+	cfg.Args, cfg.Env, cfg.Dirs, cfg.Stdin = s.Args, s.Env, nil, nil
 	for _, m := range s.Mounts {
 		cfg.Dirs = append(cfg.Dirs, runner.Mount{HostDir: m.Host, GuestPath: m.Guest, ReadOnly: m.ReadOnly})
 	}

@@ -246,7 +246,7 @@ func (r *batch) runaway() {
 func (r *batch) one(ctx context.Context, w *profiler.Worker, i int, stop chan string) bool {
 	s := &r.specs[i]
 	var p *profile.Profile
-	cfg, err := s.Config()
+	cfg, err := s.Config(r.opt.Profile.Run)
 	if err == nil {
 		if r.opt.Output != nil {
 			cfg.Stdout, cfg.Stderr = r.opt.Output(i, s)
