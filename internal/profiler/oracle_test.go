@@ -17,10 +17,10 @@ import (
 type program = testprogs.Run
 
 // oraclePrograms are the programs whose SBL profile is checked against the
-// tracer: the C programs, a Go program, gofmt over part of GOROOT, and
-// standard-library test binaries.
+// tracer: the C programs, the benchmark's kernels, a Go program, gofmt
+// over part of GOROOT, and standard-library test binaries.
 func oraclePrograms(t *testing.T) []program {
-	ps := testprogs.CRuns(t)
+	ps := append(testprogs.CRuns(t), testprogs.KernelRuns(t)...)
 	ps = append(ps, program{Name: "go-hello", Path: testprogs.GoHello(t)})
 	src := testprogs.StdPackageDir(t, "go/ast")
 	ps = append(ps, program{Name: "gofmt", Path: testprogs.Gofmt(t), Args: []string{"-l", src},
@@ -44,6 +44,9 @@ func TestSBLEqualsTracer(t *testing.T) {
 			r0, err := runner.Run(ctx, orig, p.Config(t, &want))
 			if err != nil {
 				t.Fatal(err)
+			}
+			if p.Want != "" && want.String() != p.Want {
+				t.Fatalf("the original printed %q, want %q", want.String(), p.Want)
 			}
 			var got bytes.Buffer
 			prof, err := Profile(ctx, orig, Options{ModulePath: p.Path, Run: p.Config(t, &got)})

@@ -1,7 +1,8 @@
 // Package proglist reads lists of programs: a program a line, its fields
 // separated by white space, blank lines and lines whose first field starts
 // with # skipped. testdata/c/programs.txt, which the tests and the bench
-// suite both read, and the Debian build's programs.txt are such lists.
+// suite both read, bench/kernels/programs.txt and the Debian build's
+// programs.txt are such lists.
 package proglist
 
 import (
@@ -74,6 +75,48 @@ func ReadCList(dir, name string) ([]C, error) {
 		}
 		p.ExitCode = uint32(n)
 		progs = append(progs, p)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", list, err)
+	}
+	if len(progs) == 0 {
+		return nil, fmt.Errorf("%s lists no programs", list)
+	}
+	return progs, nil
+}
+
+// Kernel is a program of bench/kernels/programs.txt (NAME SET SMALL): the
+// module is NAME.wasm and its expected output NAME.expected, beside the
+// list; every kernel exits 0.
+type Kernel struct {
+	Name string
+	// Validation says the kernel is in the benchmark's validation set
+	// (SET "valid"), not its training set ("train").
+	Validation bool
+	// Small is the size argument the tests run the kernel with; the
+	// benchmark runs it without arguments.
+	Small string
+}
+
+// ReadKernels reads the list of kernels in dir.
+func ReadKernels(dir string) ([]Kernel, error) {
+	list := filepath.Join(dir, "programs.txt")
+	data, err := os.ReadFile(list)
+	if err != nil {
+		return nil, err
+	}
+	var progs []Kernel
+	err = Each(data, 3, "NAME SET SMALL", func(f []string) error {
+		k := Kernel{Name: f[0], Small: f[2]}
+		switch f[1] {
+		case "train":
+		case "valid":
+			k.Validation = true
+		default:
+			return fmt.Errorf("set %q: want train or valid", f[1])
+		}
+		progs = append(progs, k)
 		return nil
 	})
 	if err != nil {

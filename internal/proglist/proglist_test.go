@@ -3,6 +3,8 @@ package proglist
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -33,5 +35,27 @@ func TestEach(t *testing.T) {
 	})
 	if !errors.Is(err, bad) || !strings.HasPrefix(err.Error(), "line 5: ") {
 		t.Errorf("f's error: %v", err)
+	}
+}
+
+func TestReadKernels(t *testing.T) {
+	dir := t.TempDir()
+	write := func(list string) {
+		if err := os.WriteFile(filepath.Join(dir, "programs.txt"), []byte(list), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("# NAME SET SMALL\nfilter train 3\nlu valid 30\n")
+	ks, err := ReadKernels(dir)
+	if err != nil || len(ks) != 2 || ks[0] != (Kernel{Name: "filter", Small: "3"}) || ks[1] != (Kernel{Name: "lu", Validation: true, Small: "30"}) {
+		t.Fatalf("ReadKernels = %+v, %v", ks, err)
+	}
+	write("filter test 3\n")
+	if _, err := ReadKernels(dir); err == nil || !strings.Contains(err.Error(), `set "test"`) {
+		t.Errorf("an unknown set: %v", err)
+	}
+	write("# nothing\n")
+	if _, err := ReadKernels(dir); err == nil {
+		t.Error("an empty list was accepted")
 	}
 }

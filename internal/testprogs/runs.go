@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/pathprof/pathprof/internal/proglist"
 	"github.com/pathprof/pathprof/internal/runner"
 )
 
@@ -71,4 +72,24 @@ func GoStdTestConfig(t testing.TB, pkg string) runner.Config {
 func stdTestMounts(t testing.TB, pkg string) []runner.Mount {
 	dir := StdPackageDir(t, pkg)
 	return []runner.Mount{{HostDir: dir, GuestPath: dir, ReadOnly: true}, {HostDir: t.TempDir(), GuestPath: "/tmp"}}
+}
+
+// KernelRuns are the benchmark's kernels (bench/kernels) at the small
+// sizes their list gives, expecting what a native build printed.
+func KernelRuns(t testing.TB) []Run {
+	t.Helper()
+	dir := filepath.Join(ModuleRoot(t), "bench", "kernels")
+	list, err := proglist.ReadKernels(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []Run
+	for _, k := range list {
+		want, err := os.ReadFile(filepath.Join(dir, k.Name+".small.expected"))
+		if err != nil {
+			t.Fatalf("%v (run bench/kernels/build.sh)", err)
+		}
+		rs = append(rs, Run{Name: "kernel-" + k.Name, Path: filepath.Join(dir, k.Name+".wasm"), Args: []string{k.Small}, Want: string(want)})
+	}
+	return rs
 }
