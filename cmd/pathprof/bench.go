@@ -20,8 +20,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	suiteDir := fs.String("suite", bench.DefaultDir(), "suite `DIR` (holding suite.json); prepared on first use")
 	out := fs.String("o", "bench-out", "write results.md and results.json into `DIR`")
 	runs := fs.Int("runs", 0, fmt.Sprintf("timed runs of each build per program (default %d)", bench.DefaultRuns))
-	prepare := fs.Bool("prepare", false, "prepare (or refresh) the suite and exit: copy the C programs, build the Go programs and the Debian C programs")
+	prepare := fs.Bool("prepare", false, "prepare (or refresh) the suite and exit: copy the C programs and kernels, build the Go programs and the Debian C programs")
 	noDebian := fs.Bool("no-debian", false, "prepare without building the Debian C programs (which need apt-get source and clang-14); the first --quick run never builds them")
+	big := fs.Bool("big", false, "with --prepare: also fetch the big prebuilt programs (yosys, clang: tens of megabytes each) with npm; otherwise: also run them")
 	src := fs.String("src", "", "the pathprof source tree for --prepare (default: found from the current directory)")
 	var only multiFlag
 	fs.Var(&only, "only", "run only the program `NAME` (repeatable)")
@@ -67,7 +68,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	popt := bench.PrepareOptions{Source: *src, Progress: progress, Debian: !*noDebian}
+	popt := bench.PrepareOptions{Source: *src, Progress: progress, Debian: !*noDebian, Big: *big && *prepare}
 	if *prepare {
 		if _, err := bench.Prepare(*suiteDir, popt); err != nil {
 			fmt.Fprintf(stderr, "pathprof: %v\n", err)
@@ -110,6 +111,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		Runs:       *runs,
 		Quick:      *quick,
 		Only:       only,
+		Big:        *big,
 		CacheDir:   *cache,
 		Progress:   progress,
 	})

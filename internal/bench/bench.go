@@ -59,6 +59,9 @@ type Options struct {
 	Quick bool
 	// Only runs only the programs with these names.
 	Only []string
+	// Big also runs the big programs (Program.Big), which are otherwise
+	// run only when Only names them.
+	Big bool
 	// Strategies to measure besides the original; default SBL alone. PBL
 	// and P3 (at k = 2, 4, 8) will be columns of their own once they exist.
 	Strategies []Variant
@@ -142,15 +145,22 @@ type Report struct {
 	// GeoMean is, per strategy (Variant.String), the geometric mean of
 	// its ratios over the programs that did not fail.
 	GeoMean map[string]float64 `json:"geomean_ratio"`
-	Failed  int                `json:"failed"`
+	// GeoMeanTraining and GeoMeanValidation are the same over the
+	// programs of each set (Program.Validation), when the run has
+	// programs of both.
+	GeoMeanTraining   map[string]float64 `json:"geomean_ratio_training,omitempty"`
+	GeoMeanValidation map[string]float64 `json:"geomean_ratio_validation,omitempty"`
+	Failed            int                `json:"failed"`
 }
 
 // ProgramResult is one program's row.
 type ProgramResult struct {
 	Name   string `json:"name"`
 	Origin string `json:"origin,omitempty"`
-	Wasm   string `json:"wasm"`
-	Bytes  int    `json:"bytes"`
+	// Validation says the program is in the validation set.
+	Validation bool   `json:"validation,omitempty"`
+	Wasm       string `json:"wasm"`
+	Bytes      int    `json:"bytes"`
 
 	// Static facts of the instrumented module.
 	Functions int `json:"functions"`
@@ -234,6 +244,9 @@ func Select(s *Suite, opt Options) ([]*Program, error) {
 		if len(opt.Only) > 0 && !slices.Contains(opt.Only, p.Name) {
 			continue
 		}
+		if p.Big && !opt.Big && len(opt.Only) == 0 {
+			continue
+		}
 		out = append(out, p)
 	}
 	if len(out) == 0 {
@@ -290,19 +303,33 @@ func Run(ctx context.Context, s *Suite, opt Options) (*Report, error) {
 		}
 		rep.Programs = append(rep.Programs, r)
 	}
-	for j, st := range opt.Strategies {
-		var ratios []float64
-		for _, r := range rep.Programs {
-			if r.Error == "" && j < len(r.Strategies) && r.Strategies[j].Ratio > 0 {
-				ratios = append(ratios, r.Strategies[j].Ratio)
-			}
-		}
-		if len(ratios) > 0 { // none for copies not timed (HitsOnly)
-			rep.GeoMean[st.String()] = stats.GeoMean(ratios)
-		}
+	rep.GeoMean = geoMeans(rep, func(*ProgramResult) bool { return true })
+	if slices.ContainsFunc(rep.Programs, func(r ProgramResult) bool { return r.Validation }) &&
+		slices.ContainsFunc(rep.Programs, func(r ProgramResult) bool { return !r.Validation }) {
+		rep.GeoMeanTraining = geoMeans(rep, func(r *ProgramResult) bool { return !r.Validation })
+		rep.GeoMeanValidation = geoMeans(rep, func(r *ProgramResult) bool { return r.Validation })
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, ctx.Err()
+}
+
+// geoMeans is, per strategy, the geometric mean of the ratios of the
+// programs in that did not fail; none for a strategy not timed (HitsOnly).
+func geoMeans(rep *Report, in func(*ProgramResult) bool) map[string]float64 {
+	g := map[string]float64{}
+	for j, st := range rep.Strategies {
+		var ratios []float64
+		for i := range rep.Programs {
+			r := &rep.Programs[i]
+			if in(r) && r.Error == "" && j < len(r.Strategies) && r.Strategies[j].Ratio > 0 {
+				ratios = append(ratios, r.Strategies[j].Ratio)
+			}
+		}
+		if len(ratios) > 0 {
+			g[st.String()] = stats.GeoMean(ratios)
+		}
+	}
+	return g
 }
 
 // benchmark is one program's measurement.
@@ -329,7 +356,7 @@ type output struct {
 
 func (b *benchmark) run(ctx context.Context) (r ProgramResult) {
 	p := b.p
-	r = ProgramResult{Name: p.Name, Origin: p.Origin, Wasm: p.Wasm}
+	r = ProgramResult{Name: p.Name, Origin: p.Origin, Validation: p.Validation, Wasm: p.Wasm}
 	sbl := Measure{Strategy: SBL}
 	fail := func(format string, args ...any) ProgramResult {
 		r.Error = fmt.Sprintf(format, args...)

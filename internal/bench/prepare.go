@@ -35,6 +35,12 @@ type PrepareOptions struct {
 	Debian bool
 	// Shell runs the build script; default "bash".
 	Shell string
+	// Big also fetches the large prebuilt programs (npm.go) with npm, at
+	// pinned versions checked against their digests. Without it, big
+	// programs of an earlier preparation are kept as they are.
+	Big bool
+	// NPM is the npm command; default "npm" from $PATH.
+	NPM string
 }
 
 // Origins of the programs Prepare makes. Programs of other origins in an
@@ -45,7 +51,19 @@ const (
 	OriginGoStd   = "go std"
 	OriginGoTools = "go cmd"
 	OriginDebian  = "debian"
+	OriginKernels = "bench/kernels"
+	OriginNPM     = "npm"
 )
+
+// KernelsDir holds the kernels, relative to the source tree.
+const KernelsDir = "bench/kernels"
+
+// ValidationRuleText is the rule that fixes the validation set, as the
+// manifest states it (Suite.ValidationRule).
+const ValidationRuleText = "fixed when the programs were added, before any measurement: " +
+	"the kernels that bench/kernels/programs.txt marks valid and the prebuilt programs other than yosys; " +
+	"not the programs of testdata/c, Go and Debian, which earlier changes were tuned on, " +
+	"nor the kernel shapes (filter, apsp, fft, bsearch) and the 30 MB module (yosys) that changes target"
 
 // stdTests are the standard-library packages whose test binaries are in
 // the suite, with the name of the binary.
@@ -112,7 +130,7 @@ func Prepare(dir string, opt PrepareOptions) (*Suite, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Suite{Version: ManifestVersion, GoVersion: env.GOVERSION, Dir: dir}
+	s := &Suite{Version: ManifestVersion, GoVersion: env.GOVERSION, ValidationRule: ValidationRuleText, Dir: dir}
 
 	cprogs, err := prepareC(dir, filepath.Join(opt.Source, "testdata", "c"))
 	if err != nil {
@@ -120,6 +138,12 @@ func Prepare(dir string, opt PrepareOptions) (*Suite, error) {
 	}
 	progress("copied %d C programs from %s", len(cprogs), filepath.Join(opt.Source, "testdata", "c"))
 	s.Programs = append(s.Programs, cprogs...)
+	kdir := filepath.Join(opt.Source, filepath.FromSlash(KernelsDir))
+	kprogs, err := prepareKernels(dir, kdir)
+	if err != nil {
+		return nil, err
+	}
+	progress("copied %d kernels from %s", len(kprogs), kdir)
 
 	gdir := filepath.Join("go", env.GOVERSION)
 	build := func(name, pkg string, test bool, srcDir string) (string, error) {
@@ -198,8 +222,18 @@ func Prepare(dir string, opt PrepareOptions) (*Suite, error) {
 	for i := range s.Programs {
 		s.Programs[i].Quick = quick[s.Programs[i].Name]
 	}
+	// After the Go programs, so that the rows of earlier reports keep
+	// their order.
+	s.Programs = append(s.Programs, kprogs...)
 	if opt.Debian {
 		progs, err := prepareDebian(dir, opt, progress)
+		if err != nil {
+			return nil, err
+		}
+		s.Programs = append(s.Programs, progs...)
+	}
+	if opt.Big {
+		progs, err := prepareNPM(dir, opt, progress)
 		if err != nil {
 			return nil, err
 		}
@@ -214,7 +248,7 @@ func Prepare(dir string, opt PrepareOptions) (*Suite, error) {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestName), err)
 		}
 		for _, p := range prev.Programs {
-			if mine(p.Origin) || opt.Debian && p.Origin == OriginDebian {
+			if mine(p.Origin) || opt.Debian && p.Origin == OriginDebian || opt.Big && p.Origin == OriginNPM {
 				continue
 			}
 			if _, dup := s.Program(p.Name); dup {
@@ -235,7 +269,7 @@ func Prepare(dir string, opt PrepareOptions) (*Suite, error) {
 
 func mine(origin string) bool {
 	switch origin {
-	case OriginC, OriginGo, OriginGoStd, OriginGoTools:
+	case OriginC, OriginKernels, OriginGo, OriginGoStd, OriginGoTools:
 		return true
 	}
 	return false
@@ -282,18 +316,46 @@ func prepareC(dir, src string) ([]Program, error) {
 			p.Stdin = "c/" + c.Stdin
 			files = append(files, c.Stdin)
 		}
-		for _, file := range files {
-			b, err := os.ReadFile(filepath.Join(src, file))
-			if err != nil {
-				return nil, err
-			}
-			if err := writeIfChanged(filepath.Join(dir, "c", file), b); err != nil {
-				return nil, err
-			}
+		if err := copyFiles(src, filepath.Join(dir, "c"), files...); err != nil {
+			return nil, err
 		}
 		progs = append(progs, p)
 	}
 	return progs, nil
+}
+
+// prepareKernels copies the committed kernels and their expected outputs
+// into dir/kernels, as listed in src/programs.txt (NAME SET SMALL). The
+// benchmark runs them at their default sizes, without arguments.
+func prepareKernels(dir, src string) ([]Program, error) {
+	list, err := proglist.ReadKernels(src)
+	if err != nil {
+		return nil, err
+	}
+	var progs []Program
+	for _, k := range list {
+		if err := copyFiles(src, filepath.Join(dir, "kernels"), k.Name+".wasm", k.Name+".expected"); err != nil {
+			return nil, err
+		}
+		progs = append(progs, Program{Name: k.Name, Origin: OriginKernels, Wasm: "kernels/" + k.Name + ".wasm",
+			ExpectStdout: "kernels/" + k.Name + ".expected", ExpectExitCode: u32(0), Validation: k.Validation})
+	}
+	return progs, nil
+}
+
+// copyFiles copies the named files from src to dst, leaving alone those
+// that are already the same.
+func copyFiles(src, dst string, names ...string) error {
+	for _, name := range names {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			return err
+		}
+		if err := writeIfChanged(filepath.Join(dst, name), b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func writeIfChanged(path string, data []byte) error {

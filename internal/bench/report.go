@@ -107,7 +107,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	row(align)
 	var failed []string
 	for _, p := range r.Programs {
-		cells := []string{p.Name, msCell(p.Original.MedianSeconds)}
+		cells := []string{r.label(&p), msCell(p.Original.MedianSeconds)}
 		if p.Error != "" {
 			failed = append(failed, fmt.Sprintf("- **%s FAILED**: %s", p.Name, oneLine(p.Error)))
 		}
@@ -134,16 +134,24 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		row(cells)
 	}
-	gm := []string{"**geometric mean**", ""}
-	for _, st := range r.Strategies {
-		g, ok := r.GeoMean[st.String()]
-		cell := ""
-		if ok {
-			cell = fmt.Sprintf("**%.2f**", g)
+	gmRow := func(title string, means map[string]float64) {
+		gm := []string{"**" + title + "**", ""}
+		for _, st := range r.Strategies {
+			g, ok := means[st.String()]
+			cell := ""
+			if ok {
+				cell = fmt.Sprintf("**%.2f**", g)
+			}
+			gm = append(gm, "", cell)
 		}
-		gm = append(gm, "", cell)
+		row(append(gm, "", "", ""))
 	}
-	row(append(gm, "", "", ""))
+	gmRow("geometric mean", r.GeoMean)
+	if r.GeoMeanValidation != nil {
+		gmRow("geometric mean, training", r.GeoMeanTraining)
+		gmRow("geometric mean, validation (v)", r.GeoMeanValidation)
+		b.WriteString("\n(v): the validation set, which no change is tuned on.\n")
+	}
 
 	if len(failed) > 0 {
 		fmt.Fprintf(&b, "\n%d of %d programs failed; the geometric mean leaves them out.\n\n%s\n", len(failed), len(r.Programs), strings.Join(failed, "\n"))
@@ -158,7 +166,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		if p.Functions == 0 {
 			continue
 		}
-		row([]string{p.Name, fmt.Sprintf("%.2f", float64(p.Bytes)/1e6), numfmt.Thousands(uint64(p.Functions)), numfmt.Thousands(uint64(p.Profiled)),
+		row([]string{r.label(&p), fmt.Sprintf("%.2f", float64(p.Bytes)/1e6), numfmt.Thousands(uint64(p.Functions)), numfmt.Thousands(uint64(p.Profiled)),
 			bigCell(p.PossiblePaths), numfmt.Thousands(uint64(p.ExecutedPaths)), numfmt.Thousands(p.PathExecutions)})
 	}
 	_, err := io.WriteString(w, b.String())
@@ -279,36 +287,61 @@ func writeShares(b *strings.Builder, r *Report) {
 
 // writeShareTable writes a table of percentages with a row per program
 // that did not fail and has figures (shares returns nil for one that has
-// none), and the average of each column; nothing if no program has any.
+// none), and the average of each column, also over each set when the
+// report has both; nothing if no program has any.
 func writeShareTable(b *strings.Builder, r *Report, title string, heads []string, shares func(p *ProgramResult) []float64) {
 	var rows strings.Builder
-	sums := make([]float64, len(heads))
-	n := 0
+	// sums[0] over every program, [1] training, [2] validation.
+	var sums [3][]float64
+	var n [3]int
+	for i := range sums {
+		sums[i] = make([]float64, len(heads))
+	}
 	for i := range r.Programs {
 		p := &r.Programs[i]
 		v := shares(p)
 		if p.Error != "" || v == nil {
 			continue
 		}
-		n++
-		cells := []string{p.Name}
+		set := 1
+		if p.Validation {
+			set = 2
+		}
+		n[0]++
+		n[set]++
+		cells := []string{r.label(p)}
 		for j, x := range v {
-			sums[j] += x
+			sums[0][j] += x
+			sums[set][j] += x
 			cells = append(cells, fmt.Sprintf("%.0f%%", 100*x))
 		}
 		fmt.Fprintf(&rows, "| %s |\n", strings.Join(cells, " | "))
 	}
-	if n == 0 {
+	if n[0] == 0 {
 		return
 	}
 	align := slices.Repeat([]string{"--:"}, len(heads))
 	fmt.Fprintf(b, "\n%s\n\n| program | %s |\n| --- | %s |\n", title, strings.Join(heads, " | "), strings.Join(align, " | "))
 	b.WriteString(rows.String())
-	cells := []string{"**average**"}
-	for _, x := range sums {
-		cells = append(cells, fmt.Sprintf("**%.0f%%**", 100*x/float64(n)))
+	for i, title := range []string{"average", "average, training", "average, validation (v)"} {
+		if n[i] == 0 || i > 0 && (n[1] == 0 || n[2] == 0) {
+			continue
+		}
+		cells := []string{"**" + title + "**"}
+		for _, x := range sums[i] {
+			cells = append(cells, fmt.Sprintf("**%.0f%%**", 100*x/float64(n[i])))
+		}
+		fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
 	}
-	fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
+}
+
+// label is a program's name in the tables, marked (v) when it is in the
+// validation set of a run that has both sets.
+func (r *Report) label(p *ProgramResult) string {
+	if p.Validation && r.GeoMeanValidation != nil {
+		return p.Name + " (v)"
+	}
+	return p.Name
 }
 
 // hasShares says whether some program has figures for every strategy and

@@ -39,9 +39,12 @@ const TempMount = "@tmp"
 //	{
 //	  "version": 1,
 //	  "go_version": "go1.26.8",
+//	  "validation_rule": "...",
 //	  "programs": [
 //	    {"name": "calc", "wasm": "c/calc.wasm", "stdin": "c/calc.in",
 //	     "expect_stdout": "c/calc.expected", "expect_exit_code": 0, "quick": true},
+//	    {"name": "lu", "wasm": "kernels/lu.wasm", "expect_stdout": "kernels/lu.expected",
+//	     "validation": true},
 //	    {"name": "regexp.test", "wasm": "go/go1.26.8/regexp.test.wasm",
 //	     "args": ["-test.short"], "env": ["PWD=/usr/local/go/src/regexp"],
 //	     "mounts": ["/usr/local/go/src/regexp:/usr/local/go/src/regexp:ro", "@tmp:/tmp"]}
@@ -53,8 +56,13 @@ const TempMount = "@tmp"
 type Suite struct {
 	Version int `json:"version"`
 	// GoVersion is the toolchain that built the suite's Go programs.
-	GoVersion string    `json:"go_version,omitempty"`
-	Programs  []Program `json:"programs"`
+	GoVersion string `json:"go_version,omitempty"`
+	// ValidationRule states which programs are in the validation set
+	// (Program.Validation), the third of the suite that no change is tuned
+	// on and that pathprof bench reports apart; Prepare writes
+	// ValidationRuleText.
+	ValidationRule string    `json:"validation_rule,omitempty"`
+	Programs       []Program `json:"programs"`
 
 	// Dir is the suite directory; it is not part of the manifest.
 	Dir string `json:"-"`
@@ -83,6 +91,12 @@ type Program struct {
 	ExpectExitCode *uint32 `json:"expect_exit_code,omitempty"`
 	// Quick puts the program in the --quick subset.
 	Quick bool `json:"quick,omitempty"`
+	// Validation puts the program in the validation set (Suite.ValidationRule).
+	Validation bool `json:"validation,omitempty"`
+	// Big marks a program whose module is large enough (tens of megabytes)
+	// that compiling and running it takes minutes: pathprof bench runs it
+	// only when asked (--big, or by name).
+	Big bool `json:"big,omitempty"`
 }
 
 // Mount is a parsed mount entry.

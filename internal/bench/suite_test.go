@@ -1,11 +1,14 @@
 package bench
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pathprof/pathprof/internal/proglist"
 )
 
 func TestParseErrors(t *testing.T) {
@@ -161,8 +164,89 @@ func TestPrepareC(t *testing.T) {
 	}
 }
 
+// TestPrepareKernels copies the committed kernels into a suite and loads
+// it: each has its module and expected output, and the sets are the list's.
+func TestPrepareKernels(t *testing.T) {
+	src, err := FindSource(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	progs, err := prepareKernels(dir, filepath.Join(src, filepath.FromSlash(KernelsDir)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Suite{Version: ManifestVersion, Programs: progs, Dir: dir}
+	if err := s.Write(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"filter", "apsp", "fft", "bsearch"} {
+		p, ok := l.Program(name)
+		if !ok || p.Validation || p.Origin != OriginKernels || p.ExpectStdout == "" {
+			t.Errorf("%s: %+v, want a training kernel with its expected output", name, p)
+		}
+	}
+	if p, ok := l.Program("matmul"); !ok || !p.Validation {
+		t.Errorf("matmul: %+v, want a validation kernel", p)
+	}
+}
+
+// TestValidationThird counts the programs a full preparation makes, from
+// the lists it reads, and checks that a third or more of them, and of the
+// default run (without the big programs), are in the validation set.
+func TestValidationThird(t *testing.T) {
+	src, err := FindSource(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := proglist.ReadC(filepath.Join(src, "testdata", "c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := proglist.ReadKernels(filepath.Join(src, filepath.FromSlash(KernelsDir)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lua, err := filepath.Glob(filepath.Join(src, "bench", "debian", "lua", "*.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// hello, gofmt and the test binaries; bzip2, bzip2-d, minigzip and a
+	// Lua run per script: all training programs.
+	train := len(cs) + 2 + len(stdTests) + 3 + len(lua)
+	valid := 0
+	for _, k := range ks {
+		if k.Validation {
+			valid++
+		} else {
+			train++
+		}
+	}
+	third := func(what string, train, valid int) {
+		if 3*valid < train+valid {
+			t.Errorf("%s: %d of %d programs in the validation set, fewer than a third", what, valid, train+valid)
+		}
+		t.Logf("%s: %d of %d programs in the validation set", what, valid, train+valid)
+	}
+	third("default run", train, valid)
+	for _, pkg := range npmPackages {
+		for _, p := range pkg.Programs {
+			if p.Validation {
+				valid++
+			} else {
+				train++
+			}
+		}
+	}
+	third("with the big programs", train, valid)
+}
+
 func TestSelect(t *testing.T) {
-	s := &Suite{Programs: []Program{{Name: "a", Quick: true}, {Name: "b"}, {Name: "c", Quick: true}}}
+	s := &Suite{Programs: []Program{{Name: "a", Quick: true}, {Name: "b"}, {Name: "c", Quick: true}, {Name: "d", Big: true}}}
 	names := func(ps []*Program) string {
 		var n []string
 		for _, p := range ps {
@@ -175,8 +259,10 @@ func TestSelect(t *testing.T) {
 		want string
 	}{
 		{Options{}, "a,b,c"},
+		{Options{Big: true}, "a,b,c,d"},
 		{Options{Quick: true}, "a,c"},
 		{Options{Only: []string{"c", "b"}}, "b,c"},
+		{Options{Only: []string{"d"}}, "d"},
 		{Options{Quick: true, Only: []string{"c"}}, "c"},
 	} {
 		ps, err := Select(s, c.opt)
@@ -223,5 +309,44 @@ func TestMarkdown(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Contains(out, "validation") {
+		t.Errorf("a run without validation programs reports a validation set:\n%s", out)
+	}
+
+	// With programs of both sets, each set has its geometric mean and the
+	// validation programs are marked.
+	r.Programs[1] = ProgramResult{Name: "fft", Validation: true, Original: Timing{MedianSeconds: 0.1},
+		Strategies: []Measure{{Strategy: SBL, Timing: Timing{MedianSeconds: 0.2}, Ratio: 2}}}
+	r.GeoMean, r.GeoMeanTraining, r.GeoMeanValidation = map[string]float64{"sbl": 1.58}, map[string]float64{"sbl": 1.25}, map[string]float64{"sbl": 2}
+	b.Reset()
+	if err := r.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	out = b.String()
+	for _, want := range []string{
+		"| fft (v) | 100.0 | 200.0 | 2.00 |",
+		"| **geometric mean** |  |  | **1.58** |",
+		"| **geometric mean, training** |  |  | **1.25** |",
+		"| **geometric mean, validation (v)** |  |  | **2.00** |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestGeoMeans checks the means per set that Run reports.
+func TestGeoMeans(t *testing.T) {
+	rep := &Report{Strategies: []Variant{SBL}, Programs: []ProgramResult{
+		{Name: "a", Strategies: []Measure{{Ratio: 1}}},
+		{Name: "b", Strategies: []Measure{{Ratio: 4}}},
+		{Name: "c", Validation: true, Strategies: []Measure{{Ratio: 2}}},
+		{Name: "d", Validation: true, Error: "failed", Strategies: []Measure{{Ratio: 100}}},
+	}}
+	all := geoMeans(rep, func(*ProgramResult) bool { return true })
+	valid := geoMeans(rep, func(r *ProgramResult) bool { return r.Validation })
+	if math.Abs(all["sbl"]-2) > 1e-9 || math.Abs(valid["sbl"]-2) > 1e-9 {
+		t.Errorf("geometric means %v over all, %v over the validation set; want 2 and 2", all, valid)
 	}
 }
