@@ -428,18 +428,34 @@ func TestReport(t *testing.T) {
 	if !strings.Contains(out.String(), "grid.c:") || !strings.Contains(out.String(), "length 64:") {
 		t.Errorf("report:\n%s", out.String())
 	}
+	// No two subpaths read alike: blocks are named by line and column,
+	// and blocks that would read alike by their offsets too.
+	seen := map[string][]int{}
+	offsets := 0
+	for _, sp := range back.Subpaths {
+		line := blockLine(sp.Blocks, loc, "", math.MaxInt)
+		if other, ok := seen[line]; ok && !slices.Equal(other, sp.Offsets()) {
+			t.Errorf("two subpaths read %s", line)
+		}
+		seen[line] = sp.Offsets()
+		offsets += strings.Count(line, "(+0x")
+	}
+	if len(seen) < 50 || offsets == 0 {
+		t.Errorf("%d subpaths, %d blocks with offsets: the test checks too little", len(seen), offsets)
+	}
 	if _, err := NewLocator(back, trapModule(1)); err == nil {
 		t.Error("a locator for another module was made")
 	}
-	// Without DWARF, blocks are named by function and offset.
+	// Without DWARF, blocks are named by function (here by its export)
+	// and offset.
 	mod := trapModule(10)
 	tp, _, _ := Run(ctx, mod, Options{MeanSkip: 1, Lengths: []int{2}}, runner.Config{})
 	loc, err = NewLocator(tp, mod)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if at := loc.At(tp.Subpaths[0].Blocks[0]); !strings.HasPrefix(at, "func[0]+0x") {
-		t.Errorf("a block of a module without names or DWARF is at %q", at)
+	if at := loc.At(tp.Subpaths[0].Blocks[0]); !strings.HasPrefix(at, "_start+0x") {
+		t.Errorf("a block of a module without DWARF is at %q", at)
 	}
 	for _, bad := range []string{`{"format":"pathprof","version":1}`, `{"format":"pathprof-osp","version":5}`, `{"format":"pathprof-osp","version":0}`,
 		`{"format":"pathprof-osp","version":2,"subpaths":[{"length":2,"blocks":[{"offset":1}]}]}`} {

@@ -1,9 +1,11 @@
 // The text report of an OSP profile: the run's facts and each length's
-// hottest subpaths, located by source line where the module has DWARF.
+// hottest subpaths, located by source line and column where the module
+// has DWARF.
 
 package osp
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -27,6 +29,9 @@ type Locator struct {
 	// Warning says why there are no source lines, if there is a reason
 	// beyond the module having no DWARF.
 	Warning string
+	// twins holds the blocks that would read like another block of a
+	// report: they get their offset in their function too.
+	twins map[int]bool
 }
 
 // NewLocator checks that module is the one prof was made from and reads
@@ -47,24 +52,67 @@ func NewLocator(prof *Profile, module []byte) (*Locator, error) {
 	return l, nil
 }
 
-// At names one block: file:line, or function+0xOFFSET (the offset in the
-// function's body), or the file offset in hex.
+// At names one block: file:line:column (or file:line), or
+// function+0xOFFSET (the offset in the function's body), or the file
+// offset in hex. A block that would read like another block of the
+// report gets its offset in its function too: file:line:column(+0xOFFSET).
 func (l *Locator) At(b BlockRef) string {
+	prefix, rest := l.at(b)
+	return prefix + rest
+}
+
+// at is At split into the part consecutive blocks can share (the file and
+// colon, or the function and plus) and the rest.
+func (l *Locator) at(b BlockRef) (prefix, rest string) {
 	if l == nil {
-		return fmt.Sprintf("0x%x", b.Offset)
+		return "", fmt.Sprintf("0x%x", b.Offset)
 	}
-	if file, line, ok := l.src.Lookup(b.Offset); ok {
-		return fmt.Sprintf("%s:%d", file, line)
-	}
+	name, off := "", -1
 	if b.Func >= l.m.NumImportedFuncs && b.Func < l.m.NumFuncs() {
-		c := &l.m.Code[b.Func-l.m.NumImportedFuncs]
-		name := l.m.FuncName(b.Func)
-		if name == "" {
-			name = fmt.Sprintf("func[%d]", b.Func)
-		}
-		return fmt.Sprintf("%s+0x%x", name, b.Offset-c.OrigOff)
+		name = cmp.Or(l.m.FuncName(b.Func), fmt.Sprintf("func[%d]", b.Func))
+		off = b.Offset - l.m.Code[b.Func-l.m.NumImportedFuncs].OrigOff
 	}
-	return fmt.Sprintf("0x%x", b.Offset)
+	if file, line, col, ok := l.src.LookupColumn(b.Offset); ok {
+		rest = strconv.Itoa(line)
+		if col > 0 {
+			rest += ":" + strconv.Itoa(col)
+		}
+		if l.twins[b.Offset] && off >= 0 {
+			rest += fmt.Sprintf("(+0x%x)", off)
+		}
+		return file + ":", rest
+	}
+	if off >= 0 {
+		return name + "+", fmt.Sprintf("0x%x", off)
+	}
+	return "", fmt.Sprintf("0x%x", b.Offset)
+}
+
+// tellApart marks the blocks of subs that would read like another of
+// them, so that At gives them their offsets.
+func (l *Locator) tellApart(subs []Subpath) {
+	if l == nil {
+		return
+	}
+	l.twins = nil
+	offs := map[string]map[int]bool{}
+	for _, sp := range subs {
+		for _, b := range sp.Blocks {
+			at := l.At(b)
+			if offs[at] == nil {
+				offs[at] = map[int]bool{}
+			}
+			offs[at][b.Offset] = true
+		}
+	}
+	l.twins = map[int]bool{}
+	for _, set := range offs {
+		if len(set) > 1 {
+			for off := range set {
+				l.twins[off] = true
+			}
+		}
+	}
 }
 
 // FewSamples is the number of samples below which the report warns that
@@ -121,6 +169,7 @@ func WriteReport(w io.Writer, prof *Profile, l *Locator, top int) error {
 	if w := fewSamples(prof); w != "" {
 		fmt.Fprintf(&b, "warning: %s\n", w)
 	}
+	l.tellApart(prof.Subpaths)
 	for _, lf := range s.ByLength {
 		var subs []Subpath
 		for _, sp := range prof.Subpaths {
@@ -150,13 +199,7 @@ func WriteReport(w io.Writer, prof *Profile, l *Locator, top int) error {
 func blockLine(blocks []BlockRef, l *Locator, indent string, width int) string {
 	toks := make([]tok, len(blocks))
 	for i, bl := range blocks {
-		at := l.At(bl)
-		toks[i].rest = at
-		if j := strings.LastIndex(at, "+0x"); j > 0 {
-			toks[i] = tok{at[:j+1], at[j+1:]}
-		} else if j := strings.LastIndex(at, ":"); j > 0 {
-			toks[i] = tok{at[:j+1], at[j+1:]}
-		}
+		toks[i].prefix, toks[i].rest = l.at(bl)
 	}
 	var b strings.Builder
 	b.WriteString(indent)
