@@ -185,6 +185,10 @@ type ProgramResult struct {
 	// the run when its probes too are placed by the run's edge
 	// frequencies, as the partitioned strategies' are: computed, not run.
 	PlacedSBLHits uint64 `json:"placed_sbl_hits,omitempty"`
+	// PeakRSSBytes is the benchmark process's peak resident set while it
+	// measured the program (instrumenting, compiling and running every
+	// build, copies included), 0 where the kernel does not say.
+	PeakRSSBytes uint64 `json:"peak_rss_bytes,omitempty"`
 	// Error says why the row failed; its figures are then partial.
 	Error string `json:"error,omitempty"`
 }
@@ -208,6 +212,9 @@ type Measure struct {
 	// run (for several copies: the slowest copy's).
 	ProbeHits         uint64  `json:"probe_hits"`
 	InstrumentSeconds float64 `json:"instrument_seconds"`
+	// CopyBytes is the size of the instrumented module (for several
+	// copies: the largest), counter module included.
+	CopyBytes int `json:"copy_bytes,omitempty"`
 	// PlanSeconds is P3's or PBL's planning time.
 	PlanSeconds float64 `json:"plan_seconds,omitempty"`
 	// ProfileEqual says whether the merged profile equals SBL's; unset
@@ -296,7 +303,11 @@ func Run(ctx context.Context, s *Suite, opt Options) (*Report, error) {
 			return rep, err
 		}
 		b := &benchmark{s: s, p: p, opt: opt, idx: i + 1, total: len(progs)}
+		peak := resetPeak()
 		r := b.run(ctx)
+		if peak {
+			r.PeakRSSBytes = peakRSS()
+		}
 		if r.Error != "" {
 			rep.Failed++
 			b.progress("FAILED: %s", r.Error)
@@ -375,6 +386,7 @@ func (b *benchmark) run(ctx context.Context) (r ProgramResult) {
 		return fail("instrument: %v", err)
 	}
 	sbl.InstrumentSeconds = time.Since(start).Seconds()
+	sbl.CopyBytes = len(res.Module) + len(res.Counters)
 	possible := new(big.Int)
 	for _, f := range res.Funcs {
 		if f.Placement != nil {
@@ -519,6 +531,9 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Var
 	}
 	m.InstrumentSeconds = time.Since(start).Seconds()
 	m.PlanSeconds = cs.PlanSeconds
+	for _, c := range cs.Copy {
+		m.CopyBytes = max(m.CopyBytes, len(c.Module)+len(c.Counters))
+	}
 	if m.CopyHits, err = copyHits(cs, exact); err != nil {
 		return m, err
 	}

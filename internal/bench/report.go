@@ -169,8 +169,38 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		row([]string{r.label(&p), fmt.Sprintf("%.2f", float64(p.Bytes)/1e6), numfmt.Thousands(uint64(p.Functions)), numfmt.Thousands(uint64(p.Profiled)),
 			bigCell(p.PossiblePaths), numfmt.Thousands(uint64(p.ExecutedPaths)), numfmt.Thousands(p.PathExecutions)})
 	}
+	writeCosts(&b, r)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeCosts writes what each program cost besides run time: SBL's
+// instrumentation time and copy size, the compile times of the original
+// and the copy, and the benchmark's peak memory while it measured the
+// program.
+func writeCosts(b *strings.Builder, r *Report) {
+	b.WriteString("\nWhat each program costs before it runs: SBL's instrumentation, its copy's size against the module's, both compiled by wazero (from the compilation cache when it had them: then the load time), and the benchmark's peak resident memory while it measured the program (every build and copy compiled and run):\n\n")
+	b.WriteString("| program | instrument s | copy MB | copy / module | compile s, original | compile s, SBL | peak MB |\n")
+	b.WriteString("| --- | --: | --: | --: | --: | --: | --: |\n")
+	for _, p := range r.Programs {
+		if p.Functions == 0 || len(p.Strategies) == 0 {
+			continue
+		}
+		sbl := p.Strategies[0]
+		ratio := ""
+		if p.Bytes > 0 && sbl.CopyBytes > 0 {
+			ratio = fmt.Sprintf("%.2f", float64(sbl.CopyBytes)/float64(p.Bytes))
+		}
+		copyMB, peak := "", ""
+		if sbl.CopyBytes > 0 {
+			copyMB = fmt.Sprintf("%.2f", float64(sbl.CopyBytes)/1e6)
+		}
+		if p.PeakRSSBytes > 0 {
+			peak = fmt.Sprintf("%.0f", float64(p.PeakRSSBytes)/1e6)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", r.label(&p), secsCell(sbl.InstrumentSeconds), copyMB, ratio,
+			secsCell(p.Original.CompileSeconds), secsCell(sbl.CompileSeconds), peak)
+	}
 }
 
 // bigCell shows a decimal number of up to 12 digits in full and a longer
@@ -243,7 +273,7 @@ func writeShares(b *strings.Builder, r *Report) {
 			return v
 		}
 	}
-	writeShareTable(b, r, "Slowest copy's probe hits as a share of SBL's (computed from SBL's exact profile; plans use its edge frequencies, to price tasks and to place probes):",
+	writeShareTable(b, r, "Slowest copy's probe hits as a share of SBL's, with a prior profile (computed from SBL's exact profile; plans use its edge frequencies, to price tasks and to place probes):",
 		heads, each(func(p *ProgramResult, m *Measure) float64 { return m.HitShare }))
 	placed := each(func(p *ProgramResult, m *Measure) float64 {
 		return m.HitShare * float64(p.Strategies[0].ProbeHits) / float64(p.PlacedSBLHits)
@@ -255,7 +285,7 @@ func writeShares(b *strings.Builder, r *Report) {
 			}
 			return placed(p)
 		})
-	writeShareTable(b, r, "The same, planned without the profile (task costs are static probe counts, probes placed by static estimates), over SBL's hits:",
+	writeShareTable(b, r, "The same without a prior profile, as a first run is planned (task costs are static probe counts, probes placed by static estimates), over SBL's hits:",
 		heads, each(func(p *ProgramResult, m *Measure) float64 { return m.StaticHitShare }))
 
 	// The floor: the copy that counts a path runs a sequence each time it

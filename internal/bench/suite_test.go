@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -285,8 +286,9 @@ func TestMarkdown(t *testing.T) {
 		Seconds: 200, Strategies: []Variant{SBL},
 		Programs: []ProgramResult{
 			{Name: "calc", Bytes: 127037, Functions: 71, Profiled: 70, PossiblePaths: "4977938878998691329",
-				ExecutedPaths: 1234, PathExecutions: 10761402, Original: Timing{MedianSeconds: 0.040},
-				Strategies: []Measure{{Strategy: SBL, Timing: Timing{MedianSeconds: 0.050}, Ratio: 1.25, ProbeHits: 1234567, InstrumentSeconds: 0.01}}},
+				ExecutedPaths: 1234, PathExecutions: 10761402, Original: Timing{MedianSeconds: 0.040, CompileSeconds: 0.12}, PeakRSSBytes: 57e6,
+				Strategies: []Measure{{Strategy: SBL, Timing: Timing{MedianSeconds: 0.050, CompileSeconds: 0.25}, Ratio: 1.25, ProbeHits: 1234567,
+					InstrumentSeconds: 0.01, CopyBytes: 190556}}},
 			{Name: "bad", Error: "instrumented run: exit code 1 | x\nline 2"},
 		},
 		GeoMean: map[string]float64{"sbl": 1.25},
@@ -305,6 +307,7 @@ func TestMarkdown(t *testing.T) {
 		"- **bad FAILED**: instrumented run: exit code 1 \\| x / line 2",
 		"3.3 min",
 		"| calc | 0.13 | 71 | 70 | 4.97×10^18 | 1,234 | 10,761,402 |",
+		"| calc | 0.01 | 0.19 | 1.50 | 0.12 | 0.25 | 57 |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, out)
@@ -348,5 +351,26 @@ func TestGeoMeans(t *testing.T) {
 	valid := geoMeans(rep, func(r *ProgramResult) bool { return r.Validation })
 	if math.Abs(all["sbl"]-2) > 1e-9 || math.Abs(valid["sbl"]-2) > 1e-9 {
 		t.Errorf("geometric means %v over all, %v over the validation set; want 2 and 2", all, valid)
+	}
+}
+
+// TestPeakRSS checks that the peak resident set follows an allocation
+// made after the reset, where the kernel tells it.
+func TestPeakRSS(t *testing.T) {
+	if !resetPeak() {
+		t.Skip("the kernel does not let the peak resident set be reset")
+	}
+	before := peakRSS()
+	buf := make([]byte, 64<<20)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	after := peakRSS()
+	if after < before+32<<20 {
+		t.Errorf("peak resident set %d bytes after touching 64 MiB, %d before", after, before)
+	}
+	runtime.KeepAlive(buf)
+	if !resetPeak() || peakRSS() >= after {
+		t.Errorf("the reset left the peak at %d bytes", peakRSS())
 	}
 }
