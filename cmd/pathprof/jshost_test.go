@@ -116,6 +116,24 @@ func sameGrowFuncs(t *testing.T, what string, want, got *profile.Profile) {
 	}
 }
 
+// runGrowCopies runs dir's copies of grow in node through the glue
+// (run-node.mjs), checks that each prints want, and merges their parts.
+func runGrowCopies(t *testing.T, node, dir string, copies int, want string) *profile.Profile {
+	t.Helper()
+	for c := range copies {
+		cmd := exec.Command(node, filepath.Join(jshostData(t), "run-node.mjs"), dir, fmt.Sprint(c), filepath.Join(dir, fmt.Sprintf("part-%d.json", c)))
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("copy %d under node: %v\n%s", c, err, stderr.Bytes())
+		}
+		if stdout.String() != want {
+			t.Fatalf("copy %d under node printed %q, the standalone build %q", c, stdout.String(), want)
+		}
+	}
+	return mergeParts(t, dir, copies)
+}
+
 // TestEmscriptenNode profiles grow, built with emscripten's glue, in node
 // through the glue (run-node.mjs), with SBL and with P3's copies, which
 // share out loop iterations: both merge into the same profile, whose
@@ -129,32 +147,18 @@ func TestEmscriptenNode(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	standalone, want := standaloneGrow(t, tmp)
-	runCopies := func(dir string, copies int) *profile.Profile {
-		for c := range copies {
-			cmd := exec.Command(node, filepath.Join(jshostData(t), "run-node.mjs"), dir, fmt.Sprint(c), filepath.Join(dir, fmt.Sprintf("part-%d.json", c)))
-			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Run(); err != nil {
-				t.Fatalf("copy %d under node: %v\n%s", c, err, stderr.Bytes())
-			}
-			if stdout.String() != want {
-				t.Fatalf("copy %d under node printed %q, the standalone build %q", c, stdout.String(), want)
-			}
-		}
-		return mergeParts(t, dir, copies)
-	}
 	sblDir := filepath.Join(tmp, "sbl")
 	instrumentGrow(t, sblDir, "--strategy", "sbl")
 	// pathprof cannot run them itself, and says where they run.
 	if code, _, stderr := runCmd("exec", sblDir, "0"); code != 1 || !strings.Contains(stderr, "env.emscripten_resize_heap") || !strings.Contains(stderr, "pathprof.mjs") {
 		t.Errorf("exec of a copy for a JavaScript host: exit %d: %s", code, stderr)
 	}
-	sbl := runCopies(sblDir, 1)
+	sbl := runGrowCopies(t, node, sblDir, 1, want)
 	sameGrowFuncs(t, "node, sbl", standalone, sbl)
 
 	p3Dir := filepath.Join(tmp, "p3")
 	instrumentGrow(t, p3Dir, "--strategy", "p3", "--copies", "2", "--weights", filepath.Join(sblDir, "merged.json"))
-	p3 := runCopies(p3Dir, 2)
+	p3 := runGrowCopies(t, node, p3Dir, 2, want)
 	if ok, diff := sbl.Equal(p3); !ok {
 		t.Fatalf("node: p3's merged copies differ from sbl: %s", diff)
 	}
@@ -224,13 +228,7 @@ func TestEmscriptenChromium(t *testing.T) {
 	sameGrowFuncs(t, "chromium", standalone, page)
 
 	// The same copies under node.
-	for c := range 2 {
-		cmd := exec.Command(node, filepath.Join(jshostData(t), "run-node.mjs"), dir, fmt.Sprint(c), filepath.Join(dir, fmt.Sprintf("part-%d.json", c)))
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("copy %d under node: %v\n%s", c, err, out)
-		}
-	}
-	if ok, diff := page.Equal(mergeParts(t, dir, 2)); !ok {
+	if ok, diff := page.Equal(runGrowCopies(t, node, dir, 2, want)); !ok {
 		t.Fatalf("chromium's profile differs from node's: %s", diff)
 	}
 }
