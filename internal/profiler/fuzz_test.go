@@ -1,6 +1,8 @@
 package profiler
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"os"
@@ -74,6 +76,57 @@ func FuzzBuildPlan(f *testing.F) {
 			if _, err := wasm.Decode(res.Module); err != nil {
 				t.Fatalf("copy %d of an accepted plan does not decode: %v", c, err)
 			}
+		}
+	})
+}
+
+// FuzzMergeParts feeds a part, as hosts write it (pathprof exec, or the
+// pathprof.mjs of a JavaScript host, whose pages may POST it from
+// anywhere), to MergeParts beside the real part of the other copy: a part
+// that does not fit is refused with an error, never a panic, and a merged
+// profile is valid. Seeds are the real parts of grid's two P3 copies.
+func FuzzMergeParts(f *testing.F) {
+	p := testprogs.CProgramByName(f, "grid")
+	orig := readC(f, "grid")
+	cs, err := Build(orig, profile.P3, 2, instrument.Options{SeparateCounters: true}, partition.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	man, err := WriteDir(f.TempDir(), p.Wasm, orig, cs, HostJS)
+	if err != nil {
+		f.Fatal(err)
+	}
+	var real [2]*Part
+	for c := range real {
+		var out bytes.Buffer
+		cfg := p.Config(f)
+		cfg.Stdout = &out
+		run := RunCopy(context.Background(), cs.Copy[c], cfg)
+		if err := run.Failure(); err != nil {
+			f.Fatal(err)
+		}
+		real[c] = NewPart(man, c, run, out.Bytes())
+		b, err := json.Marshal(real[c])
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		part, err := ParsePart(b)
+		if err != nil {
+			return
+		}
+		other := real[0]
+		if part.Copy == 0 {
+			other = real[1]
+		}
+		prof, err := MergeParts(man, cs, []*Part{other, part})
+		if err != nil {
+			return
+		}
+		if err := prof.Validate(); err != nil {
+			t.Fatalf("merged an invalid profile: %v", err)
 		}
 	})
 }

@@ -256,15 +256,25 @@ func ReadPart(path string) (*Part, error) {
 	if err != nil {
 		return nil, err
 	}
-	var p Part
-	if err := json.Unmarshal(b, &p); err != nil {
+	p, err := ParsePart(b)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
+	return p, nil
+}
+
+// ParsePart parses a part, as "pathprof exec" or a JavaScript host's
+// pathprof.mjs writes it.
+func ParsePart(b []byte) (*Part, error) {
+	var p Part
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, err
+	}
 	if p.Format != PartFormat {
-		return nil, fmt.Errorf("%s: not a pathprof part", path)
+		return nil, errors.New("not a pathprof part")
 	}
 	if p.Version > FilesVersion {
-		return nil, fmt.Errorf("%s: part version %d is newer than this pathprof reads (%d)", path, p.Version, FilesVersion)
+		return nil, fmt.Errorf("part version %d is newer than this pathprof reads (%d)", p.Version, FilesVersion)
 	}
 	return &p, nil
 }
