@@ -85,7 +85,7 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s are shared out among the copies: run every copy on the same input\n", what)
 	}
 	if manHost == profiler.HostJS {
-		fmt.Fprintf(stdout, "run each in the host, loading COPY.wasm with %s (docs/commands.md)\n", filepath.Join(*out, jshost.FileName))
+		fmt.Fprintf(stdout, "run each in the host, loading COPY.wasm with %s (docs/js-hosts.md)\n", filepath.Join(*out, jshost.FileName))
 		fmt.Fprintf(stdout, "then: pathprof merge -o profile.json PARTS...\n")
 		return 0
 	}

@@ -156,6 +156,16 @@ func TestEmscriptenNode(t *testing.T) {
 	sbl := runGrowCopies(t, node, sblDir, 1, want)
 	sameGrowFuncs(t, "node, sbl", standalone, sbl)
 
+	// With no numbers grow reads past its vector and traps: the part says
+	// so, and merge writes the profile marked incomplete.
+	cmd := exec.Command(node, filepath.Join(jshostData(t), "run-node.mjs"), sblDir, "0", filepath.Join(sblDir, "part-0.json"), "0")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "memory access out of bounds") {
+		t.Fatalf("grow 0 under node: %v: %s", err, out)
+	}
+	if code, _, stderr := runCmd("merge", "-o", filepath.Join(tmp, "trap.json"), filepath.Join(sblDir, "part-0.json")); code != 1 || !strings.Contains(stderr, "incomplete") || !strings.Contains(stderr, "memory access out of bounds") {
+		t.Errorf("merge of a trapped copy: exit %d: %s", code, stderr)
+	}
+
 	p3Dir := filepath.Join(tmp, "p3")
 	instrumentGrow(t, p3Dir, "--strategy", "p3", "--copies", "2", "--weights", filepath.Join(sblDir, "merged.json"))
 	p3 := runGrowCopies(t, node, p3Dir, 2, want)

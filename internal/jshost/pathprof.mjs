@@ -160,7 +160,8 @@ class Copy {
     return Module;
   }
 
-  // exited records the end of the run: the first call counts.
+  // exited records the end of the run, with error saying why it failed
+  // (a trap the host caught, say): the first call counts.
   exited(code, error = '') {
     if (this.end) return;
     this.end = now();

@@ -17,6 +17,13 @@ if (!partFile) {
 const { copy } = await import(pathToFileURL(resolve(dir, 'pathprof.mjs')));
 const pp = copy(Number(copyArg));
 const createGrow = createRequire(import.meta.url)('./grow.js');
-createGrow(pp.emscripten({ arguments: args }, readFileSync(join(dir, `copy-${copyArg}.wasm`))));
+try {
+  createGrow(pp.emscripten({ arguments: args }, readFileSync(join(dir, `copy-${copyArg}.wasm`))));
+} catch (e) {
+  // A trap, which the glue rethrows once it has told pp; the part
+  // records it, and merge marks the profile incomplete.
+  pp.exited(1, String(e));
+}
 process.exitCode = await pp.done;
 await pp.write(partFile);
+if (pp.error) process.stderr.write(`copy ${copyArg}: ${pp.error}\n`);
