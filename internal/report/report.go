@@ -258,22 +258,20 @@ func Build(p *profile.Profile, opt Options) (*Report, error) {
 				return nil, err
 			}
 		}
+		// Each block is placed once, and those that would read alike
+		// told apart, before the paths are filled in.
+		blocks, err := placeBlocks(loc, code, f.Name, pf)
+		if err != nil {
+			return nil, fmt.Errorf("function %d (%s): %v", pf.Index, f.Name, err)
+		}
 		for _, off := range pf.Cuts {
-			b, err := loc.block(code, f.Name, off)
-			if err != nil {
-				return nil, fmt.Errorf("function %d (%s): cut: %v", pf.Index, f.Name, err)
-			}
-			f.Cuts = append(f.Cuts, b)
+			f.Cuts = append(f.Cuts, blocks[off])
 		}
 		var n big.Int
 		for _, pp := range pf.Paths {
 			path := Path{ID: pp.ID, Count: pp.Count, Kind: pp.Kind, Blocks: make([]Block, len(pp.Blocks))}
 			for i, off := range pp.Blocks {
-				b, err := loc.block(code, f.Name, off)
-				if err != nil {
-					return nil, fmt.Errorf("function %d (%s), path %d: %v", pf.Index, f.Name, pp.ID, err)
-				}
-				path.Blocks[i] = b
+				path.Blocks[i] = blocks[off]
 			}
 			n.SetUint64(pp.Count)
 			f.executions.Add(f.executions, &n)
@@ -282,7 +280,7 @@ func Build(p *profile.Profile, opt Options) (*Report, error) {
 			}
 			f.Paths = append(f.Paths, path)
 		}
-		distinguish(&f, loc)
+		label(&f)
 		slices.SortStableFunc(f.Paths, func(a, b Path) int {
 			return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.ID, b.ID))
 		})
