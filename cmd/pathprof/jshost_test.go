@@ -147,6 +147,10 @@ func TestEmscriptenNode(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	standalone, want := standaloneGrow(t, tmp)
+	// profile cannot run the glue's build, and says what can.
+	if code, _, stderr := runCmd("profile", "-q", "-o", filepath.Join(tmp, "glue.json"), filepath.Join(jshostData(t), "grow.wasm")); code != 1 || !strings.Contains(stderr, "instrument --host js") {
+		t.Errorf("profile of the glue's build: exit %d: %s", code, stderr)
+	}
 	sblDir := filepath.Join(tmp, "sbl")
 	instrumentGrow(t, sblDir, "--strategy", "sbl")
 	// pathprof cannot run them itself, and says where they run.

@@ -86,8 +86,16 @@ func (e *MissingImportsError) Error() string {
 	for i, m := range e.Missing {
 		names[i] = m.String()
 	}
-	return fmt.Sprintf("%s imports %d %s that neither WASI nor pathprof provides: %s (--stub MODULE.NAME[=RESULT] provides one that returns zero or RESULT, --stub-missing all of them)",
+	msg := fmt.Sprintf("%s imports %d %s that neither WASI nor pathprof provides: %s (--stub MODULE.NAME[=RESULT] provides one that returns zero or RESULT, --stub-missing all of them)",
 		e.Importer, len(names), plural(len(names), "function"), strings.Join(names, ", "))
+	for _, m := range e.Missing {
+		// Stubs would not do for emscripten's glue, which the program
+		// leans on (it grows the memory, say): its host runs the copies.
+		if m.Module == "env" && strings.HasPrefix(m.Name, "emscripten_") {
+			return msg + "; built with emscripten's JavaScript glue? pathprof instrument --host js writes copies that the glue runs (docs/js-hosts.md)"
+		}
+	}
+	return msg
 }
 
 func plural(n int, word string) string {
