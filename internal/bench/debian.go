@@ -59,42 +59,34 @@ func buildDebian(dir, final string, opt PrepareOptions, progress func(string, ..
 	if shell == "" {
 		shell = "bash"
 	}
-	parent := filepath.Dir(final)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(parent, ".build-")
+	start := time.Now()
+	err := intoDir(final, ".build-", func(tmp string) error {
+		progress("building the Debian programs (%s): fetches source packages, needs clang-14 for wasm32-wasi", DebianScript)
+		cmd := exec.Command(shell, filepath.Join(opt.Source, filepath.FromSlash(DebianScript)), tmp)
+		cmd.Dir = opt.Source
+		// The script's own progress lines are worth seeing live: fetching
+		// and building takes a minute. Without a progress writer only the
+		// end of its output is kept, for the error message.
+		tail := &tailWriter{max: 4000}
+		var w io.Writer = tail
+		if opt.Progress != nil {
+			w = io.MultiWriter(tail, opt.Progress)
+		}
+		cmd.Stdout, cmd.Stderr = w, w
+		if err := cmd.Run(); err != nil {
+			msg := strings.TrimSpace(string(tail.bytes()))
+			if opt.Progress != nil {
+				msg = "see its output above"
+			}
+			return fmt.Errorf("%s: %v (%s); pathprof bench --prepare --no-debian prepares the suite without the Debian programs", DebianScript, err, msg)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	start := time.Now()
-	progress("building the Debian programs (%s): fetches source packages, needs clang-14 for wasm32-wasi", DebianScript)
-	cmd := exec.Command(shell, filepath.Join(opt.Source, filepath.FromSlash(DebianScript)), tmp)
-	cmd.Dir = opt.Source
-	// The script's own progress lines are worth seeing live: fetching and
-	// building takes a minute. Without a progress writer only the end of
-	// its output is kept, for the error message.
-	tail := &tailWriter{max: 4000}
-	var w io.Writer = tail
-	if opt.Progress != nil {
-		w = io.MultiWriter(tail, opt.Progress)
-	}
-	cmd.Stdout, cmd.Stderr = w, w
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(string(tail.bytes()))
-		if opt.Progress != nil {
-			msg = "see its output above"
-		}
-		return fmt.Errorf("%s: %v (%s); pathprof bench --prepare --no-debian prepares the suite without the Debian programs", DebianScript, err, msg)
-	}
-	if err := os.RemoveAll(final); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, final); err != nil {
-		return err
-	}
 	progress("built the Debian programs in %.0fs", time.Since(start).Seconds())
+	parent := filepath.Dir(final)
 	ents, err := os.ReadDir(parent)
 	if err != nil {
 		return err
@@ -105,6 +97,28 @@ func buildDebian(dir, final string, opt PrepareOptions, progress func(string, ..
 		}
 	}
 	return nil
+}
+
+// intoDir runs fill on a fresh directory beside final and renames it to
+// final when fill succeeds, so that an interrupted or failed build or fetch
+// is never taken for a finished one.
+func intoDir(final, prefix string, fill func(tmp string) error) error {
+	parent := filepath.Dir(final)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, prefix)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := fill(tmp); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(final); err != nil {
+		return err
+	}
+	return os.Rename(tmp, final)
 }
 
 // parseDebianList reads the script's programs.txt

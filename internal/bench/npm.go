@@ -134,48 +134,36 @@ func fetchNPM(pkg *npmPackage, final string, opt PrepareOptions, progress func(s
 	if npm == "" {
 		npm = "npm"
 	}
-	parent := filepath.Dir(final)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(parent, ".fetch-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
 	start := time.Now()
 	spec := pkg.Name + "@" + pkg.Version
-	progress("fetching %s with npm pack", spec)
-	cmd := exec.Command(npm, "pack", "--silent", "--pack-destination", tmp, spec)
-	cmd.Dir = tmp
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("npm pack %s: %v: %s; pathprof bench --prepare without --big prepares the suite without the big programs",
-			spec, err, strings.TrimSpace(lastLines(out.String(), 5)))
-	}
-	tgz := filepath.Join(tmp, strings.TrimSpace(lastLines(out.String(), 1)))
-	data, err := os.ReadFile(tgz)
+	err := intoDir(final, ".fetch-", func(tmp string) error {
+		progress("fetching %s with npm pack", spec)
+		cmd := exec.Command(npm, "pack", "--silent", "--pack-destination", tmp, spec)
+		cmd.Dir = tmp
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("npm pack %s: %v: %s; pathprof bench --prepare without --big prepares the suite without the big programs",
+				spec, err, strings.TrimSpace(lastLines(out.String(), 5)))
+		}
+		tgz := filepath.Join(tmp, strings.TrimSpace(lastLines(out.String(), 1)))
+		data, err := os.ReadFile(tgz)
+		if err != nil {
+			return fmt.Errorf("npm pack %s: %w", spec, err)
+		}
+		if err := os.Remove(tgz); err != nil {
+			return err
+		}
+		sum := sha512.Sum512(data)
+		if got := "sha512-" + base64.StdEncoding.EncodeToString(sum[:]); got != pkg.Integrity {
+			return fmt.Errorf("%s: the tarball's digest is %s, want %s", spec, got, pkg.Integrity)
+		}
+		if err := unpackNPM(pkg, data, tmp); err != nil {
+			return fmt.Errorf("%s: %w", spec, err)
+		}
+		return os.WriteFile(filepath.Join(tmp, ".complete"), []byte(spec+"\n"), 0o644)
+	})
 	if err != nil {
-		return fmt.Errorf("npm pack %s: %w", spec, err)
-	}
-	if err := os.Remove(tgz); err != nil {
-		return err
-	}
-	sum := sha512.Sum512(data)
-	if got := "sha512-" + base64.StdEncoding.EncodeToString(sum[:]); got != pkg.Integrity {
-		return fmt.Errorf("%s: the tarball's digest is %s, want %s", spec, got, pkg.Integrity)
-	}
-	if err := unpackNPM(pkg, data, tmp); err != nil {
-		return fmt.Errorf("%s: %w", spec, err)
-	}
-	if err := os.WriteFile(filepath.Join(tmp, ".complete"), []byte(spec+"\n"), 0o644); err != nil {
-		return err
-	}
-	if err := os.RemoveAll(final); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, final); err != nil {
 		return err
 	}
 	progress("fetched %s in %.0fs", spec, time.Since(start).Seconds())

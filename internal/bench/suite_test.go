@@ -134,23 +134,7 @@ func TestBigCell(t *testing.T) {
 
 // TestPrepareC copies the committed C programs into a suite and loads it.
 func TestPrepareC(t *testing.T) {
-	src, err := FindSource(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	progs, err := prepareC(dir, filepath.Join(src, "testdata", "c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &Suite{Version: ManifestVersion, Programs: progs, Dir: dir}
-	if err := s.Write(); err != nil {
-		t.Fatal(err)
-	}
-	l, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := preparedSuite(t, prepareC, filepath.Join("testdata", "c"))
 	calc, ok := l.Program("calc")
 	if !ok || calc.Stdin != "c/calc.in" || calc.ExpectExitCode == nil || *calc.ExpectExitCode != 0 {
 		t.Fatalf("calc: %+v", calc)
@@ -168,23 +152,7 @@ func TestPrepareC(t *testing.T) {
 // TestPrepareKernels copies the committed kernels into a suite and loads
 // it: each has its module and expected output, and the sets are the list's.
 func TestPrepareKernels(t *testing.T) {
-	src, err := FindSource(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	progs, err := prepareKernels(dir, filepath.Join(src, filepath.FromSlash(KernelsDir)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &Suite{Version: ManifestVersion, Programs: progs, Dir: dir}
-	if err := s.Write(); err != nil {
-		t.Fatal(err)
-	}
-	l, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := preparedSuite(t, prepareKernels, filepath.FromSlash(KernelsDir))
 	for _, name := range []string{"filter", "apsp", "fft", "bsearch"} {
 		p, ok := l.Program(name)
 		if !ok || p.Validation || p.Origin != OriginKernels || p.ExpectStdout == "" {
@@ -244,6 +212,30 @@ func TestValidationThird(t *testing.T) {
 		}
 	}
 	third("with the big programs", train, valid)
+}
+
+// preparedSuite prepares programs of the source tree's directory src
+// with prepare into a new suite, writes its manifest and loads it.
+func preparedSuite(t *testing.T, prepare func(dir, src string) ([]Program, error), src string) *Suite {
+	t.Helper()
+	root, err := FindSource(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	progs, err := prepare(dir, filepath.Join(root, src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Suite{Version: ManifestVersion, Programs: progs, Dir: dir}
+	if err := s.Write(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 func TestSelect(t *testing.T) {

@@ -54,13 +54,8 @@ func ReadC(dir string) ([]C, error) { return ReadCList(dir, "programs.txt") }
 // ReadCList is ReadC for another list in dir of the same form, such as
 // programs-O0.txt.
 func ReadCList(dir, name string) ([]C, error) {
-	list := filepath.Join(dir, name)
-	data, err := os.ReadFile(list)
-	if err != nil {
-		return nil, err
-	}
 	var progs []C
-	err = Each(data, 4, "NAME SOURCE OPT STDIN [ARGS...]", func(f []string) error {
+	err := readList(dir, name, 4, "NAME SOURCE OPT STDIN [ARGS...]", func(f []string) error {
 		p := C{Name: f[0], Source: f[1], Opt: f[2], Args: f[4:]}
 		if f[3] != "-" {
 			p.Stdin = f[3]
@@ -77,13 +72,29 @@ func ReadCList(dir, name string) ([]C, error) {
 		progs = append(progs, p)
 		return nil
 	})
+	return progs, err
+}
+
+// readList calls f with the fields of each program line of the list name
+// in dir, which must list at least one program of min fields.
+func readList(dir, name string, min int, form string, f func(fields []string) error) error {
+	list := filepath.Join(dir, name)
+	data, err := os.ReadFile(list)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", list, err)
+		return err
 	}
-	if len(progs) == 0 {
-		return nil, fmt.Errorf("%s lists no programs", list)
+	n := 0
+	err = Each(data, min, form, func(fields []string) error {
+		n++
+		return f(fields)
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", list, err)
 	}
-	return progs, nil
+	if n == 0 {
+		return fmt.Errorf("%s lists no programs", list)
+	}
+	return nil
 }
 
 // Kernel is a program of bench/kernels/programs.txt (NAME SET SMALL): the
@@ -101,13 +112,8 @@ type Kernel struct {
 
 // ReadKernels reads the list of kernels in dir.
 func ReadKernels(dir string) ([]Kernel, error) {
-	list := filepath.Join(dir, "programs.txt")
-	data, err := os.ReadFile(list)
-	if err != nil {
-		return nil, err
-	}
 	var progs []Kernel
-	err = Each(data, 3, "NAME SET SMALL", func(f []string) error {
+	err := readList(dir, "programs.txt", 3, "NAME SET SMALL", func(f []string) error {
 		k := Kernel{Name: f[0], Small: f[2]}
 		switch f[1] {
 		case "train":
@@ -119,11 +125,5 @@ func ReadKernels(dir string) ([]Kernel, error) {
 		progs = append(progs, k)
 		return nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", list, err)
-	}
-	if len(progs) == 0 {
-		return nil, fmt.Errorf("%s lists no programs", list)
-	}
-	return progs, nil
+	return progs, err
 }
