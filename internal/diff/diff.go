@@ -132,30 +132,19 @@ func Compare(a, b *profile.Profile, opt Options) (*Diff, error) {
 	}
 	d := &Diff{A: side(opt.FileA, a, ra), B: side(opt.FileB, b, rb), Threshold: opt.Threshold,
 		SameModule: a.Module.SHA256 != "" && a.Module.SHA256 == b.Module.SHA256}
-	type fkey struct {
-		index uint32
-		name  string
-	}
-	key := func(f *report.Function) fkey {
-		if d.SameModule {
-			return fkey{index: f.Index}
-		}
-		return fkey{name: f.Name}
-	}
+	ka, kb := d.funcKeys(ra), d.funcKeys(rb)
 	byKey := map[fkey]*report.Function{}
 	for i := range rb.Functions {
-		byKey[key(&rb.Functions[i])] = &rb.Functions[i]
+		byKey[kb[i]] = &rb.Functions[i]
 	}
 	seen := map[fkey]bool{}
 	for i := range ra.Functions {
-		fa := &ra.Functions[i]
-		k := key(fa)
-		seen[k] = true
-		d.add(fa, byKey[k])
+		seen[ka[i]] = true
+		d.add(&ra.Functions[i], byKey[ka[i]])
 	}
 	for i := range rb.Functions {
-		if fb := &rb.Functions[i]; !seen[key(fb)] {
-			d.add(nil, fb)
+		if !seen[kb[i]] {
+			d.add(nil, &rb.Functions[i])
 		}
 	}
 	slices.SortStableFunc(d.Functions, func(x, y Function) int {
@@ -165,6 +154,35 @@ func Compare(a, b *profile.Profile, opt Options) (*Diff, error) {
 		d.Functions = []Function{}
 	}
 	return d, nil
+}
+
+// fkey is what matches a function of A with one of B: its index in one
+// module; its name, and which of the functions of that name in index
+// order (static functions of different files may share one), in two.
+type fkey struct {
+	index uint32
+	name  string
+}
+
+// funcKeys returns the key of each of r's functions.
+func (d *Diff) funcKeys(r *report.Report) []fkey {
+	keys := make([]fkey, len(r.Functions))
+	order := make([]int, len(r.Functions))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(x, y int) int { return cmp.Compare(r.Functions[x].Index, r.Functions[y].Index) })
+	nth := map[string]uint32{}
+	for _, i := range order {
+		f := &r.Functions[i]
+		if d.SameModule {
+			keys[i] = fkey{index: f.Index}
+			continue
+		}
+		keys[i] = fkey{index: nth[f.Name], name: f.Name}
+		nth[f.Name]++
+	}
+	return keys
 }
 
 func side(file string, p *profile.Profile, r *report.Report) Side {
