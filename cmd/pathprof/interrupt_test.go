@@ -21,7 +21,7 @@ import (
 
 // pathprofBinary builds the command, so that a test can run it as a
 // process of its own: signal it, or measure its memory.
-func pathprofBinary(t *testing.T) string {
+func pathprofBinary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "pathprof")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
