@@ -47,6 +47,7 @@ func TestRunsAndMerge(t *testing.T) {
 		t.Fatalf("profile --runs: exit %d, want 1 for the failed run\n%s", code, errs)
 	}
 	merged := readProfile(t, all)
+	checkRunsReport(t, all, merged)
 
 	var files []string
 	for _, l := range []string{"four", "six", "seven", "too small"} {
@@ -91,6 +92,51 @@ func TestRunsAndMerge(t *testing.T) {
 		if (in.Label == "too small") != (in.ExitCode == 2) {
 			t.Fatalf("input %+v", in)
 		}
+	}
+}
+
+// checkRunsReport checks the report's runs of the profile in file: each
+// run's paths are its own profile's, and the paths only it executed are
+// those no other run's profile has.
+func checkRunsReport(t *testing.T, file string, p *profile.Profile) {
+	t.Helper()
+	code, out, errs := runCmd("report", "--json", file)
+	var r struct {
+		Inputs []struct {
+			Label  string
+			Paths  int
+			Unique int `json:"unique_paths"`
+		}
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || len(r.Inputs) != len(p.Inputs) {
+		t.Fatalf("report --json: exit %d\n%s", code, errs)
+	}
+	seen := map[[2]uint64]int{}
+	alone := make([]*profile.Profile, len(p.Inputs))
+	for i := range p.Inputs {
+		alone[i], _ = p.OfInput(i)
+		for _, f := range alone[i].Functions {
+			for _, q := range f.Paths {
+				seen[[2]uint64{uint64(f.Index), q.ID}]++
+			}
+		}
+	}
+	for i, in := range r.Inputs {
+		paths, unique := 0, 0
+		for _, f := range alone[i].Functions {
+			for _, q := range f.Paths {
+				paths++
+				if seen[[2]uint64{uint64(f.Index), q.ID}] == 1 {
+					unique++
+				}
+			}
+		}
+		if in.Label != p.Inputs[i].Label || in.Paths != paths || in.Unique != unique {
+			t.Fatalf("report's run %+v, want %d paths, %d its own", in, paths, unique)
+		}
+	}
+	if code, out, _ := runCmd("report", file); code != 0 || !strings.Contains(out, "runs, most paths of their own first") {
+		t.Fatalf("report: exit %d\n%s", code, out)
 	}
 }
 

@@ -43,6 +43,8 @@ type Options struct {
 type Report struct {
 	Run    Run    `json:"run"`
 	Totals Totals `json:"totals"`
+	// Inputs are the runs of a profile of several, in the profile's order.
+	Inputs []Input `json:"inputs,omitempty"`
 	// Functions are every function of the profile, most executed first.
 	Functions []Function `json:"functions"`
 	// Hottest lists the paths with the highest counts; HottestByLength
@@ -190,6 +192,7 @@ func Build(p *profile.Profile, opt Options) (*Report, error) {
 		Stubs:       p.Stubs,
 		Region:      p.Region,
 	}}
+	r.Inputs = inputs(p)
 	if r.Run.Runs == nil {
 		r.Run.Runs = []profile.Run{}
 	}

@@ -85,7 +85,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	tw.Flush()
 
-	if len(run.Runs) > 0 {
+	if len(r.Inputs) > 0 {
+		// The copies' facts of many runs are in the JSON.
+		writeInputs(bw, r.Inputs)
+	} else if len(run.Runs) > 0 {
 		fmt.Fprintln(bw)
 		tw := newTable(bw)
 		errCol := ""
