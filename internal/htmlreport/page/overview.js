@@ -78,7 +78,7 @@ function hotTable(list, id) {
   const box = h('div', {});
   const table = h('table', {class: 'data', id: id},
     h('tr', {}, h('th', {class: 'num'}, '#'), h('th', {class: 'num'}, 'count'), h('th', {class: 'num'}, 'blocks'),
-      h('th', {}, 'kind'), h('th', {}, 'function'), h('th', {}, 'from … to')), rows);
+      h('th', {}, 'kind'), h('th', {}, 'function'), h('th', {}, 'through')), rows);
   box.appendChild(table);
   if (list.length > hotShown[id]) {
     box.appendChild(h('p', {}, h('button', {onclick: () => { hotShown[id] = list.length; box.replaceWith(hotTable(list, id)); }},
