@@ -7,13 +7,16 @@ package report
 import (
 	"fmt"
 
+	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/wasm"
 	"github.com/pathprof/pathprof/profile"
 )
 
 // placeBlocks places every block of pf's paths and cuts once, by offset.
-// Blocks at one source position (or none) get their offsets in the
-// function too, so that no two blocks of the function read alike.
+// Blocks at a source position that another block of the function starts
+// at too get their offsets in the function, so that no two blocks read
+// alike; which blocks those are depends on the module alone, so that a
+// path reads the same in every profile of the module.
 func placeBlocks(loc *locator, code *wasm.Code, name string, pf profile.Function) (map[int]Block, error) {
 	blocks := map[int]Block{}
 	place := func(off int) error {
@@ -39,12 +42,8 @@ func placeBlocks(loc *locator, code *wasm.Code, name string, pf profile.Function
 	if loc == nil {
 		return blocks, nil // file offsets, all different
 	}
-	seen := map[string]int{}
-	for _, b := range blocks {
-		seen[b.At]++
-	}
 	for off, b := range blocks {
-		if seen[b.At] > 1 && b.File != "" {
+		if b.File != "" && loc.twins(code, pf.Index)[b.At] {
 			b.At += fmt.Sprintf("(+0x%x)", b.FuncOffset)
 			blocks[off] = b
 		}
@@ -69,4 +68,27 @@ func label(f *Function) {
 			p.Label += p.suffix
 		}
 	}
+}
+
+// twins returns the source positions (file:line:column) at which more
+// than one block of the function whose body is code starts.
+func (l *locator) twins(code *wasm.Code, idx uint32) map[string]bool {
+	if t, ok := l.twinsOf[idx]; ok {
+		return t
+	}
+	t := map[string]bool{}
+	g, err := cfg.Build(l.m, int(idx-l.m.NumImportedFuncs), l.cfgOpt)
+	if err == nil {
+		seen := map[string]bool{}
+		for _, b := range g.Blocks[cfg.Exit+1:] {
+			at, ok := l.position(code.OrigOff + int(b.Start))
+			if !ok {
+				continue
+			}
+			t[at] = seen[at]
+			seen[at] = true
+		}
+	}
+	l.twinsOf[idx] = t
+	return t
 }

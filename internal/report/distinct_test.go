@@ -63,10 +63,10 @@ func everyPath(t *testing.T, b []byte, m *wasm.Module) *profile.Profile {
 	return p
 }
 
-// TestPathsPrintApart checks, on every path of every C test program (and
-// on a random half of them, since which blocks get offsets depends on the
-// paths present), that no two paths of a function print alike: the same
-// kind and the same blocks as the text report lists them.
+// TestPathsPrintApart checks, on every path of every C test program, that
+// no two paths of a function print alike (the same kind and the same
+// blocks as the text report lists them), and that on a random half of
+// them each path prints as it did among all.
 func TestPathsPrintApart(t *testing.T) {
 	rng := rand.New(rand.NewPCG(34, 7))
 	offsets := 0
@@ -85,6 +85,7 @@ func TestPathsPrintApart(t *testing.T) {
 			f.Paths = append([]profile.Path{}, kept...)
 			half.Functions = append(half.Functions, f)
 		}
+		labels := map[[2]uint64]string{} // by function and path id, in all
 		for _, p := range []*profile.Profile{all, &half} {
 			r := build(t, p, Options{Module: b})
 			for _, w := range r.Warnings {
@@ -96,6 +97,12 @@ func TestPathsPrintApart(t *testing.T) {
 					if p.Label != blockList(p.Blocks, 0, 0) || strings.Contains(p.Label, "\n") {
 						t.Errorf("%s %s path %d: label %q", prog.Name, f.Name, p.ID, p.Label)
 					}
+					// A path reads the same whatever other paths ran.
+					k := [2]uint64{uint64(f.Index), p.ID}
+					if l, ok := labels[k]; ok && l != p.Label {
+						t.Errorf("%s %s path %d: %q among every path, %q among half", prog.Name, f.Name, p.ID, l, p.Label)
+					}
+					labels[k] = p.Label
 					key := p.Kind + " " + p.Label
 					if id, ok := seen[key]; ok {
 						t.Errorf("%s %s: paths %d and %d both print %s", prog.Name, f.Name, id, p.ID, key)

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/srcmap"
 	"github.com/pathprof/pathprof/internal/wasm"
 	"github.com/pathprof/pathprof/profile"
@@ -18,6 +19,9 @@ type locator struct {
 	m   *wasm.Module
 	src *srcmap.Map // nil without DWARF
 	rd  *wasm.Reader
+	// cfgOpt builds graphs as the instrumenter does; twinsOf caches twins.
+	cfgOpt  cfg.Options
+	twinsOf map[uint32]map[string]bool
 }
 
 // newLocator also returns a warning when the module's DWARF cannot be
@@ -42,7 +46,8 @@ func newLocator(p *profile.Profile, module []byte) (*locator, string, error) {
 	if err != nil {
 		warn = fmt.Sprintf("no source lines: %v", err)
 	}
-	return &locator{m: m, src: src, rd: wasm.NewReader(nil, 0, "code")}, warn, nil
+	return &locator{m: m, src: src, rd: wasm.NewReader(nil, 0, "code"),
+		cfgOpt: cfg.Options{NoReturn: cfg.NoReturnImports(m, cfg.ProcExit)}, twinsOf: map[uint32]map[string]bool{}}, warn, nil
 }
 
 // code returns the body of function idx.
@@ -73,12 +78,22 @@ func (l *locator) block(c *wasm.Code, name string, off int) (Block, error) {
 	if l.rd.Next(&in) == nil {
 		b.Instr = in.Op.Name()
 	}
-	if file, line, col, ok := l.src.LookupColumn(off); ok {
-		b.File, b.Line, b.Column = file, line, col
-		b.At = fmt.Sprintf("%s:%d", file, line)
-		if col > 0 {
-			b.At += fmt.Sprintf(":%d", col)
-		}
+	if at, ok := l.position(off); ok {
+		b.File, b.Line, b.Column, _ = l.src.LookupColumn(off)
+		b.At = at
 	}
 	return b, nil
+}
+
+// position names the source position of the code at file offset off:
+// file:line:column, or file:line where DWARF gives no column.
+func (l *locator) position(off int) (string, bool) {
+	file, line, col, ok := l.src.LookupColumn(off)
+	if !ok {
+		return "", false
+	}
+	if col > 0 {
+		return fmt.Sprintf("%s:%d:%d", file, line, col), true
+	}
+	return fmt.Sprintf("%s:%d", file, line), true
 }
