@@ -54,16 +54,7 @@ func spinBound(t *testing.T, wasm string) map[[2]uint64]uint64 {
 		}
 		return p
 	}
-	counts := func(p *profile.Profile) map[[2]uint64]uint64 {
-		m := map[[2]uint64]uint64{}
-		for _, f := range p.Functions {
-			for _, q := range f.Paths {
-				m[[2]uint64{uint64(f.Index), q.ID}] = q.Count
-			}
-		}
-		return m
-	}
-	c1, c2 := counts(read(n1)), counts(read(n2))
+	c1, c2 := pathCounts(read(n1)), pathCounts(read(n2))
 	var rounds uint64
 	fmt.Sscan(spinRounds, &rounds)
 	bound := map[[2]uint64]uint64{}

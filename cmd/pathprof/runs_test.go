@@ -224,6 +224,17 @@ func TestMergeBadInput(t *testing.T) {
 	}
 }
 
+// pathCounts is p's count of each path, by function index and path id.
+func pathCounts(p *profile.Profile) map[[2]uint64]uint64 {
+	m := map[[2]uint64]uint64{}
+	for _, f := range p.Functions {
+		for _, q := range f.Paths {
+			m[[2]uint64{uint64(f.Index), q.ID}] = q.Count
+		}
+	}
+	return m
+}
+
 func jsonNum(n uint64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
@@ -269,17 +280,7 @@ func TestDiff(t *testing.T) {
 			t.Fatal(errs)
 		}
 	}
-	pa, pb := readProfile(t, a), readProfile(t, b)
-	ids := func(p *profile.Profile) map[[2]uint64]uint64 {
-		m := map[[2]uint64]uint64{}
-		for _, f := range p.Functions {
-			for _, q := range f.Paths {
-				m[[2]uint64{uint64(f.Index), q.ID}] = q.Count
-			}
-		}
-		return m
-	}
-	ia, ib := ids(pa), ids(pb)
+	ia, ib := pathCounts(readProfile(t, a)), pathCounts(readProfile(t, b))
 	var gone, new, same, changed int
 	for k, n := range ia {
 		switch m, ok := ib[k]; {
