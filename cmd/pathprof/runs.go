@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/pathprof/pathprof/internal/instrument"
@@ -89,13 +91,20 @@ func profileRuns(f runsFlags, stdout, stderr io.Writer) int {
 	if progress != nil {
 		fmt.Fprintf(progress, "pathprof: %d runs of %s, %d at once\n", len(specs), f.module, min(workers, len(specs)))
 	}
+	// The programs' output is not shown, but the end of a failed run's
+	// standard error usually says why it failed.
+	tails := make([]*tail, len(specs))
 	p, results, err := runs.Profile(context.Background(), orig, specs, runs.Options{
 		Profile: profiler.Options{Strategy: st, Copies: k, Partition: popt, ModulePath: f.module, Progress: progress,
 			Instrument: instrument.Options{SeparateCounters: f.counterModule}, Run: base, Region: region},
-		Workers:  workers,
-		Timeout:  f.timeout,
-		Stop:     stop,
-		Progress: runsProgress(stderr, f.quiet),
+		Workers: workers,
+		Timeout: f.timeout,
+		Stop:    stop,
+		Output: func(i int, _ *runs.Spec) (io.Writer, io.Writer) {
+			tails[i] = &tail{}
+			return nil, tails[i]
+		},
+		Progress: runsProgress(stderr, f.quiet, tails),
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %s: %v\n", f.module, err)
@@ -136,7 +145,7 @@ func profileRuns(f runsFlags, stdout, stderr io.Writer) int {
 // runsProgress writes to w a line per run that ended (with quiet, per run
 // that failed): runs done of all, the run's label and outcome, and the
 // time the others will take.
-func runsProgress(w io.Writer, quiet bool) func(runs.Progress) {
+func runsProgress(w io.Writer, quiet bool, tails []*tail) func(runs.Progress) {
 	return func(pg runs.Progress) {
 		if quiet && pg.Last.Err == nil {
 			return
@@ -146,9 +155,55 @@ func runsProgress(w io.Writer, quiet bool) func(runs.Progress) {
 			outcome = "failed: " + pg.Last.Err.Error()
 		}
 		left := ""
-		if pg.Left > 0 {
+		switch {
+		case pg.Left >= 10*time.Second:
 			left = fmt.Sprintf(", about %s left", pg.Left.Round(time.Second))
+		case pg.Left > 0:
+			left = fmt.Sprintf(", about %s left", pg.Left.Round(100*time.Millisecond))
 		}
 		fmt.Fprintf(w, "pathprof: run %d of %d done (%s, %s)%s\n", pg.Done, pg.Total, pg.Last.Label, outcome, left)
+		if t := tails[pg.Last.Index]; pg.Last.Err != nil && t != nil {
+			for _, line := range t.lines() {
+				fmt.Fprintf(w, "    %s\n", line)
+			}
+		}
 	}
+}
+
+// tailLines is how many of a failed run's last lines of standard error
+// are shown.
+const tailLines = 5
+
+// tail keeps the last lines written to it, and no more than a few
+// kilobytes however long the lines.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if len(t.buf) > 8<<10 {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-4<<10:]...)
+	}
+	return len(b), nil
+}
+
+// lines returns the last tailLines lines, each cut to 200 bytes.
+func (t *tail) lines() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ls := strings.Split(strings.TrimRight(string(t.buf), "\n"), "\n")
+	if len(ls) == 1 && ls[0] == "" {
+		return nil
+	}
+	ls = ls[max(0, len(ls)-tailLines):]
+	for i, l := range ls {
+		if len(l) > 200 {
+			ls[i] = l[:200] + "…"
+		}
+	}
+	return ls
 }

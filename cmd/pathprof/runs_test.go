@@ -43,6 +43,7 @@ func TestRunsAndMerge(t *testing.T) {
 	all := filepath.Join(dir, "all.json")
 	code, _, errs := runCmd("profile", "--runs", runsFile, "--jobs", "2", "--strategy", "pbl", "--copies", "2", "-o", all, g.Wasm)
 	if code != 1 || !strings.Contains(errs, "run 4 of 4 done") || !strings.Contains(errs, "too small, failed: exit code 2") ||
+		!strings.Contains(errs, "\n    grid: board size must be 4..10\n") ||
 		!strings.Contains(errs, "4 runs, 1 failed") {
 		t.Fatalf("profile --runs: exit %d, want 1 for the failed run\n%s", code, errs)
 	}
