@@ -63,14 +63,16 @@ func everyPath(t *testing.T, b []byte, m *wasm.Module) *profile.Profile {
 	return p
 }
 
-// TestPathsPrintApart checks, on every path of every C test program, that
-// no two paths of a function print alike (the same kind and the same
-// blocks as the text report lists them), and that on a random half of
-// them each path prints as it did among all.
+// TestPathsPrintApart checks, on every path of every C test program (both
+// lists), that no two paths of a function print alike (the same kind and
+// the same blocks as the text report lists them), and that on a random
+// half of them each path prints as it did among all. A path's label then
+// depends on the module alone, so no profile of these programs, whichever
+// paths it holds, has two paths of a function that print alike.
 func TestPathsPrintApart(t *testing.T) {
 	rng := rand.New(rand.NewPCG(34, 7))
 	offsets := 0
-	for _, prog := range testprogs.CPrograms(t) {
+	for _, prog := range append(testprogs.CPrograms(t), testprogs.CProgramsIn(t, "programs-O0.txt")...) {
 		b, m := wasmtest.DecodeFile(t, prog.Wasm)
 		all := everyPath(t, b, m)
 		half := *all
