@@ -33,6 +33,16 @@ var growDiffers = map[string]string{
 	"stackAlloc": "the glue allocates argv with it",
 }
 
+// findNode returns node, or skips the test where there is none.
+func findNode(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("skipped: node is not installed (apt-get install nodejs, as .ci/run does)")
+	}
+	return node
+}
+
 // jshostData is testdata/jshost: grow built with emscripten's glue and as
 // a standalone WASI command (build.sh), and the hosts that run copies.
 func jshostData(t *testing.T) string {
@@ -153,10 +163,7 @@ func runGrowCopies(t *testing.T, node, dir string, copies int, want string) *pro
 // profile under wazero does. The glue grows the memory from JavaScript,
 // past the 16 MiB it starts with, while the counters count.
 func TestEmscriptenNode(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("skipped: node is not installed (apt-get install nodejs, as .ci/run does)")
-	}
+	node := findNode(t)
 	tmp := t.TempDir()
 	standalone, want := standaloneGrow(t, tmp)
 	// profile cannot run the glue's build, and says what can.
@@ -197,10 +204,7 @@ func TestEmscriptenNode(t *testing.T) {
 // both builds share as the standalone build's profile under wazero does.
 func TestEmscriptenChromium(t *testing.T) {
 	chromium.Find(t)
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("skipped: node is not installed (apt-get install nodejs, as .ci/run does)")
-	}
+	node := findNode(t)
 	tmp := t.TempDir()
 	standalone, want := standaloneGrow(t, tmp)
 	dir := filepath.Join(tmp, "p3")
@@ -265,10 +269,7 @@ func TestEmscriptenChromium(t *testing.T) {
 // counters from its instance (the plan shares out calls): the merged
 // profile equals the SBL profile under wazero.
 func TestJSHostWASI(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("skipped: node is not installed (apt-get install nodejs, as .ci/run does)")
-	}
+	node := findNode(t)
 	p := testprogs.CProgramByName(t, "vm")
 	tmp := t.TempDir()
 	if code, _, stderr := runCmd("instrument", "--host", "jvm", "-o", filepath.Join(tmp, "jvm"), p.Wasm); code != 2 || !strings.Contains(stderr, "want wasi or js") {
@@ -314,10 +315,7 @@ func TestJSHostWASI(t *testing.T) {
 // a loader of its own: the catching function is left out, named with the
 // reason, and the others count what the program's definition says.
 func TestJSHostLegacyExceptions(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("skipped: node is not installed (apt-get install nodejs, as .ci/run does)")
-	}
+	node := findNode(t)
 	const n = 100
 	dir := filepath.Join(t.TempDir(), "eh")
 	if code, stdout, stderr := runCmd("instrument", "--host", "js", "--strategy", "sbl", "-o", dir, filepath.Join(jshostData(t), "eh.wasm")); code != 0 {
