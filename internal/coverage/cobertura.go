@@ -23,7 +23,7 @@ type cobCoverage struct {
 	Version         string   `xml:"version,attr"`
 	Timestamp       string   `xml:"timestamp,attr"`
 	Sources         []string `xml:"sources>source"`
-	Packages        []cobPkg `xml:"packages>package"`
+	Packages        cobPkgs  `xml:"packages"`
 }
 
 type cobPkg struct {
@@ -31,7 +31,7 @@ type cobPkg struct {
 	LineRate   string     `xml:"line-rate,attr"`
 	BranchRate string     `xml:"branch-rate,attr"`
 	Complexity string     `xml:"complexity,attr"`
-	Classes    []cobClass `xml:"classes>class"`
+	Classes    cobClasses `xml:"classes"`
 }
 
 type cobClass struct {
@@ -41,18 +41,35 @@ type cobClass struct {
 	BranchRate string      `xml:"branch-rate,attr"`
 	Complexity string      `xml:"complexity,attr"`
 	Paths      xml.Comment `xml:",comment"`
-	Methods    []cobMethod `xml:"methods>method"`
-	Lines      []cobLine   `xml:"lines>line"`
+	Methods    cobMethods  `xml:"methods"`
+	Lines      cobLines    `xml:"lines"`
 }
 
 type cobMethod struct {
-	Name       string    `xml:"name,attr"`
-	Signature  string    `xml:"signature,attr"`
-	LineRate   string    `xml:"line-rate,attr"`
-	BranchRate string    `xml:"branch-rate,attr"`
-	Complexity string    `xml:"complexity,attr"`
-	Lines      []cobLine `xml:"lines>line"`
+	Name       string   `xml:"name,attr"`
+	Signature  string   `xml:"signature,attr"`
+	LineRate   string   `xml:"line-rate,attr"`
+	BranchRate string   `xml:"branch-rate,attr"`
+	Complexity string   `xml:"complexity,attr"`
+	Lines      cobLines `xml:"lines"`
 }
+
+// The lists are wrapped in types of their own so that an empty one is
+// still written: coverage-04.dtd requires the element.
+type (
+	cobPkgs struct {
+		P []cobPkg `xml:"package"`
+	}
+	cobClasses struct {
+		C []cobClass `xml:"class"`
+	}
+	cobMethods struct {
+		M []cobMethod `xml:"method"`
+	}
+	cobLines struct {
+		L []cobLine `xml:"line"`
+	}
+)
 
 type cobLine struct {
 	Number            int    `xml:"number,attr"`
@@ -98,7 +115,7 @@ func (c *Coverage) WriteCobertura(w io.Writer, module string) error {
 		hit := 0
 		for _, l := range f.Lines {
 			count[l.Number] = l
-			cls.Lines = append(cls.Lines, line(l))
+			cls.Lines.L = append(cls.Lines.L, line(l))
 			if l.Count > 0 {
 				hit++
 			}
@@ -115,7 +132,7 @@ func (c *Coverage) WriteCobertura(w io.Writer, module string) error {
 			mHit, mBr, mBrHit := 0, 0, 0
 			for _, n := range fn.Lines {
 				cl := line(count[n])
-				m.Lines = append(m.Lines, cl)
+				m.Lines.L = append(m.Lines.L, cl)
 				if cl.Hits > 0 {
 					mHit++
 				}
@@ -123,13 +140,13 @@ func (c *Coverage) WriteCobertura(w io.Writer, module string) error {
 				mBrHit += byLine[n][1]
 			}
 			m.LineRate, m.BranchRate = rate(mHit, len(fn.Lines)), rate(mBrHit, mBr)
-			cls.Methods = append(cls.Methods, m)
+			cls.Methods.M = append(cls.Methods.M, m)
 			fmt.Fprintf(&paths, " paths %s: %d of %s, %d executions;", fn.Name, fn.Paths, fn.PossiblePaths, fn.Executions)
 		}
 		if paths.Len() > 0 {
 			cls.Paths = xml.Comment(commentSafe(strings.TrimSuffix(paths.String(), ";") + " "))
 		}
-		pkg.Classes = append(pkg.Classes, cls)
+		pkg.Classes.C = append(pkg.Classes.C, cls)
 		allLines += len(f.Lines)
 		allHit += hit
 		allBr += brs
@@ -138,7 +155,7 @@ func (c *Coverage) WriteCobertura(w io.Writer, module string) error {
 	pkg.LineRate, pkg.BranchRate = rate(allHit, allLines), rate(allBrHit, allBr)
 	doc.LineRate, doc.BranchRate = pkg.LineRate, pkg.BranchRate
 	doc.LinesCovered, doc.LinesValid, doc.BranchesCovered, doc.BranchesValid = allHit, allLines, allBrHit, allBr
-	doc.Packages = []cobPkg{pkg}
+	doc.Packages.P = []cobPkg{pkg}
 	if _, err := io.WriteString(w, xml.Header+"<!DOCTYPE coverage SYSTEM \"http://cobertura.sourceforge.net/xml/coverage-04.dtd\">\n"); err != nil {
 		return err
 	}

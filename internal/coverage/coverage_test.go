@@ -149,22 +149,22 @@ func TestCobertura(t *testing.T) {
 		t.Errorf("totals: %d/%d lines, %d/%d branches", doc.LinesCovered, doc.LinesValid, doc.BranchesCovered, doc.BranchesValid)
 	}
 	var calc *cobClass
-	for i, c := range doc.Packages[0].Classes {
+	for i, c := range doc.Packages.P[0].Classes.C {
 		if c.Name == "calc.c" {
-			calc = &doc.Packages[0].Classes[i]
+			calc = &doc.Packages.P[0].Classes.C[i]
 		}
 	}
 	if calc == nil {
 		t.Fatal("no class calc.c")
 	}
 	want := lcovLines(t, data, "calc.c")
-	for _, l := range calc.Lines {
+	for _, l := range calc.Lines.L {
 		if c, ok := want[l.Number]; !ok || c != l.Hits {
 			t.Errorf("line %d: %d hits, lcov %d", l.Number, l.Hits, c)
 		}
 	}
-	if len(calc.Lines) != len(want) || len(calc.Methods) < 10 {
-		t.Errorf("%d lines (lcov %d), %d methods", len(calc.Lines), len(want), len(calc.Methods))
+	if len(calc.Lines.L) != len(want) || len(calc.Methods.M) < 10 {
+		t.Errorf("%d lines (lcov %d), %d methods", len(calc.Lines.L), len(want), len(calc.Methods.M))
 	}
 	if !regexp.MustCompile(`<!-- paths .*; paths fn_maxcollatz: [1-9][0-9]* of [1-9][0-9]*, [1-9][0-9]* executions;`).Match(b.Bytes()) {
 		t.Error("no path totals")
@@ -172,7 +172,8 @@ func TestCobertura(t *testing.T) {
 }
 
 // TestHostileNames checks that names from a module, which can hold any
-// bytes, cannot add records to an lcov file or break the XML.
+// bytes, cannot add records to an lcov file or break the XML, and that the
+// XML has the elements its DTD requires when they are empty.
 func TestHostileNames(t *testing.T) {
 	c := &Coverage{Files: []*File{{Name: "a.c", Path: "/x\nDA:1,1/a.c", Lines: []Line{{Number: 3, Count: 1}},
 		Funcs: []*Func{{Name: "f,1\nFNDA:9,g -- x", Line: 3, Lines: []int{3}, PossiblePaths: "1"}}}}}
@@ -192,6 +193,17 @@ func TestHostileNames(t *testing.T) {
 	var doc cobCoverage
 	if err := xml.Unmarshal(b.Bytes(), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, b.String())
+	}
+	// coverage-04.dtd requires a class's methods and lines, and a
+	// method's lines, even when there are none.
+	c.Files = append(c.Files, &File{Name: "b.h", Path: "b.h"})
+	c.Files[0].Funcs[0].Lines = nil
+	b.Reset()
+	if err := c.WriteCobertura(&b, "m.wasm"); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "<lines></lines>"); n != 2 || !strings.Contains(b.String(), "<methods></methods>") {
+		t.Errorf("empty lists not written:\n%s", b.String())
 	}
 }
 
