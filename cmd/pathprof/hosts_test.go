@@ -178,3 +178,24 @@ func TestRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestRegionInterrupted stops a run inside a region of interest at
+// --timeout: the profile written counts only the region's paths up to
+// then, and says how often the region opened.
+func TestRegionInterrupted(t *testing.T) {
+	wasm := filepath.Join(testprogs.ModuleRoot(t), "testdata", "spin", "spin.wasm")
+	out := filepath.Join(t.TempDir(), "p.json")
+	code, _, stderr := runCmd("profile", "-q", "--timeout", "1s", "--region-func", "step", "-o", out, wasm, spinRounds)
+	if code != 124 {
+		t.Fatalf("exit %d, want 124\n%s", code, stderr)
+	}
+	p := readProfile(t, out)
+	if p.Interrupted == nil || p.Region == nil || p.Region.Opened == 0 {
+		t.Fatalf("interrupted %+v, region %+v", p.Interrupted, p.Region)
+	}
+	for _, f := range p.Functions {
+		if len(f.Paths) > 0 && f.Name != "step" {
+			t.Errorf("%s, outside the region, has %d paths", f.Name, len(f.Paths))
+		}
+	}
+}

@@ -465,6 +465,17 @@ func Read(mem []byte) (Counts, error) {
 // before they are closed. The counters are in the program's memory when
 // it exports BaseExport, else in the counter module's.
 func ReadInstance(mods map[string]api.Module) (Counts, error) {
+	area, err := Area(mods)
+	if err != nil {
+		return nil, err
+	}
+	return Read(area)
+}
+
+// Area returns the counter memory of a run's instances (see ReadInstance)
+// as a view of the memory that holds it, valid until the memory grows or
+// the instance closes.
+func Area(mods map[string]api.Module) ([]byte, error) {
 	if prog := mods[""]; prog != nil {
 		if g := prog.ExportedGlobal(BaseExport); g != nil {
 			mem := prog.Memory()
@@ -476,7 +487,7 @@ func ReadInstance(mods map[string]api.Module) (Counts, error) {
 			if !ok {
 				return nil, fmt.Errorf("cannot read the program's counter area")
 			}
-			return Read(area)
+			return area, nil
 		}
 	}
 	inst := mods[ModuleName]
@@ -487,7 +498,7 @@ func ReadInstance(mods map[string]api.Module) (Counts, error) {
 	if !ok {
 		return nil, fmt.Errorf("cannot read the %s module's memory", ModuleName)
 	}
-	return Read(mem)
+	return mem, nil
 }
 
 // Modules returns the modules besides WASI that a copy needs whose

@@ -411,12 +411,15 @@ wait:
 			interrupted = true
 			debug.SetMemoryLimit(math.MaxInt64)
 			runs, in := readLive(cs, runs, lives, readers, finished, reason, start)
+			liveRegions(progs, runs)
 			return runs, in, nil
 		case <-tick:
 			// Room for twice what the last snapshot allocated.
 			headroom(max(runHeadroom/2, 2*last))
 			before := heapAllocated()
-			snapshot(readLive(cs, runs, lives, readers, finished, profile.SnapshotReason, start))
+			live, in := readLive(cs, runs, lives, readers, finished, profile.SnapshotReason, start)
+			liveRegions(progs, live)
+			snapshot(live, in)
 			last = heapAllocated() - before
 			headroom(runHeadroom / 2)
 		}

@@ -221,10 +221,8 @@ func (pr *Prepared) run(ctx context.Context, progs []*CopyProgram, label string,
 		}
 		p.Module.Path, p.Module.SHA256, p.Module.Size = pr.module.Path, pr.module.SHA256, pr.module.Size
 		p.Stubs = stubsOf(runs[0])
-		if in == nil {
-			if p.Region, err = regionOf(runs); err != nil {
-				return nil, err
-			}
+		if p.Region, err = regionOf(runs, in != nil); err != nil {
+			return nil, err
 		}
 		if in != nil {
 			markInterrupted(p, in)

@@ -4,12 +4,13 @@ package profiler
 // path counts when its count is added while the region is open. The copy
 // adds a path's count where the path ends, and every count is in memory
 // at any call (loop counters are kept only in loops without calls), so
-// the region's counts are the counters read when it closes minus those
-// read when it opened, summed over its openings; the instrumented code
+// the region's counts are the counters when it closes minus those when it
+// opened, summed over its openings (counters.Delta); the instrumented code
 // does not change, whatever the strategy.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -112,11 +113,10 @@ type regionRun struct {
 	mu    sync.Mutex
 	open  bool
 	depth int
-	// start holds the counts when the region last opened, sum the counts
-	// of the closed openings.
-	start, sum counters.Counts
-	rec        profile.Region
-	cuts       map[uint32]*profile.Cut
+	// delta sums the counts made while the region was open.
+	delta counters.Delta
+	rec   profile.Region
+	cuts  map[uint32]*profile.Cut
 	// below are the profiled functions on the stack below Func when the
 	// region opened, which its close cuts too.
 	below []uint32
@@ -131,7 +131,7 @@ func newRegionRun(r *Region, res *instrument.Result) *regionRun {
 func (rr *regionRun) reset(live *runner.Live) {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
-	rr.live, rr.open, rr.depth, rr.start, rr.sum = live, false, 0, nil, counters.Counts{}
+	rr.live, rr.open, rr.depth, rr.delta = live, false, 0, counters.Delta{}
 	rr.rec, rr.cuts, rr.below, rr.err = profile.Region{}, map[uint32]*profile.Cut{}, nil, nil
 }
 
@@ -229,22 +229,23 @@ func (rr *regionRun) cross(open bool, fs []uint32) {
 	if rr.err != nil {
 		return
 	}
-	var now counters.Counts
 	rr.err = rr.live.Read(func(mods map[string]api.Module) error {
-		var err error
-		now, err = counters.ReadInstance(mods)
-		return err
+		area, err := counters.Area(mods)
+		if err != nil {
+			return err
+		}
+		if open {
+			return rr.delta.Open(area)
+		}
+		return rr.delta.Close(area)
 	})
 	if rr.err != nil {
 		return
 	}
 	rr.open = open
 	if open {
-		rr.start = now
 		rr.rec.Opened++
 	} else {
-		addDiff(rr.sum, now, rr.start)
-		rr.start = nil
 		rr.rec.Closed++
 	}
 	for _, f := range fs {
@@ -261,35 +262,44 @@ func (rr *regionRun) cross(open bool, fs []uint32) {
 	}
 }
 
-// addDiff adds end − start to sum.
-func addDiff(sum, end, start counters.Counts) {
-	for f, ids := range end {
-		for id, n := range ids {
-			if d := n - start[f][id]; d != 0 {
-				if sum[f] == nil {
-					sum[f] = map[uint64]uint64{}
-				}
-				sum[f][id] += d
-			}
-		}
-	}
-}
-
-// finish returns the region's counts given the run's final ones: a
+// finish returns the region's counts given the run's final instances: a
 // region still open when the program ended closes there, cutting nothing
 // (no frame is left).
-func (rr *regionRun) finish(final counters.Counts) (counters.Counts, error) {
+func (rr *regionRun) finish(mods map[string]api.Module) (counters.Counts, error) {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
+	return rr.counts(mods)
+}
+
+// finishLive is finish for a run that may still be running: its counts
+// as they stand, read as the program runs (or as it ended).
+func (rr *regionRun) finishLive() (counters.Counts, error) {
+	rr.mu.Lock() // before the Live, as cross locks them
+	defer rr.mu.Unlock()
+	var out counters.Counts
+	err := rr.live.Read(func(mods map[string]api.Module) error {
+		var err error
+		out, err = rr.counts(mods)
+		return err
+	})
+	if errors.Is(err, runner.ErrNotRunning) {
+		return rr.counts(nil)
+	}
+	return out, err
+}
+
+func (rr *regionRun) counts(mods map[string]api.Module) (counters.Counts, error) {
 	if rr.err != nil {
 		return nil, fmt.Errorf("region: %w", rr.err)
 	}
-	out := counters.Counts{}
-	addDiff(out, rr.sum, nil)
-	if rr.open {
-		addDiff(out, final, rr.start)
+	var area []byte
+	if mods != nil && rr.open {
+		var err error
+		if area, err = counters.Area(mods); err != nil {
+			return nil, fmt.Errorf("region: %w", err)
+		}
 	}
-	return out, nil
+	return rr.delta.Counts(area)
 }
 
 // profile is the region's record in the profile, cuts in function order.
@@ -306,12 +316,30 @@ func (rr *regionRun) profile() *profile.Region {
 	return p
 }
 
+// liveRegions limits to the region the counts of the runs read while
+// their programs ran (those with no region record yet): the closed
+// openings' counts, and the open one's up to the read.
+func liveRegions(progs []*CopyProgram, runs []*CopyRun) {
+	for c, r := range runs {
+		if c >= len(progs) || progs[c] == nil || progs[c].region == nil || r == nil || r.region != nil {
+			continue
+		}
+		counts, err := progs[c].region.finishLive()
+		if err != nil {
+			r.ReadErr = err
+			continue
+		}
+		r.Counts, r.region = counts, progs[c].region.profile()
+	}
+}
+
 // regionOf is the region's record of the runs, which every copy must
-// agree on; nil without a region.
-func regionOf(runs []*CopyRun) (*profile.Region, error) {
+// agree on unless they were read while running (live); nil without a
+// region.
+func regionOf(runs []*CopyRun, live bool) (*profile.Region, error) {
 	rec := runs[0].region
 	for c, r := range runs {
-		if rec == nil || r.region == nil {
+		if live || rec == nil || r.region == nil {
 			continue
 		}
 		if r.region.Opened != rec.Opened || r.region.Closed != rec.Closed {

@@ -83,6 +83,10 @@ func (p *CopyProgram) Run(ctx context.Context, cfg runner.Config) *CopyRun {
 		if r.ReadErr == nil {
 			r.Calls, r.ReadErr = readCalls(mods, p.res)
 		}
+		if r.ReadErr == nil && p.region != nil {
+			r.Counts, r.ReadErr = p.region.finish(mods)
+			r.region = p.region.profile()
+		}
 		if after != nil {
 			return after(ctx, mods)
 		}
@@ -98,10 +102,7 @@ func (p *CopyProgram) Run(ctx context.Context, cfg runner.Config) *CopyRun {
 	if r.Counts == nil {
 		r.Counts = counters.Counts{}
 	}
-	if p.region != nil && r.ReadErr == nil {
-		r.Counts, r.ReadErr = p.region.finish(r.Counts)
-		r.region = p.region.profile()
-	}
+
 	return r
 }
 
