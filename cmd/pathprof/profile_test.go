@@ -143,7 +143,7 @@ func TestProgramArgs(t *testing.T) {
 		if cmd != "profile" && cmd != "osp" {
 			code, _, stderr = runCmd(cmd)
 		}
-		if code != 2 || !strings.Contains(stderr, "missing") || strings.Count(stderr, "\n") > 5 {
+		if code != 2 || !strings.Contains(stderr, "missing") || strings.Contains(stderr, "\n  -") {
 			t.Errorf("%s without operands: exit %d, stderr:\n%s", cmd, code, stderr)
 		}
 	}
