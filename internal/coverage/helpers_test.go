@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"io"
+	"maps"
 	"os"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/pathprof/pathprof/internal/profiler"
 	"github.com/pathprof/pathprof/internal/srcmap"
 	"github.com/pathprof/pathprof/internal/testprogs"
+	"github.com/pathprof/pathprof/internal/tracer"
 	"github.com/pathprof/pathprof/profile"
 )
 
@@ -31,7 +34,8 @@ var (
 
 // profiled profiles the C program name (of programs.txt or
 // programs-O0.txt) once per test binary, checks its output against the
-// native build's, and builds its coverage with sources found beside it.
+// native build's and its paths against the tracer's, and builds its
+// coverage with sources found beside it.
 func profiled(t testing.TB, name string) *run {
 	t.Helper()
 	runsMu.Lock()
@@ -61,6 +65,16 @@ func profiled(t testing.TB, name string) *run {
 	}
 	if p.ExitCode != prog.WantExitCode || stdout.String() != prog.WantStdout {
 		t.Fatalf("%s: exit code %d and output unlike the native build's (exit code %d)", name, p.ExitCode, prog.WantExitCode)
+	}
+	// The profile the coverage comes from is the independent tracer's.
+	tcfg := prog.Config(t)
+	tcfg.Stdout = io.Discard
+	traced, _, err := tracer.Run(context.Background(), b, tcfg)
+	if traced == nil {
+		t.Fatalf("%s: tracing: %v", name, err)
+	}
+	if !maps.Equal(traced.Paths, tracer.Counts(p)) {
+		t.Fatalf("%s: the profile differs from the tracer's", name)
 	}
 	r := &run{prog: prog, module: b, prof: p}
 	if r.cov, err = Build(p, b, Options{Roots: r.roots()}); err != nil {
