@@ -16,18 +16,21 @@ if (!partFile) {
 }
 const { copy } = await import(pathToFileURL(resolve(dir, 'pathprof.mjs')));
 const pp = copy(Number(copyArg));
-// The program's output goes to a file, for the part's output hash.
+// The program's output goes to files, for the part's output hash, which
+// is of stdout followed by stderr.
 const tmp = mkdtempSync(join(tmpdir(), 'pathprof-wasi-host-'));
-const outFile = join(tmp, 'output');
-const fd = openSync(outFile, 'w');
-const wasi = new WASI({ version: 'preview1', args: ['program', ...args], env: {}, stdout: fd, stderr: fd, returnOnExit: true });
+const fds = [openSync(join(tmp, 'stdout'), 'w'), openSync(join(tmp, 'stderr'), 'w')];
+const wasi = new WASI({ version: 'preview1', args: ['program', ...args], env: {}, stdout: fds[0], stderr: fds[1], returnOnExit: true });
 // node 18 (Debian's) has no getImportObject.
 const imports = wasi.getImportObject ? wasi.getImportObject() : { wasi_snapshot_preview1: wasi.wasiImport };
 const { instance } = await WebAssembly.instantiate(readFileSync(join(dir, `copy-${copyArg}.wasm`)), pp.imports(imports));
 const exitCode = wasi.start(instance);
-closeSync(fd);
-const output = readFileSync(outFile);
+fds.forEach(closeSync);
+const stdout = readFileSync(join(tmp, 'stdout'));
+const stderr = readFileSync(join(tmp, 'stderr'));
 rmSync(tmp, { recursive: true });
-process.stdout.write(output);
+process.stdout.write(stdout);
+process.stderr.write(stderr);
+const output = Buffer.concat([stdout, stderr]);
 await pp.write(partFile, { instance, exitCode, output });
 process.exitCode = exitCode;
