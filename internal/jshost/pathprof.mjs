@@ -112,7 +112,7 @@ class Copy {
     this.stdout = [];
     this.stderr = [];
     this.start = now();
-    this.end = 0;
+    this.end = null; // when the run ended
     this.done = new Promise((resolve) => { this.finish = resolve; });
   }
 
@@ -163,7 +163,7 @@ class Copy {
   // exited records the end of the run, with error saying why it failed
   // (a trap the host caught, say): the first call counts.
   exited(code, error = '') {
-    if (this.end) return;
+    if (this.end !== null) return;
     this.end = now();
     this.exitCode = code >>> 0;
     this.error = error;
@@ -176,7 +176,7 @@ class Copy {
   // failed) default to what emscripten() recorded.
   async part(opts = {}) {
     if (!this.counters) throw new Error('pathprof: copy ' + this.copy + ' never ran: pass its import object through imports()');
-    if (!this.end) this.exited(opts.exitCode || 0, opts.error || '');
+    if (this.end === null) this.exited(opts.exitCode || 0, opts.error || '');
     const instance = opts.instance || this.instance;
     const calls = new Map();
     if (instance) {
