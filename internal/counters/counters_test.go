@@ -24,12 +24,13 @@ func instantiate(t *testing.T, ctx context.Context, mod []byte) api.Module {
 	return inst
 }
 
-// TestCounts drives the generated module with random counts, enough to
-// grow the hash table several times, and compares what Read gets back with
-// counts kept in Go.
-func TestCounts(t *testing.T) {
+// testLayout is the layout of the tests that drive the counter module:
+// functions with no, a few, many and more paths than fit a dense array,
+// hashed from the start with hashSlots slots; and its counter module.
+func testLayout(t *testing.T, hashSlots uint32) ([]uint64, *Layout, []byte) {
+	t.Helper()
 	paths := []uint64{0, 10, 1 << 40, 3, 5000, 1 << 62}
-	l, err := NewLayout(paths, Options{DenseMax: 100, HashSlots: 1024})
+	l, err := NewLayout(paths, Options{DenseMax: 100, HashSlots: hashSlots})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,6 +38,14 @@ func TestCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return paths, l, mod
+}
+
+// TestCounts drives the generated module with random counts, enough to
+// grow the hash table several times, and compares what Read gets back with
+// counts kept in Go.
+func TestCounts(t *testing.T) {
+	paths, l, mod := testLayout(t, 1024)
 	if _, err := wasm.Decode(mod); err != nil {
 		t.Fatalf("generated module does not decode: %v", err)
 	}

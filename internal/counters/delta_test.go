@@ -12,15 +12,8 @@ import (
 // made inside the intervals, and so does its sum taken inside an open
 // interval.
 func TestDelta(t *testing.T) {
-	paths := []uint64{0, 10, 1 << 40, 3, 5000, 1 << 62}
-	l, err := NewLayout(paths, Options{DenseMax: 100, HashSlots: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod, err := l.Module()
-	if err != nil {
-		t.Fatal(err)
-	}
+	paths, l, mod := testLayout(t, 64)
+	var err error
 	ctx := context.Background()
 	inst := instantiate(t, ctx, mod)
 	dense, hashed := inst.ExportedFunction(CountName), inst.ExportedFunction(CountHashName)

@@ -8,9 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -225,40 +223,11 @@ func stubResults(s Stub, types []api.ValueType) ([]uint64, error) {
 		return nil, stubErrorf("--stub %s=%s: %s returns nothing", s, s.Result, s)
 	}
 	for i, t := range types {
-		var err error
-		switch t {
-		case api.ValueTypeI32:
-			var v int64
-			if v, err = strconv.ParseInt(s.Result, 0, 64); err == nil && (v < math.MinInt32 || v > math.MaxUint32) {
-				err = strconv.ErrRange
-			}
-			out[i] = uint64(uint32(v))
-		case api.ValueTypeI64:
-			var v int64
-			if v, err = strconv.ParseInt(s.Result, 0, 64); err != nil {
-				var u uint64
-				if u, err = strconv.ParseUint(s.Result, 0, 64); err == nil {
-					v = int64(u)
-				}
-			}
-			out[i] = uint64(v)
-		case api.ValueTypeF32:
-			var v float64
-			v, err = strconv.ParseFloat(s.Result, 32)
-			out[i] = uint64(math.Float32bits(float32(v)))
-		case api.ValueTypeF64:
-			var v float64
-			v, err = strconv.ParseFloat(s.Result, 64)
-			out[i] = math.Float64bits(v)
-		default:
-			err = errors.New("only i32, i64, f32 and f64 results can be given")
-		}
-		if ne, ok := err.(*strconv.NumError); ok {
-			err = ne.Err
-		}
+		v, err := encodeValue(s.Result, t)
 		if err != nil {
 			return nil, stubErrorf("--stub %s=%s: %s returns %s: %v", s, s.Result, s, api.ValueTypeName(t), err)
 		}
+		out[i] = v
 	}
 	return out, nil
 }
