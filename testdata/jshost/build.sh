@@ -6,8 +6,9 @@
 #                          browsers; the glue grows the memory from
 #                          JavaScript (ALLOW_MEMORY_GROWTH)
 #   grow-standalone.wasm   -sSTANDALONE_WASM, a WASI command that runs
-#                          under pathprof (notify.c stands in for the one
-#                          import it adds beyond WASI)
+#                          under pathprof with a stub for the one import
+#                          it adds beyond WASI
+#                          (--stub env.emscripten_notify_memory_growth)
 #
 # The glue is built MODULARIZE (node and pages call createGrow(Module)),
 # EXIT_RUNTIME (it reports main's exit code and flushes stdout) and with
@@ -26,7 +27,7 @@ export NODE_PATH=${NODE_PATH:-/usr/share/nodejs}
 common=(-O2 --profiling-funcs -sALLOW_MEMORY_GROWTH=1 -Wall -Wextra -Werror -std=c11)
 emcc "${common[@]}" -sEXIT_RUNTIME=1 -sWASM_ASYNC_COMPILATION=0 \
 	-sMODULARIZE=1 -sEXPORT_NAME=createGrow -o grow.js grow.c
-emcc "${common[@]}" -sSTANDALONE_WASM -o grow-standalone.wasm grow.c notify.c
+emcc "${common[@]}" -sSTANDALONE_WASM -o grow-standalone.wasm grow.c
 wat2wasm --enable-exceptions --debug-names -o eh.wasm eh.wat
 for f in grow.js grow.wasm grow-standalone.wasm eh.wasm; do
 	printf '%-22s %7d bytes\n' "$f" "$(stat -c %s "$f")"
