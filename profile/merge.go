@@ -377,6 +377,7 @@ func addRegion(sum, add *Region) *Region {
 	}
 	sum.Opened += add.Opened
 	sum.Closed += add.Closed
+	sum.CutPartial = sum.CutPartial || add.CutPartial
 	for _, c := range add.Cut {
 		i := slices.IndexFunc(sum.Cut, func(d Cut) bool { return d.Index == c.Index })
 		if i < 0 {

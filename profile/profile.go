@@ -192,6 +192,10 @@ type Region struct {
 	// before) and when it closed (not counted, though part of them ran
 	// inside).
 	Cut []Cut `json:"cut,omitempty"`
+	// CutPartial is set when a boundary was crossed under more frames
+	// than the runtime's call stack shows (29): Cut then leaves out the
+	// paths of the frames below.
+	CutPartial bool `json:"cut_partial,omitempty"`
 }
 
 // Cut is how many paths of one function a region's boundaries cut.

@@ -202,12 +202,20 @@ func (l regionListener) leave() {
 	}
 }
 
+// visibleFrames is the most frames wazero's stack iterator shows (see
+// package tracer, which keeps a stack of its own and so sees them all).
+const visibleFrames = 29
+
 // stack appends to fs the profiled functions (original indices) of the
 // frames below the callee the iterator starts at: each has a path in
 // progress, which the boundary cuts.
 func (rr *regionRun) stack(si experimental.StackIterator, fs []uint32) []uint32 {
 	si.Next() // the callee
+	frames := 1
 	for si.Next() {
+		if frames++; frames >= visibleFrames {
+			rr.rec.CutPartial = true
+		}
 		def := si.Function().Definition()
 		if def.GoFunction() != nil || def.Index() < rr.res.FuncShift {
 			continue
@@ -307,7 +315,7 @@ func (rr *regionRun) profile() *profile.Region {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
 	p := rr.r.record()
-	p.Opened, p.Closed = rr.rec.Opened, rr.rec.Closed
+	p.Opened, p.Closed, p.CutPartial = rr.rec.Opened, rr.rec.Closed, rr.rec.CutPartial
 	for i := range rr.res.Funcs {
 		if c := rr.cuts[rr.res.Funcs[i].Index]; c != nil {
 			p.Cut = append(p.Cut, *c)

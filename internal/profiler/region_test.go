@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/pathprof/pathprof/internal/instrument"
 	"github.com/pathprof/pathprof/internal/runner"
 	"github.com/pathprof/pathprof/internal/testprogs"
 	"github.com/pathprof/pathprof/internal/tracer"
@@ -70,13 +71,15 @@ func TestRegions(t *testing.T) {
 			t.Fatalf("%s: the region cuts nothing or counts the whole run: %+v", r.name, want.Region)
 		}
 		for _, st := range []struct {
-			s profile.Strategy
-			k int
-		}{{profile.SBL, 1}, {profile.PBL, 2}, {profile.P3, 2}, {profile.P3, 4}} {
-			label := fmt.Sprintf("%s %s k=%d", r.name, st.s, st.k)
+			s        profile.Strategy
+			k        int
+			separate bool // counters in the counter module
+		}{{profile.SBL, 1, false}, {profile.SBL, 1, true}, {profile.PBL, 2, false}, {profile.P3, 2, false}, {profile.P3, 4, true}} {
+			label := fmt.Sprintf("%s %s k=%d counter module %v", r.name, st.s, st.k, st.separate)
 			var out bytes.Buffer
 			p, err := Profile(ctx, orig, Options{Strategy: st.s, Copies: st.k, Jobs: 2, Region: r.region,
-				Run: runner.Config{Stubs: stubs, StubMissing: true, Stdout: &out}})
+				Instrument: instrument.Options{SeparateCounters: st.separate},
+				Run:        runner.Config{Stubs: stubs, StubMissing: true, Stdout: &out}})
 			if err != nil {
 				t.Fatalf("%s: %v", label, err)
 			}
