@@ -17,7 +17,10 @@ import (
 // ("HOST:GUEST" or "HOST:GUEST:ro") as lists ([] when empty) and S the
 // SHA-256 of the standard input in hex. It names the environment and
 // mounts without revealing them, and does not read the mounted files.
-func InputDigest(args, env, mounts []string, stdin []byte) string {
+// What the host gives the program beyond WASI (host: stubs returning a
+// value, calls of exports in place of _start) changes what it does, so a
+// non-empty host list ends the object as "host":HOST.
+func InputDigest(args, env, mounts []string, stdin []byte, host ...string) string {
 	nonNil := func(s []string) []string {
 		if s == nil {
 			return []string{}
@@ -30,7 +33,8 @@ func InputDigest(args, env, mounts []string, stdin []byte) string {
 		Env    []string `json:"env"`
 		Mounts []string `json:"mounts"`
 		Stdin  string   `json:"stdin_sha256"`
-	}{nonNil(args), nonNil(env), nonNil(mounts), hex.EncodeToString(in[:])})
+		Host   []string `json:"host,omitempty"`
+	}{nonNil(args), nonNil(env), nonNil(mounts), hex.EncodeToString(in[:]), host})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }

@@ -325,3 +325,16 @@ func TestMergeStubsAndRegions(t *testing.T) {
 		t.Errorf("a run of another region: %v", err)
 	}
 }
+
+// TestInputDigestHost checks that what the host gives beyond WASI tells
+// inputs apart, and that without it the digest is the one of before.
+func TestInputDigestHost(t *testing.T) {
+	plain := InputDigest([]string{"a"}, nil, nil, []byte("x"))
+	if InputDigest([]string{"a"}, nil, nil, []byte("x"), []string{}...) != plain {
+		t.Error("an empty host list changed the digest")
+	}
+	one, two := InputDigest([]string{"a"}, nil, nil, []byte("x"), "invoke f(1)"), InputDigest([]string{"a"}, nil, nil, []byte("x"), "invoke f(2)")
+	if one == plain || one == two {
+		t.Error("calls of exports do not tell inputs apart")
+	}
+}

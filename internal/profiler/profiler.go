@@ -295,13 +295,30 @@ func inputOf(p *profile.Profile, label string, cfg runner.Config, stdin []byte) 
 		}
 		mounts = append(mounts, m)
 	}
-	in := profile.Input{Label: label, Args: args, InputSHA256: profile.InputDigest(cfg.Args, cfg.Env, mounts, stdin),
+	in := profile.Input{Label: label, Args: args, InputSHA256: profile.InputDigest(cfg.Args, cfg.Env, mounts, stdin, hostInput(cfg)...),
 		Strategy: p.Strategy, Copies: p.Copies, Complete: p.Complete, Incomplete: p.Incomplete, Interrupted: p.Interrupted,
 		ExitCode: p.ExitCode, Stubs: p.Stubs, Region: p.Region}
 	for _, r := range p.Runs {
 		in.Seconds = max(in.Seconds, r.Seconds)
 	}
 	return in
+}
+
+// hostInput is what the host gives the program beyond WASI that changes
+// what it does, for the input's digest: stubs that return a value
+// ("stub MODULE.NAME=RESULT"), then the calls of --invoke ("invoke
+// NAME(ARG, ...)").
+func hostInput(cfg runner.Config) []string {
+	var host []string
+	for _, s := range cfg.Stubs {
+		if s.Result != "" {
+			host = append(host, "stub "+s.String()+"="+s.Result)
+		}
+	}
+	for _, c := range cfg.Invoke {
+		host = append(host, "invoke "+c.String())
+	}
+	return host
 }
 
 // runHits is a copy's probe hits on a run whose exact profile is exact,
