@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -107,6 +108,45 @@ func lcovLines(t *testing.T, data []byte, src string) map[int]uint64 {
 				t.Fatalf("bad record %q", l)
 			}
 			out[n] = c
+		}
+	}
+	return out
+}
+
+// fn is a function's FN and FNDA records.
+type fn struct {
+	line  int
+	calls uint64
+}
+
+// lcovFuncs reads the FN and FNDA records of an lcov tracefile for the
+// source file whose path ends in /src, by function name.
+func lcovFuncs(t *testing.T, data []byte, src string) map[string]fn {
+	t.Helper()
+	out := map[string]fn{}
+	in := false
+	for _, l := range strings.Split(string(data), "\n") {
+		if f, ok := strings.CutPrefix(l, "SF:"); ok {
+			in = strings.HasSuffix(f, "/"+src)
+		}
+		if !in {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(l, "FN:"); ok {
+			n, name, _ := strings.Cut(rest, ",")
+			f := out[name]
+			if _, err := fmt.Sscan(n, &f.line); err != nil {
+				t.Fatalf("bad record %q", l)
+			}
+			out[name] = f
+		}
+		if rest, ok := strings.CutPrefix(l, "FNDA:"); ok {
+			n, name, _ := strings.Cut(rest, ",")
+			f := out[name]
+			if _, err := fmt.Sscan(n, &f.calls); err != nil {
+				t.Fatalf("bad record %q", l)
+			}
+			out[name] = f
 		}
 	}
 	return out

@@ -3,6 +3,7 @@ package coverage
 import (
 	"bytes"
 	"maps"
+	"regexp"
 
 	"os"
 	"os/exec"
@@ -82,8 +83,13 @@ func TestLLVMCovOracle(t *testing.T) {
 		t.Run(p.Name, func(t *testing.T) {
 			r := profiled(t, p.Name)
 			src := filepath.Base(p.Source)
-			native := nativeLines(t, p, clang, profdata, llvmCov)
-			ours := lcovLines(t, lcov(t, r.cov), src)
+			nativeData := nativeLCOV(t, p, clang, profdata, llvmCov)
+			native := lcovLines(t, nativeData, src)
+			ourData := lcov(t, r.cov)
+			ours := lcovLines(t, ourData, src)
+			if len(native) == 0 {
+				t.Fatalf("llvm-cov has no lines of %s", src)
+			}
 			text, err := os.ReadFile(p.Source)
 			if err != nil {
 				t.Fatal(err)
@@ -125,13 +131,53 @@ func TestLLVMCovOracle(t *testing.T) {
 			}
 			t.Logf("%d lines ran in both; natively also %d lines without code in the wasm build and %d explained; in the wasm build also %d closing braces of functions",
 				ran-returns, noCode, len(explained[p.Name]), returns)
+
+			// The functions: the same, at the same lines, called as often.
+			ourFns := lcovFuncs(t, ourData, src)
+			theirs := map[string]fn{}
+			for name, f := range lcovFuncs(t, nativeData, src) {
+				// llvm-cov names a static function FILE:NAME, and clang
+				// for WASI calls a main without arguments __original_main.
+				if _, rest, ok := strings.Cut(name, src+":"); ok {
+					name = rest
+				}
+				if _, ok := ourFns[name]; !ok && name == "main" {
+					name = "__original_main"
+				}
+				theirs[name] = f
+			}
+			if !slices.Equal(slices.Sorted(maps.Keys(theirs)), slices.Sorted(maps.Keys(ourFns))) {
+				t.Fatalf("functions %v natively, %v in the wasm build", slices.Sorted(maps.Keys(theirs)), slices.Sorted(maps.Keys(ourFns)))
+			}
+			comparators := 0
+			for name, f := range theirs {
+				o := ourFns[name]
+				// The function's first instruction can be past its opening
+				// brace, where llvm-cov places it, when no code is there.
+				if _, code := ours[f.line]; o.line != f.line && (code || o.line < f.line) {
+					t.Errorf("%s: at line %d natively, %d in the wasm build", name, f.line, o.line)
+				}
+				// A comparator is called as often as the C library's qsort
+				// calls it: glibc's and wasi-libc's (musl's) sort differently.
+				if o.calls != f.calls {
+					if comparator.MatchString(lines[o.line-1]) || comparator.MatchString(lines[f.line-2]) {
+						comparators++
+						continue
+					}
+					t.Errorf("%s: called %d times natively, %d in the wasm build", name, f.calls, o.calls)
+				}
+			}
+			t.Logf("%d functions, %d comparators called otherwise by the C library's qsort", len(theirs), comparators)
 		})
 	}
 }
 
-// nativeLines builds p natively with clang's source-based coverage, runs
-// it on p's input and returns llvm-cov's line counts of p's source.
-func nativeLines(t *testing.T, p testprogs.CProgram, clang, profdata, llvmCov string) map[int]uint64 {
+// comparator matches the definition of a function that qsort calls.
+var comparator = regexp.MustCompile(`^static int \w+\(const void \*\w+, const void \*\w+\)$`)
+
+// nativeLCOV builds p natively with clang's source-based coverage, runs
+// it on p's input and returns llvm-cov's lcov export.
+func nativeLCOV(t *testing.T, p testprogs.CProgram, clang, profdata, llvmCov string) []byte {
 	t.Helper()
 	dir := t.TempDir()
 	bin := filepath.Join(dir, p.Name)
@@ -156,12 +202,7 @@ func nativeLines(t *testing.T, p testprogs.CProgram, clang, profdata, llvmCov st
 	}
 	prof := filepath.Join(dir, "run.profdata")
 	command(t, "", exec.Command(profdata, "merge", "-sparse", "-o", prof, filepath.Join(dir, "run.profraw")))
-	out := command(t, "", exec.Command(llvmCov, "export", "-format=lcov", "-instr-profile="+prof, bin))
-	lines := lcovLines(t, out, filepath.Base(p.Source))
-	if len(lines) == 0 {
-		t.Fatalf("llvm-cov has no lines of %s", p.Source)
-	}
-	return lines
+	return command(t, "", exec.Command(llvmCov, "export", "-format=lcov", "-instr-profile="+prof, bin))
 }
 
 // command runs cmd and returns its stdout, failing the test with its
