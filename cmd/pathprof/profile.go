@@ -237,7 +237,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	counterModule := fs.Bool("counter-module", false, "keep the counters in a counter module the copies call, not in the program's memory above what it sees (an access beyond the program's memory then traps as in the original)")
 	timeout := fs.Duration("timeout", 0, "stop the run after `D` (such as 90s or 10m) and write the profile as it stands, marked interrupted; exit 124")
 	every := fs.Duration("snapshot-every", 0, "every `D` (at least 1s) while the program runs, write the profile as it stands, marked as a snapshot, so that a crash or a kill loses at most D of the run")
-	markers := fs.String("region", "", "count only the paths that end between calls of the imports `MODULE.START,MODULE.END` (stubbed)")
+	markers := fs.String("region", "", "count only the paths that end between calls of the imports `MODULE.START,MODULE.END` (stubbed unless WASI's)")
 	regionFunc := fs.String("region-func", "", "count only the paths that end while the function `NAME` (or index) is on the stack")
 	runsFile := fs.String("runs", "", "profile each run of the runs `FILE` (JSON: per run a label, args, stdin, env, mounts), --jobs at once, into one profile with each path's counts by run; --timeout then applies to each run")
 	label := fs.String("label", "", "the run's `LABEL` in the profile (default: the module's name and the arguments)")

@@ -27,7 +27,7 @@ import (
 )
 
 // Region is a region of interest: between calls of the imports Start and
-// End, which pathprof stubs, or while the defined function Func is on the
+// End, which pathprof stubs unless WASI provides them, or while the defined function Func is on the
 // stack.
 type Region struct {
 	Start, End runner.Stub
@@ -78,14 +78,14 @@ func FuncRegion(orig []byte, name string) (*Region, error) {
 }
 
 // withMarkers returns the stubs with the region's markers added where
-// missing: a marker is always a stub.
+// missing: a marker is a stub unless WASI provides it.
 func (r *Region) withMarkers(stubs []runner.Stub) []runner.Stub {
 	if r == nil || r.Func != "" {
 		return stubs
 	}
 	out := append([]runner.Stub(nil), stubs...)
 	for _, m := range []runner.Stub{r.Start, r.End} {
-		found := false
+		found := m.Module == runner.WASIModule
 		for _, s := range stubs {
 			found = found || s.Module == m.Module && s.Name == m.Name
 		}

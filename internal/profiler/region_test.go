@@ -41,6 +41,10 @@ func TestRegions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	wasiMarkers, err := ParseMarkers("wasi_snapshot_preview1.fd_fdstat_get,wasi_snapshot_preview1.fd_write")
+	if err != nil {
+		t.Fatal(err)
+	}
 	fn, err := FuncRegion(orig, "measured")
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +60,9 @@ func TestRegions(t *testing.T) {
 	}{
 		{"markers", markers, tracer.Region{Start: [2]string{"bench", "start"}, End: [2]string{"bench", "stop"}}},
 		{"func", fn, tracer.Region{Func: fn.FuncIndex, ByFunc: true}},
+		// Markers WASI provides: from the first question about standard
+		// output to the first write.
+		{"wasi", wasiMarkers, tracer.Region{Start: [2]string{"wasi_snapshot_preview1", "fd_fdstat_get"}, End: [2]string{"wasi_snapshot_preview1", "fd_write"}}},
 	} {
 		tr, err := tracer.Instrument(orig)
 		if err != nil {

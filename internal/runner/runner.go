@@ -39,6 +39,9 @@ const DefaultFeatures = api.CoreFeaturesV2 |
 	experimental.CoreFeaturesExceptionHandling |
 	experimental.CoreFeaturesTypedFunctionReferences
 
+// WASIModule is the name of the module of WASI's imports.
+const WASIModule = wasi_snapshot_preview1.ModuleName
+
 // ProgramKey is the key of the program's own instance in the map given to
 // Config.AfterRun (the other keys are the names of Config.Modules).
 const ProgramKey = ""
