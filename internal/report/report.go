@@ -79,6 +79,9 @@ type Run struct {
 	// Stubs and Region are the profile's (profile.Stub, profile.Region).
 	Stubs  []profile.Stub  `json:"stubs,omitempty"`
 	Region *profile.Region `json:"region,omitempty"`
+	// Invoked are the exports a profile of one run called in place of
+	// _start (profile.Input.Invoked).
+	Invoked []profile.Invocation `json:"invoked,omitempty"`
 }
 
 // Totals sum the profile.
@@ -192,6 +195,9 @@ func Build(p *profile.Profile, opt Options) (*Report, error) {
 		Stubs:       p.Stubs,
 		Region:      p.Region,
 	}}
+	if len(p.Inputs) == 1 {
+		r.Run.Invoked = p.Inputs[0].Invoked
+	}
 	r.Inputs = inputs(p)
 	if r.Run.Runs == nil {
 		r.Run.Runs = []profile.Run{}

@@ -70,6 +70,17 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s (%s), %s\n", label, st.Import, returns, plural(int(st.Calls), "call"))
 	}
+	for i, c := range run.Invoked {
+		label := ""
+		if i == 0 {
+			label = "invoked"
+		}
+		returned := ""
+		if len(c.Results) > 0 {
+			returned = " = " + strings.Join(c.Results, ", ")
+		}
+		fmt.Fprintf(tw, "%s\t%s%s\n", label, c.Call, returned)
+	}
 	if g := run.Region; g != nil {
 		where := "while " + g.Func + " is on the stack"
 		if g.Func == "" {
