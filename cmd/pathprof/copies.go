@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -159,18 +158,19 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	code := 0
 	if *countsFile != "" {
 		run, err := profiler.ReadNodeRun(cs.Copy[c], *countsFile, uint32(*exitCode))
-		var output []byte
+		sum := profiler.OutputHash()
 		if err == nil && *outputFile != "" {
-			output, err = os.ReadFile(*outputFile)
+			err = hashFile(sum, *outputFile)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "pathprof: %v\n", err)
 			return 1
 		}
-		part = profiler.NewPart(man, c, run, output)
+		part = profiler.NewPart(man, c, run, sum.Sum(nil))
 	} else {
-		var outBuf bytes.Buffer
-		cfg, err := rf.config(man.Module.Path, progArgs, io.MultiWriter(stdout, &outBuf), io.MultiWriter(stderr, &outBuf))
+		// The output passes through and is hashed as it comes: none is kept.
+		sum := profiler.OutputHash()
+		cfg, err := rf.config(man.Module.Path, progArgs, io.MultiWriter(stdout, sum), io.MultiWriter(stderr, sum))
 		if err != nil {
 			fmt.Fprintf(stderr, "pathprof: %v\n", err)
 			return 2
@@ -190,7 +190,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 			}
 			return 1
 		}
-		part = profiler.NewPart(man, c, run, outBuf.Bytes())
+		part = profiler.NewPart(man, c, run, sum.Sum(nil))
 		code = int(run.Result.ExitCode)
 		if in != nil {
 			part.Interrupted = in
@@ -215,6 +215,17 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: wrote %s (marked interrupted)\n", *out)
 	}
 	return code
+}
+
+// hashFile writes the file at path to h.
+func hashFile(h io.Writer, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(h, f)
+	return err
 }
 
 // cmdMerge merges the parts of a directory's copies into one profile.

@@ -211,7 +211,7 @@ func TestCopiesDirectory(t *testing.T) {
 		if err := run.Failure(); err != nil {
 			t.Fatal(err)
 		}
-		parts = append(parts, NewPart(man, c, run, out.Bytes()))
+		parts = append(parts, NewPart(man, c, run, outputSum(out.Bytes())))
 	}
 	merged, err := MergeParts(man, rebuilt, parts)
 	if err != nil {
@@ -741,7 +741,7 @@ func TestSlicedCopiesAnywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := run0.Calls
-	part0 := NewPart(man, 0, run0, out.Bytes())
+	part0 := NewPart(man, 0, run0, outputSum(out.Bytes()))
 	if len(part0.Calls) != 3 {
 		t.Fatalf("copy 0's part has %d call counters, want 3", len(part0.Calls))
 	}
@@ -756,7 +756,7 @@ func TestSlicedCopiesAnywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	part1 := NewPart(man, 1, &CopyRun{Result: runner.Result{ExitCode: uint32(nr.ExitCode)}, Counts: c1}, nr.Stdout)
+	part1 := NewPart(man, 1, &CopyRun{Result: runner.Result{ExitCode: uint32(nr.ExitCode)}, Counts: c1}, outputSum(nr.Stdout))
 	if nr.Calls == nil {
 		t.Fatal("node's runner wrote no call counters")
 	}
@@ -920,7 +920,7 @@ func TestLoopSlicedCopiesAnywhere(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		parts = append(parts, NewPart(man, c, &CopyRun{Result: runner.Result{ExitCode: uint32(nr.ExitCode)}, Counts: counts}, nr.Stdout))
+		parts = append(parts, NewPart(man, c, &CopyRun{Result: runner.Result{ExitCode: uint32(nr.ExitCode)}, Counts: counts}, outputSum(nr.Stdout)))
 	}
 	merged, err := MergeParts(man, cs, parts)
 	if err != nil {
@@ -938,4 +938,11 @@ func TestLoopSlicedCopiesAnywhere(t *testing.T) {
 		_, _, direct := runCounting(t, p.Name, p.Config(t, &bytes.Buffer{}), counted.Copy[c])
 		checkHits(t, fmt.Sprintf("copy %d", c), direct, merged.Runs[c].ProbeHits)
 	}
+}
+
+// outputSum is the sum of OutputHash over b, as NewPart takes it.
+func outputSum(b []byte) []byte {
+	h := OutputHash()
+	h.Write(b)
+	return h.Sum(nil)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"os"
 	"path/filepath"
 	"slices"
@@ -230,11 +231,17 @@ func ReadDir(dir string) (*Manifest, []byte, *Copies, error) {
 	return &man, orig, cs, nil
 }
 
-// NewPart turns a run of copy c, which printed output, into a part. The
-// part's error is the run's, or else why its counts could not be read.
-func NewPart(man *Manifest, c int, run *CopyRun, output []byte) *Part {
+// OutputHash is the hash of a copy's output that its part records
+// (Part.OutputSHA256, as hex): written to as the output comes, it keeps
+// none of it.
+func OutputHash() hash.Hash { return sha256.New() }
+
+// NewPart turns a run of copy c, whose output hashed to outputSum
+// (OutputHash), into a part. The part's error is the run's, or else why
+// its counts could not be read.
+func NewPart(man *Manifest, c int, run *CopyRun, outputSum []byte) *Part {
 	p := &Part{Format: PartFormat, Version: FilesVersion, ModuleSHA256: man.Module.SHA256, CopySHA256: man.CopySHA256[c],
-		Copy: c, ExitCode: run.Result.ExitCode, OutputSHA256: hashHex(output), Seconds: run.Result.RunTime.Seconds(),
+		Copy: c, ExitCode: run.Result.ExitCode, OutputSHA256: hex.EncodeToString(outputSum), Seconds: run.Result.RunTime.Seconds(),
 		Counts: map[string]map[string]uint64{}}
 	if err := run.Failure(); err != nil {
 		p.Error = err.Error()
