@@ -256,6 +256,14 @@ func (p *Profile) validate() error {
 	if err := p.validateInputs(); err != nil {
 		return err
 	}
+	if err := checkRegion(p.Region); err != nil {
+		return err
+	}
+	for _, in := range p.Inputs {
+		if err := checkRegion(in.Region); err != nil {
+			return fmt.Errorf("input %q: %w", in.Label, err)
+		}
+	}
 	for i, r := range p.Runs {
 		if r.Copy < 0 {
 			return fmt.Errorf("run %d: copy %d", i, r.Copy)
@@ -381,4 +389,21 @@ func isDecimal(s string) bool {
 		}
 	}
 	return true
+}
+
+// checkRegion checks a region's record: markers or a function, not both,
+// and each function's cuts once, in index order.
+func checkRegion(r *Region) error {
+	if r == nil {
+		return nil
+	}
+	if (r.Func != "") == (r.Start != "" || r.End != "") || r.Func == "" && (r.Start == "" || r.End == "") {
+		return fmt.Errorf("region: want start and end, or func (start %q, end %q, func %q)", r.Start, r.End, r.Func)
+	}
+	for i, c := range r.Cut {
+		if i > 0 && c.Index <= r.Cut[i-1].Index {
+			return fmt.Errorf("region: cuts of function %d out of order or repeated", c.Index)
+		}
+	}
+	return nil
 }

@@ -338,3 +338,16 @@ func TestInputDigestHost(t *testing.T) {
 		t.Error("calls of exports do not tell inputs apart")
 	}
 }
+
+// TestRegionValidated checks that a profile whose region is neither
+// markers nor a function, or lists a function's cuts twice, is refused.
+func TestRegionValidated(t *testing.T) {
+	for _, r := range []Region{{Start: "a.b"}, {Start: "a.b", End: "a.c", Func: "f"}, {},
+		{Func: "f", Cut: []Cut{{Index: 4}, {Index: 4}}}} {
+		p := randomRun(rand.New(rand.NewPCG(1, 1)), "x", false)
+		p.Region = &r
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "region") {
+			t.Errorf("region %+v: %v", r, err)
+		}
+	}
+}
