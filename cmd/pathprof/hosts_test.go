@@ -89,6 +89,9 @@ func TestInvoke(t *testing.T) {
 	if code != 0 || !strings.HasSuffix(stdout, "fib(12) = 144\nlookup_sum(10, 1) = -4\nhello()\n") || !strings.Contains(stdout, "table[3] = 2") {
 		t.Fatalf("exit %d, stdout %q\n%s", code, stdout, stderr)
 	}
+	if code, stdout, stderr := runCmd("osp", "-q", "-o", filepath.Join(t.TempDir(), "o.json"), "--invoke", "fib:12", m); code != 0 || stdout != "fib(12) = 144\n" {
+		t.Errorf("osp --invoke: exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
 	if code, report, _ := runCmd("report", out); code != 0 || !strings.Contains(report, "invoked   fib(12) = 144\n") {
 		t.Errorf("the report does not list the calls (exit %d):\n%s", code, report)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/pathprof/pathprof/internal/atomicfile"
 	"github.com/pathprof/pathprof/internal/osp"
 	"github.com/pathprof/pathprof/internal/runner"
+	"github.com/pathprof/pathprof/profile"
 )
 
 // ospFlags are the sampling flags of osp and osp-score.
@@ -141,6 +142,9 @@ func cmdOSP(args []string, stdout, stderr io.Writer) int {
 	if err := osp.WriteFile(*out, prof); err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
+	}
+	for _, r := range res.Returned {
+		printCalls(stdout, []profile.Invocation{{Call: r.Call.String(), Results: r.Results}})
 	}
 	if runErr != nil {
 		return incomplete(stderr, runErr, *out, res.ExitCode)

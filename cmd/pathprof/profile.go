@@ -382,13 +382,17 @@ const minSnapshotEvery = time.Second
 // after the program's own output.
 func printInvoked(stdout io.Writer, p *profile.Profile) {
 	for _, in := range p.Inputs {
-		for _, c := range in.Invoked {
-			if len(c.Results) == 0 {
-				fmt.Fprintf(stdout, "%s\n", c.Call)
-				continue
-			}
-			fmt.Fprintf(stdout, "%s = %s\n", c.Call, strings.Join(c.Results, ", "))
+		printCalls(stdout, in.Invoked)
+	}
+}
+
+func printCalls(stdout io.Writer, calls []profile.Invocation) {
+	for _, c := range calls {
+		if len(c.Results) == 0 {
+			fmt.Fprintf(stdout, "%s\n", c.Call)
+			continue
 		}
+		fmt.Fprintf(stdout, "%s = %s\n", c.Call, strings.Join(c.Results, ", "))
 	}
 }
 
