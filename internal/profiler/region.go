@@ -137,8 +137,8 @@ func (rr *regionRun) reset(live *runner.Live) {
 
 func (rr *regionRun) NewFunctionListener(def api.FunctionDefinition) experimental.FunctionListener {
 	if rr.r.Func != "" {
-		if def.GoFunction() == nil && def.Index() == rr.r.FuncIndex+rr.res.FuncShift && def.ModuleName() != counters.ModuleName {
-			return regionListener{rr, 0}
+		if def.GoFunction() == nil && def.Index() == rr.r.FuncIndex+rr.res.FuncShift {
+			return &regionListener{rr: rr}
 		}
 		return nil
 	}
@@ -147,9 +147,9 @@ func (rr *regionRun) NewFunctionListener(def api.FunctionDefinition) experimenta
 	}
 	switch [2]string{def.ModuleName(), def.Name()} {
 	case [2]string{rr.r.Start.Module, rr.r.Start.Name}:
-		return regionListener{rr, 1}
+		return &regionListener{rr: rr, kind: 1}
 	case [2]string{rr.r.End.Module, rr.r.End.Name}:
-		return regionListener{rr, 2}
+		return &regionListener{rr: rr, kind: 2}
 	}
 	return nil
 }
@@ -159,9 +159,17 @@ func (rr *regionRun) NewFunctionListener(def api.FunctionDefinition) experimenta
 type regionListener struct {
 	rr   *regionRun
 	kind int
+	// other is set for a function of Func's index in another module (the
+	// counter module's), which wazero only tells apart once it runs.
+	other bool
 }
 
-func (l regionListener) Before(_ context.Context, mod api.Module, _ api.FunctionDefinition, _ []uint64, si experimental.StackIterator) {
+func (l *regionListener) Before(_ context.Context, mod api.Module, _ api.FunctionDefinition, _ []uint64, si experimental.StackIterator) {
+	// A wasm function's listener gets its own instance.
+	if l.kind == 0 && mod.Name() != runner.ProgramKey {
+		l.other = true
+		return
+	}
 	rr := l.rr
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
@@ -182,17 +190,17 @@ func (l regionListener) Before(_ context.Context, mod api.Module, _ api.Function
 	}
 }
 
-func (l regionListener) After(context.Context, api.Module, api.FunctionDefinition, []uint64) {
+func (l *regionListener) After(context.Context, api.Module, api.FunctionDefinition, []uint64) {
 	l.leave()
 }
 
-func (l regionListener) Abort(context.Context, api.Module, api.FunctionDefinition, error) {
+func (l *regionListener) Abort(context.Context, api.Module, api.FunctionDefinition, error) {
 	l.leave()
 }
 
-func (l regionListener) leave() {
+func (l *regionListener) leave() {
 	rr := l.rr
-	if l.kind != 0 {
+	if l.kind != 0 || l.other {
 		return
 	}
 	rr.mu.Lock()
