@@ -138,8 +138,6 @@ type Config struct {
 	// the program runs (Live.Read), such as counters when the run is
 	// interrupted.
 	Live *Live
-	// StubHook, if set, is called at every call of a stub.
-	StubHook StubHook
 	// Invoke, if set, runs the program as a reactor or a library is run:
 	// _initialize when it is exported, then these calls of its exports,
 	// in order (invoke.go), instead of _start. Compile reads it too, to
@@ -460,7 +458,7 @@ func (p *Program) Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	p.startStubs(cfg.StubHook)
+	p.startStubs()
 	start := time.Now()
 	defer func() {
 		res.RunTime = time.Since(start)

@@ -38,16 +38,10 @@ func ParseStub(s string) (Stub, error) {
 
 func (s Stub) String() string { return s.Module + "." + s.Name }
 
-// StubHook is called at every call of a stub, with the index of the stub
-// in the program's Stubs and the calling instance, before it returns.
-type StubHook func(ctx context.Context, stub int, caller api.Module)
-
-// stubs is the state of a Program's stubs: one call counter each, and
-// the hook of the run in progress.
+// stubs is the state of a Program's stubs: one call counter each.
 type stubs struct {
 	list  []Stub
 	calls []atomic.Uint64
-	hook  StubHook
 }
 
 // StubError says why the stubs asked for cannot be made: a stub of an
@@ -106,8 +100,8 @@ func plural(n int, word string) string {
 // defineStubs checks the program's function imports against exports (the
 // modules that provide imports) and defines, as host modules, the stubs
 // cfg asks for: cfg.Stubs, and with cfg.StubMissing every function import
-// nothing provides. It returns the stubs defined, in the order of
-// cfg.Stubs followed by the missing ones in import order.
+// nothing provides. Program.Stubs lists them after, cfg.Stubs first and
+// then the missing ones in import order.
 func (p *Program) defineStubs(ctx context.Context, name string, cfg Config, exports map[string]wazero.CompiledModule) error {
 	imports := p.main.ImportedFunctions()
 	provided := func(def api.FunctionDefinition) bool {
@@ -203,11 +197,8 @@ func (p *Program) defineStubs(ctx context.Context, name string, cfg Config, expo
 
 func (p *Program) stubFunc(i int, results []uint64) api.GoModuleFunc {
 	st := p.stubs
-	return func(ctx context.Context, caller api.Module, stack []uint64) {
+	return func(_ context.Context, _ api.Module, stack []uint64) {
 		st.calls[i].Add(1)
-		if st.hook != nil {
-			st.hook(ctx, i, caller)
-		}
 		copy(stack, results)
 	}
 }
@@ -242,15 +233,14 @@ func (p *Program) Stubs() []Stub {
 	return slices.Clone(p.stubs.list)
 }
 
-// startStubs resets the call counters and sets the run's hook.
-func (p *Program) startStubs(hook StubHook) {
+// startStubs resets the call counters for a run.
+func (p *Program) startStubs() {
 	if p.stubs == nil {
 		return
 	}
 	for i := range p.stubs.calls {
 		p.stubs.calls[i].Store(0)
 	}
-	p.stubs.hook = hook
 }
 
 // stubCalls returns the run's call counts.
