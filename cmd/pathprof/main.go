@@ -47,6 +47,11 @@ func init() {
 				"[--stub MODULE.NAME[=RESULT]] [--stub-missing] [--region MODULE.START,MODULE.END | --region-func NAME] [--invoke NAME[:ARG,...]]\n" +
 				"[--cache DIR] MODULE",
 		}, "Run a WASI program deterministically and write its exact path profile.", cmdProfile},
+		{"test", []string{
+			"[--protocol go|rust|gtest] [--run REGEXP] [--jobs N] [--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] [--counter-module]\n" +
+				"[--timeout D] [-o FILE] [--top N] [-q] [--binary FILE] [--stub MODULE.NAME[=RESULT]] [--stub-missing]\n" +
+				"[--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE|PACKAGE [ARGS...]",
+		}, "Profile each test of a test binary (Go, Rust libtest, GoogleTest) as a run, with each path's counts by test.", cmdTest},
 		{"report", []string{
 			"[--top N] [--json] [--html FILE] [--lcov FILE] [--cobertura FILE] [--source DIR] [--module FILE] PROFILE",
 		}, "Print a profile's hottest paths, path coverage per function and source lines, or write an HTML report, lcov or Cobertura.", cmdReport},

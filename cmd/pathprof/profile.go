@@ -185,6 +185,7 @@ func hasOperands(fs *flag.FlagSet, n int) bool {
 // the message that says one is missing.
 var operandNames = map[string][]string{
 	"profile":   {"MODULE"},
+	"test":      {"MODULE|PACKAGE"},
 	"osp":       {"MODULE"},
 	"osp-score": {"MODULE"},
 	"exec":      {"DIR", "COPY"},

@@ -63,6 +63,12 @@ func profileRuns(f runsFlags, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
+	return profileSpecs(f, st, k, orig, specs, stderr)
+}
+
+// profileSpecs profiles the runs specs of the module orig, as --runs
+// does, and writes the profile; its exit code is profileRuns'.
+func profileSpecs(f runsFlags, st profile.Strategy, k int, orig []byte, specs []runs.Spec, stderr io.Writer) int {
 	popt, err := planOptions(orig, f.weights)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
