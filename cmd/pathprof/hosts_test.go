@@ -30,7 +30,7 @@ func TestStubsAndRegions(t *testing.T) {
 	if len(p.Stubs) != 6 || p.Stubs[0] != (profile.Stub{Import: "bench.rounds", Result: "3", Calls: 1}) {
 		t.Errorf("stubs: %+v", p.Stubs)
 	}
-	if p.Region == nil || p.Region.Start != "bench.start" || p.Region.Opened != 2 || p.Region.Closed != 2 {
+	if p.Region == nil || p.Region.Start != "bench.start" || p.Region.Opened != 3 || p.Region.Closed != 3 || !p.Region.CutPartial {
 		t.Errorf("region: %+v", p.Region)
 	}
 	for _, want := range []string{"bench.rounds", "returns 3", "region", "bench.start"} {

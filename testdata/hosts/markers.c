@@ -59,6 +59,19 @@ __attribute__((noinline)) unsigned measured(int rounds) {
 	return sum;
 }
 
+// deep recurses n frames before opening and closing a region of its
+// own: deeper than the runtime's call stack shows at a boundary.
+__attribute__((noinline)) static unsigned deep(int n) {
+	if (n == 0) {
+		bench_start();
+		unsigned x = mix(7);
+		bench_stop();
+		return x;
+	}
+	unsigned r = deep(n - 1);
+	return r ^ (r >> 3) ^ (unsigned)n;
+}
+
 __attribute__((noinline)) static unsigned teardown(void) {
 	unsigned h = 0;
 	for (int i = 0; i < 64; i++)
@@ -77,6 +90,7 @@ int main(int argc, char **argv) {
 	bench_start();
 	unsigned b = mix(a) + (unsigned)bench_scale(2.5);
 	bench_stop();
+	b ^= deep(40);
 	if (argc > 1)
 		bench_report(b);
 	printf("rounds %d sum %u mixed %u teardown %u\n", rounds, a, b, teardown());
