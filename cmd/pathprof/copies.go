@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/pathprof/pathprof/internal/atomicfile"
 	"github.com/pathprof/pathprof/internal/instrument"
@@ -15,6 +16,7 @@ import (
 	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/profiler"
 	"github.com/pathprof/pathprof/internal/runner"
+	"github.com/pathprof/pathprof/internal/runs"
 	"github.com/pathprof/pathprof/profile"
 )
 
@@ -26,6 +28,7 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "", "write the copies, counter modules, manifest and node runner into `DIR`")
 	weights := fs.String("weights", "", "place the probes (and plan pbl and p3) by the edge frequencies of an earlier `PROFILE` of this module")
 	counterModule := fs.Bool("counter-module", false, "keep the counters in counter modules the copies call, not in the program's memory above what it sees")
+	runsFile := fs.String("runs", "", "also write work units, every copy on each run of the runs `FILE`, for exec --unit, submit and collect")
 	host := fs.String("host", "wasi", "where the copies run: wasi (pathprof exec, node's WASI) or js (a JavaScript host's own loader, with pathprof.mjs; implies --counter-module)")
 	if err := fs.Parse(interleaved(fs, args)); err != nil {
 		return 2
@@ -53,6 +56,18 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 	if st == profile.SBL {
 		*k = 1
 	}
+	if *runsFile != "" && manHost != "" {
+		fmt.Fprintln(stderr, "pathprof: --runs writes units that pathprof exec runs: not with --host js")
+		return 2
+	}
+	var specs []runs.Spec
+	if *runsFile != "" {
+		var err error
+		if specs, err = runs.ReadFile(*runsFile); err != nil {
+			fmt.Fprintf(stderr, "pathprof: %v\n", err)
+			return 1
+		}
+	}
 	path := fs.Arg(0)
 	if !checkOutputDir(*out, stderr) {
 		return 1
@@ -72,7 +87,11 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, err)
 		return 1
 	}
-	if _, err := profiler.WriteDir(*out, path, orig, cs, manHost); err != nil {
+	man, err := profiler.WriteDir(*out, path, orig, cs, manHost)
+	if err == nil && *runsFile != "" {
+		err = writeUnits(*out, specs, man)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
@@ -86,6 +105,11 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 	if manHost == profiler.HostJS {
 		fmt.Fprintf(stdout, "run each in the host, loading COPY.wasm with %s (docs/js-hosts.md)\n", filepath.Join(*out, jshost.FileName))
 		fmt.Fprintf(stdout, "then: pathprof merge -o profile.json PARTS...\n")
+		return 0
+	}
+	if *runsFile != "" {
+		fmt.Fprintf(stdout, "%d work units (%d copies × %d runs): pathprof exec %s --unit I, or pathprof submit --engine slurm|kubernetes %s\n", len(man.Units), len(cs.Copy), len(man.Runs), *out, *out)
+		fmt.Fprintf(stdout, "then: pathprof collect %s\n", *out)
 		return 0
 	}
 	counterArg := "-"
@@ -122,6 +146,9 @@ func planOptions(orig []byte, weightsPath string) (partition.Options, error) {
 
 // cmdExec runs one copy (or converts its counts from a node run) into a part.
 func cmdExec(args []string, stdout, stderr io.Writer) int {
+	if hasUnit(args) {
+		return execUnit(args, stdout, stderr)
+	}
 	fs := newFlagSet("exec", stderr)
 	out := fs.String("o", "", "write the part to `FILE` (default DIR/part-COPY.json)")
 	countsFile := fs.String("counts", "", "do not run: read the counter memory a node run wrote to `FILE`")
@@ -129,6 +156,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	outputFile := fs.String("output", "", "with --counts: a `FILE` holding the node run's stdout followed by its stderr, to check the copies agree")
 	timeout := fs.Duration("timeout", 0, "stop the run after `D` (such as 90s or 10m) and write the part as it stands, marked interrupted; exit 124")
 	quiet := fs.Bool("q", false, "no progress line on stderr")
+	unitFlags(fs)
 	rf, progArgs, ok := parseWithRun(fs, args, 2)
 	if !ok {
 		return 2
@@ -179,42 +207,69 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		if !*quiet {
 			fmt.Fprintf(stderr, "pathprof: running copy %d of %s\n", c, dir)
 		}
-		interrupt, stop := interrupts(*timeout, stderr)
-		defer stop()
-		run, in := profiler.RunCopyUntil(context.Background(), cs.Copy[c], cfg, interrupt)
-		var ie *runner.ImportError
-		if errors.As(run.Err, &ie) || runner.IsSetupError(run.Err) {
-			fmt.Fprintf(stderr, "pathprof: %v\n", run.Err)
-			if man.Host == profiler.HostJS {
-				fmt.Fprintf(stderr, "pathprof: %s was written for a JavaScript host: run its copies there with %s (docs/js-hosts.md)\n", dir, filepath.Join(dir, jshost.FileName))
-			}
+		run, in, ok := runCopy(dir, man, cs.Copy[c], cfg, *timeout, stderr)
+		if !ok {
 			return 1
 		}
 		part = profiler.NewPart(man, c, run, sum.Sum(nil))
-		code = int(run.Result.ExitCode)
-		if in != nil {
-			part.Interrupted = in
-			code = interruptedCode(in)
-			fmt.Fprintf(stderr, "pathprof: interrupted by %s after %.2fs: counts read while the program ran\n", in.Reason, in.Seconds)
-		} else if err := run.Failure(); err != nil {
-			fmt.Fprintf(stderr, "pathprof: %v\n", err)
-			if code == 0 {
-				code = 1
-			}
+		code = copyCode(part, run, in, stderr)
+	}
+	if !writePart(*out, part, stderr) {
+		return 1
+	}
+	return code
+}
+
+// runCopy runs one copy of dir's on cfg, stopped by a signal or after
+// timeout (0: none). ok is false, after saying why, when the copy could
+// not run at all (a missing import): there is no part to write.
+func runCopy(dir string, man *profiler.Manifest, res *instrument.Result, cfg runner.Config, timeout time.Duration, stderr io.Writer) (*profiler.CopyRun, *profile.Interruption, bool) {
+	interrupt, stop := interrupts(timeout, stderr)
+	defer stop()
+	run, in := profiler.RunCopyUntil(context.Background(), res, cfg, interrupt)
+	var ie *runner.ImportError
+	if errors.As(run.Err, &ie) || runner.IsSetupError(run.Err) {
+		fmt.Fprintf(stderr, "pathprof: %v\n", run.Err)
+		if man.Host == profiler.HostJS {
+			fmt.Fprintf(stderr, "pathprof: %s was written for a JavaScript host: run its copies there with %s (docs/js-hosts.md)\n", dir, filepath.Join(dir, jshost.FileName))
+		}
+		return nil, nil, false
+	}
+	return run, in, true
+}
+
+// copyCode marks the part of a run interrupted by in (if not nil) and
+// returns exec's exit code for it: the program's, 1 for a trap, 124 or
+// 130 for a stop.
+func copyCode(part *profiler.Part, run *profiler.CopyRun, in *profile.Interruption, stderr io.Writer) int {
+	code := int(run.Result.ExitCode)
+	if in != nil {
+		part.Interrupted = in
+		code = interruptedCode(in)
+		fmt.Fprintf(stderr, "pathprof: interrupted by %s after %.2fs: counts read while the program ran\n", in.Reason, in.Seconds)
+	} else if err := run.Failure(); err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		if code == 0 {
+			code = 1
 		}
 	}
+	return code
+}
+
+// writePart writes part to out, whole or not at all.
+func writePart(out string, part *profiler.Part, stderr io.Writer) bool {
 	b, err := json.MarshalIndent(part, "", " ")
 	if err == nil {
-		err = atomicfile.WriteFile(*out, append(b, '\n'), 0o644)
+		err = atomicfile.WriteFile(out, append(b, '\n'), 0o644)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
-		return 1
+		return false
 	}
 	if part.Interrupted != nil {
-		fmt.Fprintf(stderr, "pathprof: wrote %s (marked interrupted)\n", *out)
+		fmt.Fprintf(stderr, "pathprof: wrote %s (marked interrupted)\n", out)
 	}
-	return code
+	return true
 }
 
 // hashFile writes the file at path to h.

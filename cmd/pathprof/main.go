@@ -59,16 +59,24 @@ func init() {
 			"[--json] [--func NAME] [--dot FILE] MODULE",
 		}, "List each function's blocks, edges, loops and acyclic paths; draw one's CFG and DAG.", cmdInspect},
 		{"instrument", []string{
-			"[--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] [--counter-module] [--host wasi|js] -o DIR MODULE",
+			"[--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] [--counter-module] [--host wasi|js] [--runs FILE] -o DIR MODULE",
 		}, "Write a strategy's copies, their counter modules, a manifest and a node runner or an ES module for JS hosts.", cmdInstrument},
 		{"exec", []string{
 			"[-o FILE] [--timeout D] [-q] [runner flags] DIR COPY [ARGS...]",
 			"--counts FILE [--exit-code N] [--output FILE] DIR COPY",
-		}, "Run one copy and write its part, or make the part from a node run's counts.", cmdExec},
+			"[--timeout D] [-q] [runner flags] DIR --unit I [--units U,...]",
+		}, "Run one copy or work unit and write its part, or make the part from a node run's counts.", cmdExec},
 		{"merge", []string{
 			"[-o FILE] [--dir DIR] PARTS...",
 			"[-o FILE] [-q] PROFILES...",
 		}, "Merge the copies' parts into the exact profile, or profiles of different runs into one.", cmdMerge},
+		{"submit", []string{
+			"--engine slurm [--throttle N] [--wait [--poll D]] [--pathprof PATH] DIR [-- SBATCH_ARGS...]",
+			"--engine kubernetes --image IMAGE --pvc CLAIM [--throttle N] [-o FILE] DIR",
+		}, "Submit a work directory's units (copies × runs) as a Slurm array job or a Kubernetes Indexed Job.", cmdSubmit},
+		{"collect", []string{
+			"[-o FILE] [--resubmit] [--wait [--poll D]] [--throttle N] DIR",
+		}, "Merge a work directory's units into the profile, or list those missing or failed with their logs and resubmit them.", cmdCollect},
 		{"diff", []string{
 			"[--threshold PCT] [--json] [--html FILE [--source DIR]] [--module-a FILE] [--module-b FILE] A B",
 		}, "Compare two profiles: paths gone, new and changed, per function and in total, and coverage before and after.", cmdDiff},

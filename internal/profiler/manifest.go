@@ -66,6 +66,10 @@ type Manifest struct {
 	// Host is HostJS when the copies are for a JavaScript host, which
 	// runs them with pathprof.mjs; else empty.
 	Host string `json:"host,omitempty"`
+	// Runs labels the runs of a work directory written with a runs
+	// file (units.go), and Units enumerates its work units.
+	Runs  []string `json:"runs,omitempty"`
+	Units []Unit   `json:"units,omitempty"`
 }
 
 // HostJS is the Manifest.Host of copies for a JavaScript host.
@@ -96,6 +100,10 @@ type Part struct {
 	// Interrupted is set when the run was stopped before it ended (a
 	// signal, exec's --timeout) and its counts read as they stood.
 	Interrupted *profile.Interruption `json:"interrupted,omitempty"`
+	// Unit and Input are set in the part of a work unit: its number,
+	// and the record of its run's input, which its run's profile keeps.
+	Unit  *int           `json:"unit,omitempty"`
+	Input *profile.Input `json:"input,omitempty"`
 }
 
 // setCalls records a copy's call counters in the part.
@@ -178,11 +186,16 @@ func WriteDir(dir, modulePath string, orig []byte, cs *Copies, host string) (*Ma
 			return nil, err
 		}
 	}
+	return man, WriteManifest(dir, man)
+}
+
+// WriteManifest writes man as dir's manifest.
+func WriteManifest(dir string, man *Manifest) error {
 	mb, err := json.MarshalIndent(man, "", "  ")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return man, atomicfile.WriteFile(filepath.Join(dir, "manifest.json"), append(mb, '\n'), 0o644)
+	return atomicfile.WriteFile(filepath.Join(dir, "manifest.json"), append(mb, '\n'), 0o644)
 }
 
 // ReadDir reads a directory written by WriteDir and rebuilds its copies
@@ -205,6 +218,11 @@ func ReadDir(dir string) (*Manifest, []byte, *Copies, error) {
 	}
 	if man.Plan == nil || len(man.CopySHA256) != man.Copies {
 		return nil, nil, nil, fmt.Errorf("%s: manifest without a plan for its %d copies", dir, man.Copies)
+	}
+	for i, u := range man.Units {
+		if u.Copy < 0 || u.Copy >= man.Copies || u.Run < 0 || u.Run >= len(man.Runs) {
+			return nil, nil, nil, fmt.Errorf("%s: unit %d is copy %d of run %d, of no copy or run of the manifest", dir, i, u.Copy, u.Run)
+		}
 	}
 	orig, err := os.ReadFile(filepath.Join(dir, "original.wasm"))
 	if err != nil {

@@ -283,10 +283,12 @@ func markInterrupted(p *profile.Profile, in *profile.Interruption) {
 // inputOf is the record of the run that p counts, labelled label, of the
 // input in cfg and stdin.
 func inputOf(p *profile.Profile, label string, cfg runner.Config, stdin []byte) profile.Input {
-	args := slices.Clip(cfg.Args)
-	if args == nil {
-		args = []string{}
-	}
+	return inputRecord(p, label, cfg.Args, InputSHA256(cfg, stdin))
+}
+
+// InputSHA256 is the digest of the input in cfg and stdin
+// (profile.InputDigest), as a run's profile records it.
+func InputSHA256(cfg runner.Config, stdin []byte) string {
 	var mounts []string
 	for _, d := range cfg.Dirs {
 		m := d.HostDir + ":" + d.GuestPath
@@ -295,7 +297,17 @@ func inputOf(p *profile.Profile, label string, cfg runner.Config, stdin []byte) 
 		}
 		mounts = append(mounts, m)
 	}
-	in := profile.Input{Label: label, Args: args, InputSHA256: profile.InputDigest(cfg.Args, cfg.Env, mounts, stdin, hostInput(cfg)...),
+	return profile.InputDigest(cfg.Args, cfg.Env, mounts, stdin, hostInput(cfg)...)
+}
+
+// inputRecord is the record of the run that p counts: its label,
+// arguments and input digest, and how the run went.
+func inputRecord(p *profile.Profile, label string, args []string, digest string) profile.Input {
+	args = slices.Clip(args)
+	if args == nil {
+		args = []string{}
+	}
+	in := profile.Input{Label: label, Args: args, InputSHA256: digest,
 		Strategy: p.Strategy, Copies: p.Copies, Complete: p.Complete, Incomplete: p.Incomplete, Interrupted: p.Interrupted,
 		ExitCode: p.ExitCode, Stubs: p.Stubs, Region: p.Region}
 	for _, r := range p.Runs {

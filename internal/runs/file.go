@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pathprof/pathprof/internal/atomicfile"
 	"github.com/pathprof/pathprof/internal/runner"
 )
 
@@ -30,7 +31,7 @@ type Spec struct {
 	Mounts []Mount  `json:"mounts"`
 	// Timeout, if set, stops the run after it (a Go duration such as
 	// "90s") and keeps its counts as they stood, marked interrupted.
-	Timeout Duration `json:"timeout"`
+	Timeout Duration `json:"timeout,omitempty"`
 }
 
 // Mount is a host directory the run sees at Guest ("" for the same path).
@@ -105,6 +106,16 @@ func ReadFile(path string) ([]Spec, error) {
 		}
 	}
 	return specs, nil
+}
+
+// WriteFile writes specs as a runs file that ReadFile reads back as
+// they are: their paths should be absolute.
+func WriteFile(path string, specs []Spec) error {
+	b, err := json.MarshalIndent(file{Runs: specs}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(path, append(b, '\n'), 0o644)
 }
 
 // Parse reads a runs file's contents: {"runs": [RUN, ...]}. A run
