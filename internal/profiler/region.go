@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -60,19 +61,30 @@ func FuncRegion(orig []byte, name string) (*Region, error) {
 		return nil, err
 	}
 	srcmap.AddNames(m)
-	names := m.FuncNames()
-	var found []uint32
-	for i := range m.Code {
-		idx := m.NumImportedFuncs + uint32(i)
-		if names[idx] == name || fmt.Sprint(idx) == name || m.ExportsFunc(idx, name) {
-			found = append(found, idx)
+	defined := func(idx uint32) bool {
+		return idx >= m.NumImportedFuncs && idx-m.NumImportedFuncs < uint32(len(m.Code))
+	}
+	found := map[uint32]bool{}
+	for idx, n := range m.FuncNames() {
+		if n == name && defined(idx) {
+			found[idx] = true
 		}
+	}
+	for _, e := range m.Exports {
+		if e.Kind == wasm.KindFunc && e.Name == name && defined(e.Index) {
+			found[e.Index] = true
+		}
+	}
+	if idx, err := strconv.ParseUint(name, 10, 32); err == nil && defined(uint32(idx)) {
+		found[uint32(idx)] = true
 	}
 	switch len(found) {
 	case 0:
 		return nil, fmt.Errorf("--region-func %s: the module defines no function of that name (pathprof inspect lists them)", name)
 	case 1:
-		return &Region{Func: name, FuncIndex: found[0]}, nil
+		for idx := range found {
+			return &Region{Func: name, FuncIndex: idx}, nil
+		}
 	}
 	return nil, fmt.Errorf("--region-func %s: %d functions have that name; give the index (pathprof inspect lists them)", name, len(found))
 }

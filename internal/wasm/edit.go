@@ -102,6 +102,13 @@ func (m *Module) RemapFuncs(f func(uint32) uint32) error {
 			m.Exports[i].Index = f(m.Exports[i].Index)
 		}
 	}
+	if m.exportNames != nil {
+		names := make(map[uint32]string, len(m.exportNames))
+		for idx, n := range m.exportNames {
+			names[f(idx)] = n
+		}
+		m.exportNames = names
+	}
 	m.Touch(SecExport)
 	if m.HasStart {
 		m.Start = f(m.Start)

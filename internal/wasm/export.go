@@ -26,6 +26,14 @@ func (m *Module) decodeExports(d *decoder) error {
 			return e, err
 		}
 		e.Index, err = d.u32("export index")
+		if e.Kind == KindFunc && err == nil {
+			if m.exportNames == nil {
+				m.exportNames = map[uint32]string{}
+			}
+			if _, named := m.exportNames[e.Index]; !named {
+				m.exportNames[e.Index] = e.Name
+			}
+		}
 		return e, err
 	})
 }

@@ -100,6 +100,10 @@ type Module struct {
 	// DebugNames names functions the name section and exports do not,
 	// from DWARF subprograms; the decoder leaves it nil (srcmap.AddNames).
 	DebugNames map[uint32]string
+	// exportNames is each exported function's first export name, as
+	// decoded and renumbered by RemapFuncs: FuncName looks it up in
+	// constant time, since callers ask for every function.
+	exportNames map[uint32]string
 
 	NumImportedFuncs, NumImportedTables, NumImportedMemories, NumImportedGlobals, NumImportedTags uint32
 
@@ -145,10 +149,8 @@ func (m *Module) FuncName(idx uint32) string {
 			return n
 		}
 	}
-	for _, e := range m.Exports {
-		if e.Kind == KindFunc && e.Index == idx {
-			return e.Name
-		}
+	if n := m.exportNames[idx]; n != "" {
+		return n
 	}
 	return m.DebugNames[idx]
 }
@@ -162,16 +164,6 @@ func (m *Module) FuncNames() map[uint32]string {
 		}
 	}
 	return out
-}
-
-// ExportsFunc reports whether function idx is exported as name.
-func (m *Module) ExportsFunc(idx uint32, name string) bool {
-	for _, e := range m.Exports {
-		if e.Kind == KindFunc && e.Index == idx && e.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // ImportedFunc returns the import that defines function idx, if imported.
