@@ -64,11 +64,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		if i == 0 {
 			label = "stubs"
 		}
-		returns := "returns zero"
+		returns := ""
 		if st.Result != "" {
-			returns = "returns " + st.Result
+			returns = " (returns " + st.Result + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s (%s), %s\n", label, st.Import, returns, plural(int(st.Calls), "call"))
+		fmt.Fprintf(tw, "%s\t%s%s, %s\n", label, st.Import, returns, plural(int(st.Calls), "call"))
 	}
 	for i, c := range run.Invoked {
 		label := ""
@@ -91,8 +91,12 @@ func (r *Report) WriteText(w io.Writer) error {
 			cutOpen += c.AtOpen
 			cutClose += c.AtClose
 		}
-		fmt.Fprintf(tw, "region\tonly paths ending %s: opened %d, closed %d times; cut: %d paths in progress at an opening (counted), %d at a close (not counted)\n",
-			where, g.Opened, g.Closed, cutOpen, cutClose)
+		partial := ""
+		if g.CutPartial {
+			partial = " (at least: some boundaries lay deeper than the stack shows)"
+		}
+		fmt.Fprintf(tw, "region\tonly paths ending %s: opened %s, closed %s; cut: %s in progress at an opening (counted), %d at a close (not counted)%s\n",
+			where, plural(int(g.Opened), "time"), plural(int(g.Closed), "time"), plural(int(cutOpen), "path"), cutClose, partial)
 	}
 	tw.Flush()
 
