@@ -158,7 +158,9 @@ func runsProgress(w io.Writer, quiet bool, tails []*tail) func(runs.Progress) {
 		}
 		outcome := fmt.Sprintf("%.2fs", pg.Last.Seconds)
 		if pg.Last.Err != nil {
-			outcome = "failed: " + pg.Last.Err.Error()
+			// A trap's message goes on with its stack, a line a frame.
+			msg, _, _ := strings.Cut(pg.Last.Err.Error(), "\n")
+			outcome = "failed: " + msg
 		}
 		left := ""
 		switch {

@@ -113,3 +113,23 @@ func checkTestsAlone(t *testing.T, bin string, got *profile.Profile, cfg func(t 
 		}
 	}
 }
+
+// TestTestRustAndGTest runs pathprof test on the committed Rust libtest
+// and GoogleTest binaries (testdata/testbins), whose protocols it tells
+// from the modules, and checks each test's counts against its run alone.
+func TestTestRustAndGTest(t *testing.T) {
+	for _, c := range []struct{ name, proto string }{{"shapes", "rust"}, {"stack", "gtest"}} {
+		t.Run(c.proto, func(t *testing.T) {
+			bin := filepath.Join(testprogs.ModuleRoot(t), "testdata", "testbins", c.name+".wasm")
+			out := filepath.Join(t.TempDir(), c.name+".json")
+			code, _, errs := runCmd("test", "--jobs", "2", "--cache", testprogs.WazeroCacheDir(t), "-o", out, bin)
+			if code != 0 || !strings.Contains(errs, "("+c.proto+")") {
+				t.Fatalf("exit %d\n%s", code, errs)
+			}
+			p := testbin.Protocol(c.proto)
+			checkTestsAlone(t, bin, readProfile(t, out), func(t *testing.T, test string) runner.Config {
+				return runner.Config{ProgramName: filepath.Base(bin), Args: testbin.RunArgs(p, test), CacheDir: testprogs.WazeroCacheDir(t)}
+			})
+		})
+	}
+}
