@@ -141,6 +141,15 @@ func parse(data []byte) (*Profile, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("not a pathprof profile: the file is empty")
 	}
+	// A profile this pathprof reads decodes at once; only a file that
+	// does not is looked at field by field below, to say why.
+	var p Profile
+	if json.Unmarshal(data, &p) == nil && p.Format == Format && p.Version >= 1 && p.Version <= Version {
+		if err := p.Validate(); err != nil {
+			return nil, err
+		}
+		return &p, nil
+	}
 	// The format and version are looked at before the rest, so that a file
 	// of another kind or a newer version is named as such rather than
 	// reported by whichever of its fields first fails to decode.
@@ -185,7 +194,7 @@ func parse(data []byte) (*Profile, error) {
 		return nil, fmt.Errorf("invalid profile: version %d", v)
 	}
 
-	var p Profile
+	p = Profile{}
 	if err := json.Unmarshal(data, &p); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
