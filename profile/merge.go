@@ -26,6 +26,7 @@ type Merger struct {
 	first  string // the first profile's name, for errors
 	funcs  map[uint32]*mergeFunc
 	inputs []mergeInput // in the order added
+	done   bool         // Profile has taken the counts
 	// region is the first profile's region, which every other must share:
 	// counts of different regions do not add up.
 	region *Region
@@ -57,6 +58,9 @@ func NewMerger() *Merger { return &Merger{funcs: map[uint32]*mergeFunc{}} }
 // are refused, naming both digests; so are profiles whose functions were
 // numbered differently. After an error the Merger must not be used.
 func (m *Merger) Add(name, label string, p *Profile) error {
+	if m.done {
+		return fmt.Errorf("%s: added after the merged profile was taken", name)
+	}
 	if m.n == 0 {
 		m.module, m.first = p.Module, name
 	} else if err := m.sameModule(name, p.Module); err != nil {
@@ -177,10 +181,17 @@ func (m *Merger) function(name string, f *Function) (*mergeFunc, error) {
 // Profile returns the merged profile. Inputs are put in one canonical
 // order (by their records, then by what they counted), so that the
 // order in which profiles were added does not show.
+//
+// Profile hands the Merger's counts over to the profile: the Merger must
+// not be used after.
 func (m *Merger) Profile() (*Profile, error) {
 	if m.n == 0 {
 		return nil, fmt.Errorf("no profiles to merge")
 	}
+	if m.done {
+		return nil, fmt.Errorf("the merged profile was already taken")
+	}
+	m.done = true
 	n := len(m.inputs)
 	idx := slices.Sorted(maps.Keys(m.funcs))
 	// Each input's key: its record, its copies' runs and a digest of its
@@ -263,12 +274,14 @@ func (m *Merger) Profile() (*Profile, error) {
 			mp := mf.paths[id]
 			q := Path{ID: id, Count: mp.count, Kind: mp.kind, Blocks: mp.blocks}
 			if n > 1 {
-				q.ByInput = make([]InputCount, len(mp.by))
-				for i, c := range mp.by {
-					q.ByInput[i] = InputCount{Input: newIndex[c.Input], Count: c.Count}
+				// In place: the attributions are most of a large merge.
+				q.ByInput = slices.Clip(mp.by)
+				for i := range q.ByInput {
+					q.ByInput[i].Input = newIndex[q.ByInput[i].Input]
 				}
 				slices.SortFunc(q.ByInput, func(a, b InputCount) int { return cmp.Compare(a.Input, b.Input) })
 			}
+			mp.by = nil
 			f.Paths = append(f.Paths, q)
 		}
 		p.Functions = append(p.Functions, f)

@@ -321,6 +321,10 @@ func TestMergeStubsAndRegions(t *testing.T) {
 			t.Errorf("input %s: region opened %d, want %d", in.Inputs[0].Label, in.Region.Opened, want)
 		}
 	}
+	m = NewMerger()
+	if err := m.Add("a", "", a); err != nil {
+		t.Fatal(err)
+	}
 	if err := m.Add("c", "", withRegion("c", 1, 1, Region{Func: "measured"})); err == nil || !strings.Contains(err.Error(), "different regions") {
 		t.Errorf("a run of another region: %v", err)
 	}
