@@ -98,6 +98,9 @@ type Func struct {
 	scan           *scan
 	ops            [][]numbering.Op
 	reg, cond, idx uint32
+	// sharedTypes is set while the function is emitted beside others:
+	// it may then use the module's types but not add one (errNewType).
+	sharedTypes bool
 }
 
 // BlockOffset returns the original file offset of block b's first instruction.

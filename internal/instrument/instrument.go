@@ -17,6 +17,9 @@ package instrument
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/counters"
@@ -106,11 +109,27 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 	res.FuncShift = shift
 	cfgOpt := cfg.Options{NoReturn: cfg.NoReturnImports(m, opt.NoReturn...)}
 	paths := make([]uint64, numImported+uint32(len(m.Code)))
+	res.Funcs = make([]*Func, len(m.Code))
 	for i := range m.Code {
 		orig := numImported + uint32(i)
-		f := &Func{Index: orig, Name: m.FuncName(orig + shift), origOff: m.Code[i].OrigOff}
-		res.Funcs = append(res.Funcs, f)
-		if err := planFunc(m, i, f, cfgOpt, opt.Mode); err != nil {
+		res.Funcs[i] = &Func{Index: orig, Name: m.FuncName(orig + shift), origOff: m.Code[i].OrigOff}
+	}
+	// Functions are planned in parallel: planFunc changes only its own
+	// body; the caller's Mode is called by one goroutine at a time.
+	choose := opt.Mode
+	if choose != nil {
+		var mu sync.Mutex
+		choose = func(f *Func) Mode {
+			mu.Lock()
+			defer mu.Unlock()
+			return opt.Mode(f)
+		}
+	}
+	errs := make([]error, len(m.Code))
+	forEach(len(m.Code), func(i int) { errs[i] = planFunc(m, i, res.Funcs[i], cfgOpt, choose) })
+	for i, f := range res.Funcs {
+		orig := f.Index
+		if err := errs[i]; err != nil {
 			var skip skipError
 			if errors.As(err, &skip) {
 				f.Status = profile.Skipped(string(skip))
@@ -168,11 +187,32 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		m.Touch(wasm.SecGlobal)
 		m.Touch(wasm.SecExport)
 	}
+	// Functions are emitted in parallel too, each changing only its own
+	// body; those that need a new type, or share out a loop's
+	// iterations, are emitted afterwards in order, one at a time.
+	clear(errs)
+	alone := make([]bool, len(res.Funcs))
+	forEach(len(res.Funcs), func(i int) {
+		f := res.Funcs[i]
+		if alone[i] = f.Placement == nil || f.Mode.Loop != 0; alone[i] {
+			return
+		}
+		f.sharedTypes = true
+		errs[i] = emitFunc(m, &m.Code[i], f, res.Layout, fns, hitsGlobal, !opt.NoLoopCounts)
+		f.sharedTypes = false
+		if errors.Is(errs[i], errNewType) {
+			alone[i], errs[i] = true, nil
+		}
+	})
 	for i, f := range res.Funcs {
 		if f.Placement == nil {
 			continue
 		}
-		if err := emitFunc(m, &m.Code[i], f, res.Layout, fns, hitsGlobal, !opt.NoLoopCounts); err != nil {
+		err := errs[i]
+		if err == nil && alone[i] {
+			err = emitFunc(m, &m.Code[i], f, res.Layout, fns, hitsGlobal, !opt.NoLoopCounts)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("function %d (%s): %w", f.Index, f.Name, err)
 		}
 		if p, ok := plain[i]; ok {
@@ -196,4 +236,20 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// forEach calls fn(i) for every i below n on GOMAXPROCS goroutines.
+func forEach(n int, fn func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -7,6 +7,7 @@
 package instrument
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -57,10 +58,27 @@ func (p *placer) put(off, del uint32, prio int, code []byte) {
 	p.edits = append(p.edits, edit{wasm.Edit{Off: off, Del: del, Ins: code}, prio})
 }
 
+// errNewType says that a function emitted beside others needs a type the
+// module lacks; it is emitted again alone, so that types are added in
+// function order and the copy's bytes do not depend on scheduling.
+var errNewType = errors.New("needs a new type")
+
+// addType is m.AddType, but while functions are emitted in parallel
+// (Func.sharedTypes) it only finds the types the module has.
+func (p *placer) addType(t wasm.FuncType) (uint32, error) {
+	if p.f.sharedTypes {
+		if i, ok := p.m.TypeIndex(t); ok {
+			return i, nil
+		}
+		return 0, errNewType
+	}
+	return p.m.AddType(t), nil
+}
+
 // place returns the edits that put the probes in the body, ordered for
 // Splice.
 func (p *placer) place() ([]wasm.Edit, error) {
-	m, c, g, s, reg, cond, idx := p.m, p.c, p.f.Graph, p.f.scan, p.f.reg, p.f.cond, p.f.idx
+	c, g, s, reg, cond, idx := p.c, p.f.Graph, p.f.scan, p.f.reg, p.f.cond, p.f.idx
 	p.seqs = make([]uint8, len(g.Edges))
 	// Group the edges by the instruction that makes them.
 	bySite := map[uint32][]int32{}
@@ -112,7 +130,7 @@ func (p *placer) place() ([]wasm.Edit, error) {
 	for _, site := range slices.Sorted(maps.Keys(bySite)) {
 		es := bySite[site]
 		if g.Edges[es[0]].Kind == cfg.EdgeBrTable {
-			code, err := brTableCode(m, s, site, g, es, p.has, p.emit, idx, p.seqs)
+			code, err := brTableCode(p.addType, s, site, g, es, p.has, p.emit, idx, p.seqs)
 			if err != nil {
 				return nil, err
 			}
@@ -227,7 +245,7 @@ func addValue(ops []numbering.Op) int64 {
 // which runs the target's probes and branches on; arms to targets without
 // probes branch straight out of the nest. It returns nil when no edge of
 // the br_table has probes.
-func brTableCode(m *wasm.Module, s *scan, site uint32, g *cfg.Graph, es []int32,
+func brTableCode(addType func(wasm.FuncType) (uint32, error), s *scan, site uint32, g *cfg.Graph, es []int32,
 	has func(int32) bool, emit func(*wasm.Asm, int32, int64), idx uint32, seqs []uint8) ([]byte, error) {
 	labels := s.brTable[site]
 	armTramp := make([]int, len(labels)) // trampoline number (1-based) per arm, 0 for none
@@ -253,7 +271,11 @@ func brTableCode(m *wasm.Module, s *scan, site uint32, g *cfg.Graph, es []int32,
 		if len(types) == 0 {
 			a.Block(wasm.OpBlock)
 		} else {
-			a.BlockT(wasm.OpBlock, m.AddType(wasm.FuncType{Params: types, Results: types}))
+			t, err := addType(wasm.FuncType{Params: types, Results: types})
+			if err != nil {
+				return nil, err
+			}
+			a.BlockT(wasm.OpBlock, t)
 		}
 	}
 	a.Idx(wasm.OpLocalGet, idx)

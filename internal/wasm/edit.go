@@ -39,15 +39,25 @@ func (m *Module) touchNames() {
 // AddType returns the index of a function type equal to t, adding it if
 // the module has none.
 func (m *Module) AddType(t FuncType) uint32 {
-	for i, u := range m.Types {
-		if !u.InRec && u.Equal(t) {
-			return uint32(i)
-		}
+	if i, ok := m.TypeIndex(t); ok {
+		return i
 	}
 	t.InRec, t.RecGroup = false, 0
 	m.Types = append(m.Types, t)
 	m.Touch(SecType)
 	return uint32(len(m.Types) - 1)
+}
+
+// TypeIndex returns the index of a type equal to t outside any
+// recursion group, which AddType would return without adding one. It only
+// reads the module, so goroutines may call it together.
+func (m *Module) TypeIndex(t FuncType) (uint32, bool) {
+	for i, u := range m.Types {
+		if !u.InRec && u.Equal(t) {
+			return uint32(i), true
+		}
+	}
+	return 0, false
 }
 
 // AddFuncImport adds a function import and returns its function index. The
