@@ -9,7 +9,8 @@
 # The programs are written to behave identically on ILP32 and LP64.
 #
 # The .wasm files are committed, so this only needs to run after a change to
-# a program. Needs clang-14, lld-14, wasi-libc and libclang-rt-14-dev-wasm32
+# a program. A list in another directory (../kernels/programs.txt) is built
+# there. Needs clang-14, lld-14, wasi-libc and libclang-rt-14-dev-wasm32
 # (Debian package names).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -27,7 +28,7 @@ build() {
 		# machine's directory out of them, so rebuilds are byte-identical.
 		"$CC" --target=wasm32-wasi "$opt" -g -fdebug-prefix-map="$PWD"=. \
 			"${WARN[@]}" -o "$name.wasm" "$src"
-		"$CC" "$opt" "${WARN[@]}" -o "$tmp/$name" "$src"
+		"$CC" "$opt" "${WARN[@]}" -o "$tmp/$name" "$src" -lm
 
 		in=/dev/null
 		[ "$stdin" = - ] || in=$stdin
@@ -42,5 +43,5 @@ build() {
 lists=("$@")
 [ ${#lists[@]} -gt 0 ] || lists=(programs.txt programs-O0.txt)
 for list in "${lists[@]}"; do
-	build "$list"
+	(cd "$(dirname "$list")" && build "$(basename "$list")")
 done
