@@ -17,7 +17,7 @@
 //
 //	count(slot i64)            adds one to dense counter slot (the byte offset / 8)
 //	count_n(slot i64, n i64)   adds n to dense counter slot
-//	count_hash(f i32, p i64)   adds one to path p of hashed function f
+//	count_hash(f i32, p i64, n i64)  adds n to path p of hashed function f
 //
 // The instrumenter folds a function's first slot (Layout.Slot) into the
 // constant it adds to the path register at the count, so the common, dense
@@ -185,7 +185,7 @@ func (l *Layout) hashHeader() []byte {
 func (l *Layout) Module() ([]byte, error) {
 	m := &wasm.Module{Version: 1}
 	m.Types = []wasm.FuncType{
-		{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}}, // count_hash
+		{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64, wasm.ValI64}}, // count_hash
 		{},                                    // grow
 		{Params: []wasm.ValType{wasm.ValI64}}, // count
 		{Params: []wasm.ValType{wasm.ValI64, wasm.ValI64}}, // count_n
@@ -257,12 +257,13 @@ const (
 	growLocals      = 9
 )
 
-// countCode: count_hash(f i32, p i64); local 2: descriptor address, locals
-// 3 to 8: the hash table's. The table probe is inline: a second call per
+// countCode: count_hash(f i32, p i64, n i64); local 3: descriptor address,
+// locals 4 to 9: the hash table's. n is one but where a loop's local
+// counters are added to the table when the loop is left. The table probe is inline: a second call per
 // count cost the hashed functions, the biggest of every program, more.
 // grow is the function that grows the table.
 func countCode(nfuncs, h uint32, b base, grow uint32) []byte {
-	const f, p, d = 0, 1, 2
+	const f, p, d = 0, 1, 3
 	var a wasm.Asm
 	// A function out of range, or not hashed: trap.
 	a.Idx(wasm.OpLocalGet, f).I32(int32(nfuncs)).Op(wasm.OpI32GeU).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
@@ -301,11 +302,11 @@ func fTerm(a *wasm.Asm, pushF func()) func() {
 // hashConst is fTerm's value for a constant f.
 func hashConst(f uint32) int64 { return int64(f) * hashK2 }
 
-// hashIncr appends the count of (f, p), the first two locals, in the hash
+// hashIncr appends the count of (f, p) by n, the first three locals, in the hash
 // table whose header is at h in the area, using six i32 locals from first
 // on: key, idx, e, cap, the table's address and the header's.
 func hashIncr(a *wasm.Asm, h, first uint32, b base, grow uint32) {
-	const f, p = 0, 1
+	const f, p, n = 0, 1, 2
 	key, idx, e, capL, tbl, hdr := first, first+1, first+2, first+3, first+4, first+5
 	get := func(l uint32) func() { return func() { a.Idx(wasm.OpLocalGet, l) } }
 	a.Idx(wasm.OpLocalGet, f).I32(1).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, key)
@@ -323,7 +324,7 @@ func hashIncr(a *wasm.Asm, h, first uint32, b base, grow uint32) {
 		{
 			a.Idx(wasm.OpLocalGet, e).Idx(wasm.OpLocalGet, key).Mem(wasm.OpI32Store, 2, 0)
 			a.Idx(wasm.OpLocalGet, e).Idx(wasm.OpLocalGet, p).Mem(wasm.OpI64Store, 3, 8)
-			a.Idx(wasm.OpLocalGet, e).I64(1).Mem(wasm.OpI64Store, 3, 16)
+			a.Idx(wasm.OpLocalGet, e).Idx(wasm.OpLocalGet, n).Mem(wasm.OpI64Store, 3, 16)
 			a.Idx(wasm.OpLocalGet, hdr).Idx(wasm.OpLocalGet, hdr).Mem(wasm.OpI32Load, 2, 4).I32(1).Op(wasm.OpI32Add).Mem(wasm.OpI32Store, 2, 4)
 			a.Idx(wasm.OpLocalGet, hdr).Mem(wasm.OpI32Load, 2, 4).I32(1).Op(wasm.OpI32Shl).Idx(wasm.OpLocalGet, capL).Op(wasm.OpI32GtU)
 			a.Block(wasm.OpIf).Idx(wasm.OpCall, grow).Op(wasm.OpEnd)
@@ -333,7 +334,7 @@ func hashIncr(a *wasm.Asm, h, first uint32, b base, grow uint32) {
 		a.Idx(wasm.OpLocalGet, e).Mem(wasm.OpI32Load, 2, 0).Idx(wasm.OpLocalGet, key).Op(wasm.OpI32Eq).Block(wasm.OpIf)
 		{
 			a.Idx(wasm.OpLocalGet, e).Mem(wasm.OpI64Load, 3, 8).Idx(wasm.OpLocalGet, p).Op(wasm.OpI64Eq).Block(wasm.OpIf)
-			a.Idx(wasm.OpLocalGet, e).Idx(wasm.OpLocalGet, e).Mem(wasm.OpI64Load, 3, 16).I64(1).Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, 16)
+			a.Idx(wasm.OpLocalGet, e).Idx(wasm.OpLocalGet, e).Mem(wasm.OpI64Load, 3, 16).Idx(wasm.OpLocalGet, n).Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, 16)
 			a.Op(wasm.OpReturn)
 			a.Op(wasm.OpEnd)
 		}

@@ -66,7 +66,8 @@ func TestCounts(t *testing.T) {
 		} else if l.Funcs[f].Kind == KindDense {
 			_, err = dense.Call(ctx, uint64(l.Slot(f))+p)
 		} else {
-			_, err = hashed.Call(ctx, uint64(f), p)
+			n = 1 + r.Uint64N(3) // a flush of a loop's counter adds more than one
+			_, err = hashed.Call(ctx, uint64(f), p, n)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -116,7 +117,7 @@ func TestTraps(t *testing.T) {
 	// Function 0 has no counters, 1 is dense, 2 does not exist.
 	hashed := inst.ExportedFunction(CountHashName)
 	for _, c := range [][2]uint64{{0, 0}, {1, 3}, {2, 0}} {
-		if _, err := hashed.Call(ctx, c[0], c[1]); err == nil {
+		if _, err := hashed.Call(ctx, c[0], c[1], 1); err == nil {
 			t.Errorf("count_hash(%d, %d) did not trap", c[0], c[1])
 		}
 	}

@@ -71,7 +71,7 @@ func TestDelta(t *testing.T) {
 		if l.Funcs[f].Kind == KindDense {
 			_, err = dense.Call(ctx, uint64(l.Slot(f))+p)
 		} else {
-			_, err = hashed.Call(ctx, uint64(f), p)
+			_, err = hashed.Call(ctx, uint64(f), p, 1)
 		}
 		if err != nil {
 			t.Fatal(err)

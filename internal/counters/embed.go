@@ -24,7 +24,7 @@ const BaseExport = "pathprof_counters"
 
 // Embedding is what Embed adds to a module, for the instrumenter: the
 // global holding the counter area's address and the function counting
-// the paths of hashed functions, (f i32, p i64).
+// the paths of hashed functions, (f i32, p i64, n i64).
 type Embedding struct {
 	Base      uint32
 	CountHash uint32
@@ -48,7 +48,7 @@ func CanEmbed(m *wasm.Module) string { return memarea.CanEmbed(m) }
 func (l *Layout) Embed(m *wasm.Module) (*Embedding, error) {
 	e := &Embedding{layout: l}
 	e.types = [2]uint32{
-		m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}}),
+		m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64, wasm.ValI64}}),
 		m.AddType(wasm.FuncType{}),
 	}
 	var err error
@@ -143,6 +143,6 @@ func (e *Embedding) HashCount(a *wasm.Asm, f, p, addr uint32) {
 	a.Idx(wasm.OpLocalGet, addr).Idx(wasm.OpLocalGet, addr).Mem(wasm.OpI64Load, 3, 16).I64(1).Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, 16)
 	a.Idx(wasm.OpBr, 2)
 	a.Op(wasm.OpEnd).Op(wasm.OpEnd)
-	a.I32(int32(f)).Idx(wasm.OpLocalGet, p).Idx(wasm.OpCall, e.CountHash)
+	a.I32(int32(f)).Idx(wasm.OpLocalGet, p).I64(1).Idx(wasm.OpCall, e.CountHash)
 	a.Op(wasm.OpEnd)
 }

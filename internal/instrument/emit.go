@@ -109,7 +109,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 		default:
 			a.I32(int32(f.Index))
 			push()
-			a.Idx(wasm.OpCall, fns.hash)
+			a.I64(1).Idx(wasm.OpCall, fns.hash)
 		}
 	}
 	// hit adds the run-time hit count of one sequence, when asked for.

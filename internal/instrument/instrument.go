@@ -97,7 +97,7 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 			wasm.Import{Module: counters.ModuleName, Name: counters.CountName, Kind: wasm.KindFunc,
 				Type: m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI64}})},
 			wasm.Import{Module: counters.ModuleName, Name: counters.CountHashName, Kind: wasm.KindFunc,
-				Type: m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}})},
+				Type: m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64, wasm.ValI64}})},
 			wasm.Import{Module: counters.ModuleName, Name: counters.CountNName, Kind: wasm.KindFunc,
 				Type: m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI64, wasm.ValI64}})})
 		if err != nil {

@@ -70,7 +70,7 @@ func TestReadCounts(t *testing.T) {
 		if l.Funcs[f].Kind == counters.KindDense {
 			_, err = inst.ExportedFunction(counters.CountNName).Call(ctx, uint64(l.Slot(f))+p, r.Uint64N(1<<40))
 		} else {
-			_, err = inst.ExportedFunction(counters.CountHashName).Call(ctx, uint64(f), p)
+			_, err = inst.ExportedFunction(counters.CountHashName).Call(ctx, uint64(f), p, 1)
 		}
 		if err != nil {
 			t.Fatal(err)
