@@ -5,6 +5,7 @@ package numbering
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/pathprof/pathprof/internal/cfg"
 )
@@ -114,4 +115,62 @@ func (r *Reverse) BallLarus(id uint64) (uint64, []int32, PathKind, error) {
 		bl += r.fwd.Val[e]
 	}
 	return uint64(bl), edges, kind, nil
+}
+
+// Between returns the reverse ids, ascending, of the paths that start with
+// DAG edge y out of the entry and end with DAG edge x into the exit, or
+// false when there are more than max. Started at a loop header's dummy
+// entry edge and ended at one of the loop's back edges, these are the
+// loop's iteration paths: few even where every path ending at x is one of
+// millions, since the others differ in what ran before the loop.
+func (r *Reverse) Between(y, x int32, max int) ([]int64, bool) {
+	d := r.d
+	if d.Edges[y].From != cfg.Entry || d.Edges[x].To != cfg.Exit {
+		return nil, true
+	}
+	if y == x {
+		return []int64{r.rn.Val[x]}, max >= 1
+	}
+	// reach marks the nodes from which x's source can be reached, so that
+	// the search below follows no edge that leads nowhere.
+	end := d.Edges[x].From
+	reach := make([]bool, d.NumNodes)
+	reach[end] = true
+	work := []int32{end}
+	for len(work) > 0 {
+		v := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, e := range d.In[v] {
+			if u := d.Edges[e].From; !reach[u] {
+				reach[u] = true
+				work = append(work, u)
+			}
+		}
+	}
+	start := d.Edges[y].To
+	if !reach[start] {
+		return nil, true
+	}
+	var ids []int64
+	var walk func(v int32, sum int64) bool
+	walk = func(v int32, sum int64) bool {
+		if v == end {
+			if len(ids) == max {
+				return false
+			}
+			ids = append(ids, sum+r.rn.Val[x])
+			return true
+		}
+		for _, e := range d.Out[v] {
+			if to := d.Edges[e].To; to != cfg.Exit && reach[to] && !walk(to, sum+r.rn.Val[e]) {
+				return false
+			}
+		}
+		return true
+	}
+	if !walk(start, r.rn.Val[y]) {
+		return nil, false
+	}
+	slices.Sort(ids)
+	return ids, true
 }

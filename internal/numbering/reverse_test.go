@@ -77,3 +77,53 @@ func TestReverseRandom(t *testing.T) {
 	}
 	t.Logf("%d DAGs, %d paths", checked, paths)
 }
+
+// Between against brute-force enumeration: the reverse ids of the paths
+// from each edge out of the entry to each edge into the exit, or false
+// when they are more than the limit.
+func TestReverseBetween(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	iters := iterations(3000)
+	var pairs, capped int
+	for it := range iters {
+		d := randDAG(r, 12)
+		n, err := Number(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, ok := dagtest.Paths(d, cfg.Entry, 20000)
+		if !ok {
+			continue
+		}
+		rv, err := NumberReverse(d, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[[2]int32][]int64{}
+		for _, p := range all {
+			k := [2]int32{p[0], p[len(p)-1]}
+			want[k] = append(want[k], pathSum(rv.Forward(), p))
+		}
+		for _, y := range d.Out[cfg.Entry] {
+			for _, x := range d.In[cfg.Exit] {
+				w := want[[2]int32{y, x}]
+				slices.Sort(w)
+				limit := 1 + r.IntN(10)
+				got, ok := rv.Between(y, x, limit)
+				switch {
+				case len(w) > limit && ok:
+					t.Fatalf("DAG %d: %d paths from edge %d to edge %d, Between(%d) gives %v", it, len(w), y, x, limit, got)
+				case len(w) > limit:
+					capped++
+				case !ok || !slices.Equal(got, w):
+					t.Fatalf("DAG %d: paths from edge %d to edge %d have ids %v, Between gives %v (%v)", it, y, x, w, got, ok)
+				}
+				pairs++
+			}
+		}
+	}
+	if capped == 0 || capped == pairs {
+		t.Fatalf("%d of %d pairs over the limit: the limit is not tested both ways", capped, pairs)
+	}
+	t.Logf("%d pairs, %d over the limit", pairs, capped)
+}
