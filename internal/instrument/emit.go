@@ -69,20 +69,35 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 	loopSliced := f.Mode.Loop != 0
 	dense := layout.Funcs[f.Index].Kind == counters.KindDense
 	slot := layout.Slot(f.Index)
-	var lc *loopCounts
-	if useLoopCounts && dense && f.Rev != nil && !loopSliced {
-		lc = planLoopCounts(f, idx+2, slot, func(a *wasm.Asm, slot int64, l uint32) {
-			fns.add(a, slot, idx+1, func() { a.Idx(wasm.OpLocalGet, l) })
-		})
-		if lc != nil {
-			f.LoopCounters = int(lc.total)
-		}
-	}
 	// A hashed function whose counters are in the program's memory
-	// keeps the path id of a count in a local of its own, the last.
+	// keeps the path id of a count in a local of its own, after the
+	// scratch locals.
 	hashP := int64(-1)
 	if !dense && fns.emb != nil {
 		hashP = int64(idx + 2)
+	}
+	var lc *loopCounts
+	if useLoopCounts && f.Rev != nil && !loopSliced {
+		addN := func(a *wasm.Asm, slot int64, l uint32) {
+			fns.add(a, slot, idx+1, func() { a.Idx(wasm.OpLocalGet, l) })
+		}
+		if !dense {
+			// A hashed function's counters flush through the
+			// function that inserts paths into the table, which
+			// adds n: a loop is left far less often than it turns.
+			slot = 0
+			addN = func(a *wasm.Asm, id int64, l uint32) {
+				a.I32(int32(f.Index)).I64(id).Idx(wasm.OpLocalGet, l).Idx(wasm.OpCall, fns.hash)
+			}
+		}
+		first := idx + 2
+		if hashP >= 0 {
+			first++
+		}
+		lc = planLoopCounts(f, first, slot, !dense, addN)
+		if lc != nil {
+			f.LoopCounters, f.IterationCounters = int(lc.total), lc.iteration
+		}
 	}
 	// memCount appends a count op in memory (or a counter module).
 	memCount := func(a *wasm.Asm, o numbering.Op) {
@@ -133,7 +148,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			hit(a)
 			for i, o := range v.ops[e] {
 				if i == 0 && lc.counts(e) {
-					lc.emitCount(a, e, o, reg)
+					lc.emitCount(a, e, o, reg, func() { memCount(a, o) })
 					continue
 				}
 				switch o.Kind {
@@ -160,9 +175,9 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 		v.seqs = p.seqs
 		return list, err
 	}
-	// The loop counters, a hashed count's path id and the flag of a
+	// A hashed count's path id, the loop counters and the flag of a
 	// function whose loop is shared out are declared last, after every
-	// other local, so that the indices used above hold.
+	// other local and in that order, so that the indices used above hold.
 	var more []wasm.LocalDecl
 	if hashP >= 0 {
 		more = append(more, wasm.LocalDecl{Count: 1, Type: wasm.ValI64})
@@ -184,10 +199,13 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			return err
 		}
 	}
+	if lc != nil {
+		more = append(more, lc.decl())
+	}
 	if more != nil {
 		return c.SetLocals(append(append([]wasm.LocalDecl(nil), c.Locals...), more...))
 	}
-	return lc.declare(c)
+	return nil
 }
 
 // countFns are the counter module's functions as the instrumented module

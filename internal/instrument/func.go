@@ -74,8 +74,9 @@ type Func struct {
 	// paths by Ball-Larus ids all the same.
 	Rev *numbering.Reverse
 	// LoopCounters is how many i64 locals count paths of loops without
-	// calls (see loops.go).
-	LoopCounters int
+	// calls (see loops.go), IterationCounters how many of them count only
+	// the paths that start at a loop's header.
+	LoopCounters, IterationCounters int
 	// Blockwise marks a Segments function that could not be numbered:
 	// every block is a path of its own (see Segments).
 	Blockwise bool

@@ -4,6 +4,7 @@
 package instrument
 
 import (
+	"math/bits"
 	"slices"
 	"sort"
 
@@ -49,28 +50,97 @@ const (
 type loopCounts struct {
 	// addN appends code adding local l to the dense counter at slot.
 	addN  func(a *wasm.Asm, slot int64, l uint32)
-	first uint32                // first new local
-	total uint32                // new locals
-	slot  int64                 // the function's first counter slot
-	at    map[int32]*loopSite   // Graph back edge -> the site counting there
-	flush map[int32][]*loopSite // Graph edge leaving a loop -> sites to flush
+	first uint32 // first new local
+	total uint32 // new locals, the counters
+	tmp   uint32 // an i64 scratch local after them
+	// iteration is how many counters count only iteration paths.
+	iteration int
+	slot      int64                 // the function's first counter slot
+	at        map[int32]*loopSite   // Graph back edge -> the site counting there
+	flush     map[int32][]*loopSite // Graph edge leaving a loop -> sites to flush
 	// init maps each Graph edge entering a loop from outside to the sites
 	// whose counters it clears: the counters then live in the loop only,
 	// not from the function's start.
 	init map[int32][]*loopSite
 }
 
-// loopSite is the set of paths that end at one DAG dummy exit edge.
+// loopSite is the set of paths that end at one DAG dummy exit edge, or
+// only the loop's iteration paths among them.
 type loopSite struct {
-	lo, n int64  // reverse ids [lo, lo+n)
-	local uint32 // counter of id lo; lo+j is in local+j
+	lo, n  int64  // reverse ids lo + stride·j for j in [0, n)
+	stride int64  // 1 when the site counts every path ending there
+	local  uint32 // counter of id lo; lo+stride·j is in local+j
+	// partial says that other paths end there too, counted in memory:
+	// the count tests whether the id is one of the site's.
+	partial bool
+	// inv and rot turn id-lo into j when it is a multiple of the
+	// stride (stride = odd·2^rot, inv the odd part's inverse mod 2^64),
+	// and into a number of at least n otherwise.
+	inv int64
+	rot int64
+}
+
+// iteration makes st the site of the iteration paths of the loop whose
+// back edges dummy exit edge de stands for, the paths that start at the
+// loop's header where a back edge restarts them: where what runs before
+// the loop has many paths, the paths ending at a back edge are many, but
+// a loop body with few paths has few that start at its header, and they
+// are the ones that run on every iteration but the first. In the reverse
+// numbering their ids are evenly spaced: the ids of all the paths through
+// the header sum a body part, a multiple of the number of paths from the
+// entry to the header, and a part below that. It leaves st as it is when
+// they are more than a site's counters or not evenly spaced.
+func (st *loopSite) iteration(f *Func, x int32, de cfg.DAGEdge) {
+	g, d := f.Graph, f.DAG
+	h := g.Edges[de.Back[0]].To
+	for _, b := range de.Back {
+		if g.Edges[b].To != h {
+			return
+		}
+	}
+	y := int32(-1)
+	for _, e := range d.Out[cfg.Entry] {
+		if d.Edges[e].Kind == cfg.EdgeDummyEntry && d.Edges[e].To == h {
+			y = e
+		}
+	}
+	if y < 0 {
+		return
+	}
+	ids, ok := f.Rev.Between(y, x, maxSiteCounters)
+	if !ok || len(ids) == 0 {
+		return
+	}
+	stride := int64(1)
+	if len(ids) > 1 {
+		stride = ids[1] - ids[0]
+	}
+	for j, id := range ids {
+		if id != ids[0]+int64(j)*stride {
+			return
+		}
+	}
+	rot := int64(bits.TrailingZeros64(uint64(stride)))
+	odd := uint64(stride) >> rot
+	// Newton's iteration: each step doubles the bits of the inverse.
+	inv := odd
+	for range 5 {
+		inv *= 2 - odd*inv
+	}
+	*st = loopSite{lo: ids[0], n: int64(len(ids)), stride: stride, partial: true, inv: int64(inv), rot: rot}
 }
 
 // planLoopCounts picks the back edges whose counts stay in locals, and the
 // edges and calls that flush them. first is the index of the first new
 // local; slot the function's first dense counter slot. It returns nil when
-// no back edge qualifies.
-func planLoopCounts(f *Func, first uint32, slot int64, addN func(a *wasm.Asm, slot int64, l uint32)) *loopCounts {
+// no back edge qualifies. Where the function's counters do not suffice for
+// every loop, the most deeply nested loops, which run most, get them. With
+// iteration, back edges that end more paths than a site's counters get
+// counters for their loop's iteration paths: worth it where the other
+// count is a hashed one, not where it is a dense one, which a counter in
+// a local and the test that picks it cost as much as (see
+// docs/instrumentation.md).
+func planLoopCounts(f *Func, first uint32, slot int64, iteration bool, addN func(a *wasm.Asm, slot int64, l uint32)) *loopCounts {
 	g, d, plan := f.Graph, f.DAG, f.Placement
 	hasBack := false
 	for _, e := range g.Edges {
@@ -83,21 +153,32 @@ func planLoopCounts(f *Func, first uint32, slot int64, addN func(a *wasm.Asm, sl
 		return nil
 	}
 	calling := callingBlocks(g, f.scan.calls)
-	lc := &loopCounts{addN: addN, first: first, slot: slot,
-		at: map[int32]*loopSite{}, flush: map[int32][]*loopSite{}, init: map[int32][]*loopSite{}}
 	in := make([]bool, len(g.Blocks))
-	var flushCost int
+	// depth counts the natural loops around each block.
+	depth := make([]int, len(g.Blocks))
+	for _, b := range g.Blocks {
+		i := slices.IndexFunc(b.In, func(e int32) bool { return g.Edges[e].Back })
+		if i < 0 {
+			continue
+		}
+		for _, u := range naturalLoop(g, loopBackEdges(g, b.In[i:i+1]), in) {
+			depth[u]++
+			in[u] = false
+		}
+	}
+	type candidate struct {
+		st             *loopSite
+		back           []int32
+		exits, entries []int32
+		depth, size    int
+	}
+	var cands []candidate
 	for x, de := range d.Edges {
 		if de.Kind != cfg.EdgeDummyExit {
 			continue
 		}
 		op := plan.Ops[x]
 		if op.Kind != numbering.Count && op.Kind != numbering.CountConst {
-			continue
-		}
-		lo, n := f.Rev.Range(int32(x))
-		size := uint32(n)
-		if n <= 0 || n > maxSiteCounters || lc.total+size > maxFuncCounters {
 			continue
 		}
 		// Every Graph edge behind the dummy edge must be a back edge that
@@ -111,22 +192,30 @@ func planLoopCounts(f *Func, first uint32, slot int64, addN func(a *wasm.Asm, sl
 		if !ok {
 			continue
 		}
+		st := &loopSite{stride: 1}
+		st.lo, st.n = f.Rev.Range(int32(x))
+		if st.n > maxSiteCounters && op.Kind == numbering.Count && iteration {
+			st.iteration(f, int32(x), de)
+		}
+		if st.n <= 0 || st.n > maxSiteCounters {
+			continue
+		}
 		body := naturalLoop(g, loopBackEdges(g, de.Back), in)
 		free := true
 		for _, v := range body {
 			free = free && !calling[v]
 		}
-		var exits, entries []int32
+		c := candidate{st: st, back: de.Back, depth: depth[g.Edges[de.Back[0]].From], size: len(body)}
 		if free {
 			for _, v := range body {
 				for _, e := range g.Blocks[v].Out {
 					if to := g.Edges[e].To; to < 2 || !in[to] {
-						exits = append(exits, e)
+						c.exits = append(c.exits, e)
 					}
 				}
 				for _, e := range g.Blocks[v].In {
 					if from := g.Edges[e].From; from < 2 || !in[from] {
-						entries = append(entries, e)
+						c.entries = append(c.entries, e)
 					}
 				}
 			}
@@ -134,25 +223,44 @@ func planLoopCounts(f *Func, first uint32, slot int64, addN func(a *wasm.Asm, sl
 		for _, v := range body {
 			in[v] = false
 		}
-		if !free || flushCost+len(exits)*int(n) > maxFlushCounters {
+		if free {
+			cands = append(cands, c)
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b candidate) int {
+		if a.depth != b.depth {
+			return b.depth - a.depth
+		}
+		return a.size - b.size
+	})
+	lc := &loopCounts{addN: addN, first: first, slot: slot,
+		at: map[int32]*loopSite{}, flush: map[int32][]*loopSite{}, init: map[int32][]*loopSite{}}
+	var flushCost int
+	for _, c := range cands {
+		st := c.st
+		if lc.total+uint32(st.n) > maxFuncCounters || flushCost+len(c.exits)*int(st.n) > maxFlushCounters {
 			continue
 		}
-		flushCost += len(exits) * int(n)
-		st := &loopSite{lo: lo, n: n, local: lc.first + lc.total}
-		lc.total += size
-		for _, b := range de.Back {
+		flushCost += len(c.exits) * int(st.n)
+		st.local = lc.first + lc.total
+		lc.total += uint32(st.n)
+		if st.partial {
+			lc.iteration += int(st.n)
+		}
+		for _, b := range c.back {
 			lc.at[b] = st
 		}
-		for _, e := range exits {
+		for _, e := range c.exits {
 			lc.flush[e] = append(lc.flush[e], st)
 		}
-		for _, e := range entries {
+		for _, e := range c.entries {
 			lc.init[e] = append(lc.init[e], st)
 		}
 	}
 	if lc.total == 0 {
 		return nil
 	}
+	lc.tmp = lc.first + lc.total
 	return lc
 }
 
@@ -215,14 +323,34 @@ func (lc *loopCounts) flushes(e int32) bool {
 
 // emitCount adds one to the local of the id that op counts: a br_table on
 // id-lo over one arm per id, whose default (an id outside the site's
-// range: an instrumentation bug) traps.
-func (lc *loopCounts) emitCount(a *wasm.Asm, e int32, op numbering.Op, reg uint32) {
+// range: an instrumentation bug) traps. At a partial site an id that is
+// not the site's takes that default, where other counts it in memory.
+func (lc *loopCounts) emitCount(a *wasm.Asm, e int32, op numbering.Op, reg uint32, other func()) {
 	st := lc.at[e]
 	inc := func(l uint32) {
 		a.Idx(wasm.OpLocalGet, l).I64(1).Op(wasm.OpI64Add).Idx(wasm.OpLocalSet, l)
 	}
-	if st.n == 1 {
+	push := func() { // id - lo
+		if op.Kind == numbering.CountConst {
+			a.I64(op.Value - st.lo)
+			return
+		}
+		a.Idx(wasm.OpLocalGet, reg)
+		if v := op.Value - st.lo; v != 0 {
+			a.AddI64(v)
+		}
+	}
+	switch {
+	case st.n == 1 && !st.partial:
 		inc(st.local)
+		return
+	case st.n == 1:
+		push()
+		a.Op(wasm.OpI64Eqz).Block(wasm.OpIf)
+		inc(st.local)
+		a.Op(wasm.OpElse)
+		other()
+		a.Op(wasm.OpEnd)
 		return
 	}
 	n := uint32(st.n)
@@ -230,15 +358,17 @@ func (lc *loopCounts) emitCount(a *wasm.Asm, e int32, op numbering.Op, reg uint3
 	for range n {
 		a.Block(wasm.OpBlock)
 	}
-	if op.Kind == numbering.Count {
-		a.Idx(wasm.OpLocalGet, reg)
-		if v := op.Value - st.lo; v != 0 {
-			a.AddI64(v)
+	push()
+	if st.partial {
+		if st.inv != 1 {
+			a.I64(st.inv).Op(wasm.OpI64Mul)
 		}
-		a.Op(wasm.OpI32Wrap)
-	} else {
-		a.I32(int32(op.Value - st.lo))
+		if st.rot != 0 {
+			a.I64(st.rot).Op(wasm.OpI64Rotr)
+		}
+		a.Idx(wasm.OpLocalTee, lc.tmp).I64(st.n).Op(wasm.OpI64GeU).Idx(wasm.OpBrIf, n).Idx(wasm.OpLocalGet, lc.tmp)
 	}
+	a.Op(wasm.OpI32Wrap)
 	labels := make([]uint32, n+1) // n arms and the default
 	for j := range labels {
 		labels[j] = uint32(j)
@@ -249,7 +379,13 @@ func (lc *loopCounts) emitCount(a *wasm.Asm, e int32, op numbering.Op, reg uint3
 		inc(st.local + j)
 		a.Idx(wasm.OpBr, n-j)
 	}
-	a.Op(wasm.OpEnd).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
+	a.Op(wasm.OpEnd)
+	if st.partial {
+		other()
+	} else {
+		a.Op(wasm.OpUnreachable)
+	}
+	a.Op(wasm.OpEnd)
 }
 
 // emitFlush adds the nonzero counters of the loops that edge e leaves to
@@ -263,7 +399,7 @@ func (lc *loopCounts) emitFlush(a *wasm.Asm, e int32) {
 		for j := range uint32(st.n) {
 			l := st.local + j
 			a.Idx(wasm.OpLocalGet, l).Op(wasm.OpI64Eqz).Op(wasm.OpI32Eqz).Block(wasm.OpIf)
-			lc.addN(a, lc.slot+st.lo+int64(j), l)
+			lc.addN(a, lc.slot+st.lo+st.stride*int64(j), l)
 			a.Op(wasm.OpEnd)
 		}
 	}
@@ -274,13 +410,14 @@ func (lc *loopCounts) emitFlush(a *wasm.Asm, e int32) {
 	}
 }
 
-// declare adds the counters as the function's last locals.
-func (lc *loopCounts) declare(c *wasm.Code) error {
-	if lc == nil {
-		return nil
+// decl declares the counters, and the scratch local after them when a
+// site tests which of its ids it counts.
+func (lc *loopCounts) decl() wasm.LocalDecl {
+	n := lc.total
+	if lc.iteration > 1 {
+		n++
 	}
-	ls := append(append([]wasm.LocalDecl(nil), c.Locals...), wasm.LocalDecl{Count: lc.total, Type: wasm.ValI64})
-	return c.SetLocals(ls)
+	return wasm.LocalDecl{Count: n, Type: wasm.ValI64}
 }
 
 // callingBlocks marks the blocks that hold one of the calls (instruction

@@ -3,8 +3,10 @@ package profiler
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"testing"
 
+	"github.com/pathprof/pathprof/internal/counters"
 	"github.com/pathprof/pathprof/internal/instrument"
 	"github.com/pathprof/pathprof/internal/runner"
 	"github.com/pathprof/pathprof/internal/testprogs"
@@ -131,5 +133,56 @@ func TestLoopCountersAndTraps(t *testing.T) {
 	}
 	if p, err := Profile(ctx, loopModule(t, noTrap), Options{}); err != nil || !p.Complete {
 		t.Fatalf("the loop without a trap: %v", err)
+	}
+}
+
+// TestIterationCounters checks the counters of loop iteration paths on the
+// kernels of testdata/kernels, whose hot loops' back edges end millions of
+// paths each, most of them through the code before the loop: the profiles
+// with loop counters equal those without and the tracer's, with the
+// counters in the program's memory and in a counter module, and the hashed
+// functions (filter's and apsp's main) get counters of iteration paths.
+func TestIterationCounters(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(testprogs.ModuleRoot(t), "testdata", "kernels")
+	hashed := 0
+	for _, k := range []struct{ name, arg string }{{"filter", "30"}, {"apsp", "24"}, {"fft", "2"}, {"bsearch", "300"}} {
+		p := program{Name: k.name, Path: filepath.Join(dir, k.name+".wasm"), Args: []string{k.arg}}
+		orig := readModule(t, p)
+		res, err := instrument.Instrument(orig, instrument.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, f := range res.Funcs {
+			n += f.IterationCounters
+			if f.LoopCounters > 0 && res.Layout.Funcs[f.Index].Kind == counters.KindHash {
+				hashed++
+			}
+		}
+		if n == 0 && (k.name == "filter" || k.name == "apsp") {
+			t.Errorf("%s: no iteration counters", k.name)
+		}
+		var out bytes.Buffer
+		off, err := Profile(ctx, orig, Options{ModulePath: p.Path, Run: p.Config(t, &out),
+			Instrument: instrument.Options{NoLoopCounts: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkTraced(t, k.name, orig, p.Config(t, &bytes.Buffer{}), off)
+		for _, separate := range []bool{false, true} {
+			on, err := Profile(ctx, orig, Options{ModulePath: p.Path, Run: p.Config(t, &bytes.Buffer{}),
+				Instrument: instrument.Options{SeparateCounters: separate}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok, diff := off.Equal(on); !ok {
+				t.Fatalf("%s (counter module %v): loop counters change the profile: %s", k.name, separate, diff)
+			}
+		}
+		t.Logf("%s: %d iteration counters, profiles equal", k.name, n)
+	}
+	if hashed == 0 {
+		t.Error("no hashed function got loop counters")
 	}
 }

@@ -102,6 +102,7 @@ const (
 	OpI64Or     Op = 0x84
 	OpI64Xor    Op = 0x85
 	OpI64ShrU   Op = 0x88
+	OpI64Rotr   Op = 0x8A
 	OpI32Wrap   Op = 0xA7
 	OpI64ExtU   Op = 0xAD
 	OpRefIsNull Op = 0xD1
