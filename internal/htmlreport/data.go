@@ -71,6 +71,11 @@ type overview struct {
 	Hot    [][6]any     `json:"hot"`
 	HotLen [][6]any     `json:"hot_len"`
 	Files  []sourceFile `json:"files"`
+	// Inputs are the runs of a profile of several (report.Inputs), and
+	// Unique each run's paths that no other run executed: [function
+	// row, path id, count, label].
+	Inputs []report.Input `json:"inputs,omitempty"`
+	Unique [][][4]any     `json:"unique,omitempty"`
 }
 
 // funcRow is one function in the overview's table, as an array to keep
@@ -93,10 +98,12 @@ type detail struct {
 	Edges flat[[5]num] `json:"e,omitempty"`
 	// EdgeKinds holds, for merged edges, "kind/kind" (by edge position).
 	EdgeKinds map[int]string `json:"ek,omitempty"`
-	// Paths are [id, count, kind, [nodes...], label], highest count
-	// first; the label lists the blocks as the text report does, and no
-	// two paths of a function of one kind have the same.
-	Paths [][5]any `json:"p"`
+	// Paths are [id, count, kind, [nodes...], label, by input], highest
+	// count first; the label lists the blocks as the text report does,
+	// and no two paths of a function of one kind have the same. By input
+	// is, in a profile of several runs, [input, count, input, count, ...]
+	// of the runs that executed the path, else null.
+	Paths [][6]any `json:"p"`
 	// At names, per node, its block as the path labels do (where a path
 	// enters it): file:line:column, with the offset where two blocks of
 	// the function would show alike.
@@ -163,6 +170,21 @@ func build(r *report.Report, opt Options) (*page, error) {
 		return out
 	}
 	ov.Hot, ov.HotLen = hot(r.Hottest), hot(r.HottestByLength)
+	if len(r.Inputs) > 0 {
+		ov.Inputs = r.Inputs
+		ov.Unique = make([][][4]any, len(r.Inputs))
+		for i := range ov.Unique {
+			ov.Unique[i] = [][4]any{}
+		}
+		for row, f := range r.Functions {
+			for _, p := range f.Paths {
+				if len(p.ByInput) == 1 {
+					in := p.ByInput[0].Input
+					ov.Unique[in] = append(ov.Unique[in], [4]any{row, num(p.ID), num(p.Count), p.Label})
+				}
+			}
+		}
+	}
 
 	var m *wasm.Module
 	var src *srcmap.Map
@@ -222,7 +244,7 @@ func build(r *report.Report, opt Options) (*page, error) {
 // pathsOnly is a function's detail without the module: its paths, with
 // blocks as file offsets standing in for graph nodes.
 func pathsOnly(f report.Function) *detail {
-	d := &detail{Paths: [][5]any{}}
+	d := &detail{Paths: [][6]any{}}
 	if f.Status != profile.StatusProfiled {
 		d.Error = string(f.Status)
 	}
@@ -231,7 +253,7 @@ func pathsOnly(f report.Function) *detail {
 		for i, b := range p.Blocks {
 			offs[i] = b.Offset
 		}
-		d.Paths = append(d.Paths, [5]any{num(p.ID), num(p.Count), kindIdx[p.Kind], offs, p.Label})
+		d.Paths = append(d.Paths, [6]any{num(p.ID), num(p.Count), kindIdx[p.Kind], offs, p.Label, byInput(p)})
 	}
 	return d
 }
@@ -248,7 +270,7 @@ func functionDetail(m *wasm.Module, f report.Function, copt cfg.Options, srcs *s
 		d.Error = "no control-flow graph: " + err.Error()
 		return d
 	}
-	d := &detail{Off: code.OrigOff, Paths: [][5]any{}, At: make([]string, len(g.Blocks))}
+	d := &detail{Off: code.OrigOff, Paths: [][6]any{}, At: make([]string, len(g.Blocks))}
 	nodeAt := map[int]int{}
 	for n, b := range g.Blocks {
 		if n > cfg.Exit {
@@ -314,7 +336,7 @@ func functionDetail(m *wasm.Module, f report.Function, copt cfg.Options, srcs *s
 			}
 			nodes = append(nodes, n)
 		}
-		d.Paths = append(d.Paths, [5]any{num(p.ID), num(p.Count), kindIdx[p.Kind], nodes, p.Label})
+		d.Paths = append(d.Paths, [6]any{num(p.ID), num(p.Count), kindIdx[p.Kind], nodes, p.Label, byInput(p)})
 		if d.Unmatched > 0 {
 			continue
 		}
@@ -366,4 +388,17 @@ func satAdd(a, b uint64) uint64 {
 		return math.MaxUint64
 	}
 	return a + b
+}
+
+// byInput is the path's runs and counts as one flat list, nil for a
+// profile of one run.
+func byInput(p report.Path) []num {
+	if len(p.ByInput) == 0 {
+		return nil
+	}
+	out := make([]num, 0, 2*len(p.ByInput))
+	for _, c := range p.ByInput {
+		out = append(out, num(c.Input), num(c.Count))
+	}
+	return out
 }

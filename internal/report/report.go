@@ -134,6 +134,9 @@ type Path struct {
 	// two paths of a function have the same kind and label (two paths
 	// through the same blocks, were there such, would get their ids).
 	Label string `json:"label"`
+	// ByInput says which runs of a profile of several executed the path
+	// and how often ([input, count], input indexing Report.Inputs).
+	ByInput []profile.InputCount `json:"by_input,omitempty"`
 
 	suffix string // what Label adds to the blocks
 }
@@ -278,7 +281,7 @@ func Build(p *profile.Profile, opt Options) (*Report, error) {
 		}
 		var n big.Int
 		for _, pp := range pf.Paths {
-			path := Path{ID: pp.ID, Count: pp.Count, Kind: pp.Kind, Blocks: make([]Block, len(pp.Blocks))}
+			path := Path{ID: pp.ID, Count: pp.Count, Kind: pp.Kind, Blocks: make([]Block, len(pp.Blocks)), ByInput: pp.ByInput}
 			for i, off := range pp.Blocks {
 				path.Blocks[i] = blocks[off]
 			}

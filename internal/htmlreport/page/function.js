@@ -65,14 +65,16 @@ function renderPaths() {
   const shown = list.slice(0, cur.pathsShown);
   const table = h('table', {class: 'data', id: 'pathtable'},
     h('tr', {}, h('th', {class: 'num'}, '#'), h('th', {class: 'num'}, 'path'), h('th', {class: 'num'}, 'count'),
-      h('th', {class: 'num'}, 'share'), h('th', {}, 'kind'), h('th', {class: 'num'}, 'blocks'), h('th', {}, 'through')),
+      h('th', {class: 'num'}, 'share'), h('th', {}, 'kind'), h('th', {class: 'num'}, 'blocks'),
+      OV.inputs ? h('th', {class: 'num', title: 'how many runs executed the path'}, 'runs') : null, h('th', {}, 'through')),
     shown.map(i => {
       const p = d.p[i];
       return h('tr', {class: 'click' + (cur.sel === i ? ' sel' : ''), dataset: {p: p[0]},
         onclick: () => { location.hash = funcLink(cur.row, p[0]); }},
         h('td', {class: 'num'}, i + 1), h('td', {class: 'num'}, p[0]), h('td', {class: 'num'}, fmt(p[1])),
         h('td', {class: 'num'}, (100 * Number(p[1]) / total).toFixed(1) + '%'), h('td', {}, pathKind(p)),
-        h('td', {class: 'num'}, p[3].length), h('td', {class: 'mono muted label'}, p[4]));
+        h('td', {class: 'num'}, p[3].length), OV.inputs ? h('td', {class: 'num'}, p[5] ? p[5].length / 2 : 0) : null,
+        h('td', {class: 'mono muted label'}, p[4]));
     }));
   const kids = [];
   if (cur.nodeFilter >= 0) {
@@ -126,8 +128,22 @@ function select(pathID) {
     box.dataset.p = p[0];
     box.replaceChildren(
       h('b', {}, 'Path ' + p[0]), ': ran ' + fmt(p[1]) + ' times, ' + pathKind(p) + ', ' + p[3].length + ' blocks',
-      h('div', {class: 'blocks', id: 'selblocks'}, p[3].map((n, i) => (i ? ' → ' : '') + nodeName(n) + (d.b ? ' (' + nodeAt(n) + ')' : ''))));
+      h('div', {class: 'blocks', id: 'selblocks'}, p[3].map((n, i) => (i ? ' → ' : '') + nodeName(n) + (d.b ? ' (' + nodeAt(n) + ')' : ''))),
+      OV.inputs ? pathRuns(p[5] || []) : null);
   }
   if (cur.svg) highlight(sel === null ? null : d.p[sel]);
   if (cur.codeRows) markCode();
+}
+
+// pathRuns lists the runs that executed a path, most often first, each a
+// link to the run; by is [input, count, input, count, ...].
+function pathRuns(by) {
+  const pairs = [];
+  for (let i = 0; i < by.length; i += 2) pairs.push([Number(by[i]), by[i + 1]]);
+  pairs.sort((a, b) => { const x = big(a[1]), y = big(b[1]); return x < y ? 1 : x > y ? -1 : a[0] - b[0]; });
+  const shown = pairs.slice(0, 50);
+  return h('div', {class: 'runs', id: 'selruns'},
+    (pairs.length === 1 ? 'Only run ' : 'Runs (' + pairs.length + ') ') + 'that executed it: ',
+    shown.map(([i, c], k) => [k ? ', ' : '', h('a', {href: '#run=' + i, dataset: {run: i}}, OV.inputs[i].label), ' (' + fmt(c) + ')']).flat(),
+    pairs.length > shown.length ? ', and ' + (pairs.length - shown.length) + ' more' : '');
 }

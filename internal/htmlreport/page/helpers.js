@@ -61,7 +61,7 @@ function funcLink(row, pathID) {
 
 function parseHash() {
   const q = new URLSearchParams(location.hash.replace(/^#/, ''));
-  return {f: q.get('f'), p: q.get('p')};
+  return {f: q.get('f'), p: q.get('p'), run: q.get('run')};
 }
 
 function header(sub) {

@@ -51,6 +51,13 @@ function showOverview() {
     h('div', {}, h('h2', {}, 'Hottest paths by count'), hotTable(OV.hot, 'hot')),
     h('div', {}, h('h2', {}, 'Hottest paths by count × blocks'), hotTable(OV.hot_len, 'hot-len'))));
 
+  if (OV.inputs) {
+    m.appendChild(h('h2', {}, 'Runs (' + OV.inputs.length + ')'));
+    const rb = h('div', {id: 'runs-box'});
+    m.appendChild(rb);
+    renderRuns(rb);
+  }
+
   m.appendChild(h('h2', {}, 'Functions'));
   const box = h('div', {id: 'functions'});
   m.appendChild(box);
@@ -142,4 +149,61 @@ function renderFunctions(box) {
     table,
     h('p', {class: 'muted'}, 'Total: ' + fmt(t.paths) + ' of ' + shortNum(t.possible_paths) + ' possible acyclic paths ran (' +
       pct(t.coverage) + '), ' + fmt(t.executions) + ' path executions in ' + fmt(t.executed) + ' of ' + fmt(t.profiled) + ' profiled functions.'));
+}
+
+// The runs of a profile of several (tests, a runs file's runs): the
+// paths each executed and those it alone did, sortable by any column,
+// most paths of their own first.
+const runsState = {sort: 'unique'};
+function renderRuns(box) {
+  const st = runsState, ins = OV.inputs;
+  const rows = ins.map((_, i) => i);
+  const cmp = {
+    unique: (a, b) => (ins[b].unique_paths - ins[a].unique_paths) || (a - b),
+    paths: (a, b) => (ins[b].paths - ins[a].paths) || (a - b),
+    seconds: (a, b) => (ins[b].seconds - ins[a].seconds) || (a - b),
+    exit: (a, b) => (ins[b].exit_code - ins[a].exit_code) || (a - b),
+    label: (a, b) => ins[a].label.localeCompare(ins[b].label) || (a - b),
+  }[st.sort];
+  rows.sort(cmp);
+  const th = (key, label, cls) => h('th', {class: (cls || '') + ' sortable' + (st.sort === key ? ' sorted' : ''), dataset: {sort: key},
+    title: 'sort', onclick: () => { st.sort = key; renderRuns(box); }}, label);
+  box.replaceChildren(h('table', {class: 'data', id: 'runs-table'},
+    h('tr', {}, th('label', 'run'), th('paths', 'paths', 'num'), th('unique', 'paths only it ran', 'num'),
+      th('seconds', 'seconds', 'num'), th('exit', 'exit', 'num'), h('th', {}, 'outcome')),
+    rows.map(i => {
+      const r = ins[i];
+      return h('tr', {class: 'click', dataset: {run: i}, onclick: () => { location.hash = 'run=' + i; }},
+        h('td', {}, h('a', {href: '#run=' + i}, clip(r.label, 60))), h('td', {class: 'num'}, fmt(r.paths)),
+        h('td', {class: 'num'}, fmt(r.unique_paths)), h('td', {class: 'num'}, r.seconds.toFixed(3)),
+        h('td', {class: 'num'}, r.exit_code), h('td', {}, r.complete ? '' : r.incomplete));
+    })));
+}
+
+// showRun shows one run: its facts and the paths no other run executed.
+function showRun(i) {
+  const r = OV.inputs[i], uniq = OV.unique[i];
+  const m = h('main', {id: 'run', dataset: {run: i}});
+  m.appendChild(h('h2', {}, h('span', {id: 'runlabel'}, r.label), h('span', {class: 'muted'}, '  run ' + (i + 1) + ' of ' + OV.inputs.length)));
+  m.appendChild(h('div', {class: 'cards'},
+    card(fmt(r.unique_paths), 'paths only this run executed'),
+    card(fmt(r.paths), 'paths it executed'),
+    card(r.seconds.toFixed(3) + ' s', 'run time'),
+    card(String(r.exit_code), r.complete ? 'exit code' : 'exit code: ' + r.incomplete)));
+  if (r.args && r.args.length) m.appendChild(h('p', {class: 'mono muted'}, 'arguments: ' + r.args.join(' ')));
+  m.appendChild(h('h3', {}, 'Paths only this run executed'));
+  if (!uniq.length) {
+    m.appendChild(h('p', {class: 'muted'}, 'Every path it executed, another run executed too.'));
+  } else {
+    m.appendChild(h('table', {class: 'data', id: 'unique-paths'},
+      h('tr', {}, h('th', {}, 'function'), h('th', {class: 'num'}, 'path'), h('th', {class: 'num'}, 'count'), h('th', {}, 'through')),
+      uniq.map(([row, pid, count, label]) => {
+        const f = OV.funcs[row];
+        return h('tr', {class: 'click', dataset: {f: f[F.index], p: pid}, onclick: () => { location.hash = funcLink(row, pid); }},
+          h('td', {}, h('a', {href: funcLink(row, pid), class: 'fname', title: f[F.name]}, clip(f[F.name], 40))),
+          h('td', {class: 'num'}, pid), h('td', {class: 'num'}, fmt(count)), h('td', {class: 'mono muted label'}, label));
+      })));
+  }
+  app.replaceChildren(header(h('a', {href: '#'}, '← overview')), m);
+  document.title = r.label + ' — ' + OV.title;
 }
