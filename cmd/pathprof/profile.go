@@ -242,8 +242,18 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	regionFunc := fs.String("region-func", "", "count only the paths that end while the function `NAME` (or index) is on the stack")
 	runsFile := fs.String("runs", "", "profile each run of the runs `FILE` (JSON: per run a label, args, stdin, env, mounts), --jobs at once, into one profile with each path's counts by run; --timeout then applies to each run")
 	label := fs.String("label", "", "the run's `LABEL` in the profile (default: the module's name and the arguments)")
+	engineName := fs.String("engine", "wazero", "run the copies in `ENGINE`: wazero, or node (on PATH), which compiles a function when it is first called, so that the copies of a big module start at once; node runs WASI commands only, and reads the counts when a copy has finished")
 	rf, progArgs, ok := parseWithRun(fs, args, 1)
 	if !ok {
+		return 2
+	}
+	engine, err := profiler.ParseEngine(*engineName)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: --engine: %v\n", err)
+		return 2
+	}
+	if engine == profiler.EngineNode && (*runsFile != "" || *every != 0) {
+		fmt.Fprintln(stderr, "pathprof: --engine node: not with --runs or --snapshot-every")
 		return 2
 	}
 	if *every != 0 && *every < minSnapshotEvery {
@@ -294,6 +304,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		Interrupt:     interrupt,
 		SnapshotEvery: *every,
 		Region:        region,
+		Engine:        engine,
 		Snapshot: func(p *profile.Profile) error {
 			if err := profile.WriteFile(*out, p); err != nil {
 				return err

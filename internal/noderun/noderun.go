@@ -12,7 +12,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 )
 
@@ -37,38 +36,18 @@ type Result struct {
 // own memory) under node, which must be on PATH (exec.ErrNotFound
 // otherwise).
 func Run(ctx context.Context, program, countersMod []byte, args []string, stdin io.Reader) (*Result, error) {
-	node, err := exec.LookPath("node")
+	c, err := Write(program, countersMod)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "pathprof-node-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	files := map[string][]byte{"run.cjs": Script, "program.wasm": program}
-	countersPath := "-"
-	if countersMod != nil {
-		countersPath = filepath.Join(dir, "counters.wasm")
-		files["counters.wasm"] = countersMod
-	}
-	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			return nil, err
-		}
-	}
-	out := filepath.Join(dir, "counts.out")
-	cmd := exec.CommandContext(ctx, node, append([]string{"--no-warnings", filepath.Join(dir, "run.cjs"), filepath.Join(dir, "program.wasm"), countersPath, out}, args...)...)
+	defer c.Close()
+	out := filepath.Join(c.dir, "counts.out")
 	var stdout, stderr bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &stdout, &stderr
-	err = cmd.Run()
-	res := &Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		res.ExitCode = ee.ExitCode()
-	} else if err != nil {
+	code, err := c.Run(ctx, Spec{Args: args, Stdin: stdin, Stdout: &stdout, Stderr: &stderr}, out)
+	if err != nil {
 		return nil, err
 	}
+	res := &Result{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), ExitCode: code}
 	if res.Counters, err = os.ReadFile(out); err != nil {
 		return res, fmt.Errorf("node run wrote no counters: %v\n%s", err, stderr.Bytes())
 	}

@@ -1,7 +1,7 @@
 // Runs an instrumented WASI program under node, deterministically, and
 // saves its counters.
 //
-//   node run.cjs PROGRAM.wasm COUNTERS.wasm|- COUNTS.out [ARGS...]
+//   node run.cjs [--config FILE] PROGRAM.wasm COUNTERS.wasm|- COUNTS.out [ARGS...]
 //
 // COUNTERS.wasm is the program's counter module, or - when its counters
 // live in its own memory (it then exports their address as the global
@@ -16,17 +16,28 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { WASI } = require('node:wasi');
 
-const [program, countersPath, countsOut, ...args] = process.argv.slice(2);
+// A leading "--config FILE" gives the program's name (argv0), environment
+// ({"KEY": "VALUE"}) and preopened directories ([["GUEST", "HOST"], ...], in
+// the order the program sees them) as JSON;
+// without it the program gets its file's name, no environment and no file
+// system.
+let argv = process.argv.slice(2);
+let config = {};
+if (argv[0] === '--config') {
+  config = JSON.parse(fs.readFileSync(argv[1], 'utf8'));
+  argv = argv.slice(2);
+}
+const [program, countersPath, countsOut, ...args] = argv;
 if (!program || !countersPath || !countsOut) {
-  process.stderr.write('usage: node run.cjs PROGRAM.wasm COUNTERS.wasm COUNTS.out [ARGS...]\n');
+  process.stderr.write('usage: node run.cjs [--config FILE] PROGRAM.wasm COUNTERS.wasm COUNTS.out [ARGS...]\n');
   process.exit(2);
 }
 
 const wasi = new WASI({
   version: 'preview1',
-  args: [path.basename(program), ...args],
-  env: {},
-  preopens: {},
+  args: [config.argv0 || path.basename(program), ...args],
+  env: config.env || {},
+  preopens: Object.fromEntries(config.preopens || []),
   returnOnExit: true,
 });
 const counters = countersPath === '-' ? null : new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(countersPath)), {});
@@ -35,19 +46,35 @@ const imports = wasi.getImportObject ? wasi.getImportObject() : { wasi_snapshot_
 const preview1 = imports.wasi_snapshot_preview1;
 
 // node's WASI reads the host's clocks and random source; replace them with
-// the fixed ones wazero uses by default (a clock starting 2022-01-01 that
-// advances 1 ms per read, and a seeded byte stream), so that every copy of
-// a program follows the same paths.
+// the fixed ones wazero uses by default (a real-time clock starting
+// 2022-01-01 and a monotonic one starting at 0, each advancing 1 ms per
+// read, and a seeded byte stream), so that every copy of a program follows
+// the same paths. The config's "random" file, when given, holds the first
+// bytes of wazero's own stream, which a run then reads as under wazero (a
+// run needing more fails); without it the stream is node's own.
 let memory;
-let now = 1640995200000000000n;
+const clocks = [1640995200000000000n - 1000000n, -1000000n];
 preview1.clock_time_get = (id, precision, out) => {
-  now += 1000000n;
-  new DataView(memory.buffer).setBigUint64(out, now, true);
+  if (id > 1) {
+    return 28; // EINVAL: wazero has only these two clocks
+  }
+  clocks[id] += 1000000n;
+  new DataView(memory.buffer).setBigUint64(out, clocks[id], true);
   return 0;
 };
+const stream = config.random ? fs.readFileSync(config.random) : null;
+let streamPos = 0;
 let seed = 42n;
 preview1.random_get = (buf, len) => {
   const bytes = new Uint8Array(memory.buffer, buf, len);
+  if (stream) {
+    if (streamPos + len > stream.length) {
+      throw new Error(`random_get: more than the ${stream.length} bytes of the fixed random stream`);
+    }
+    bytes.set(stream.subarray(streamPos, streamPos + len));
+    streamPos += len;
+    return 0;
+  }
   for (let i = 0; i < len; i++) {
     seed = (seed * 6364136223846793005n + 1442695040888963407n) & 0xffffffffffffffffn;
     bytes[i] = Number(seed >> 56n);
@@ -63,6 +90,10 @@ memory = instance.exports.memory;
 let code = 0;
 try {
   code = wasi.start(instance);
+} catch (e) {
+  // A trap: COUNTS.out.error says so, as wazero's run would fail.
+  fs.writeFileSync(countsOut + '.error', String(e));
+  throw e;
 } finally {
   if (counters) {
     fs.writeFileSync(countsOut, new Uint8Array(counters.exports.memory.buffer));

@@ -257,7 +257,7 @@ func instrumentCopies(orig []byte, m *wasm.Module, plan *partition.Plan, funcs [
 // threads and the collector alone, since other Workers' runs may be
 // running beside it: an interruption is then taken when no collection
 // is waiting for a program.
-func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfg runner.Config, jobs int, progress func(string, ...any), stop <-chan string, every time.Duration, snapshot func([]*CopyRun, *profile.Interruption), region *Region) ([]*CopyRun, *profile.Interruption, error) {
+func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfg runner.Config, jobs int, progress func(string, ...any), stop <-chan string, every time.Duration, snapshot func([]*CopyRun, *profile.Interruption), region *Region, engine Engine) ([]*CopyRun, *profile.Interruption, error) {
 	k := len(cs.Copy)
 	cfgs := make([]runner.Config, k)
 	var stdoutCheck, stderrCheck *outputCheck
@@ -325,7 +325,7 @@ func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfg runner
 	owned := progs == nil
 	if owned {
 		progs = make([]*CopyProgram, k)
-		compileErrs = compileCopies(ctx, cs, progs, cfgs, jobs, region)
+		compileErrs = compileCopies(ctx, cs, progs, cfgs, jobs, region, engine)
 		for _, err := range compileErrs {
 			if runner.IsSetupError(err) {
 				for _, p := range progs {
@@ -437,9 +437,9 @@ wait:
 	return runs, nil, nil
 }
 
-// compileCopies compiles copy c of cs into progs[c] with cfgs[c], jobs at
-// a time, and returns each copy's compile error.
-func compileCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfgs []runner.Config, jobs int, region *Region) []error {
+// compileCopies compiles copy c of cs into progs[c] with cfgs[c] for
+// engine, jobs at a time, and returns each copy's compile error.
+func compileCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfgs []runner.Config, jobs int, region *Region, engine Engine) []error {
 	errs := make([]error, len(cs.Copy))
 	sem := make(chan struct{}, max(jobs, 1))
 	var wg sync.WaitGroup
@@ -453,7 +453,7 @@ func compileCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfgs [
 				rr = newRegionRun(region, cs.Copy[c])
 				cfg.Stubs, cfg.Listener = region.withMarkers(cfg.Stubs), rr
 			}
-			progs[c], errs[c] = CompileCopy(ctx, cs.Copy[c], cfg)
+			progs[c], errs[c] = compileCopy(ctx, cs.Copy[c], cfg, engine)
 			if errs[c] == nil {
 				progs[c].region = rr
 			}

@@ -59,6 +59,10 @@ type Options struct {
 	// Region, if set, limits the profile to a region of interest
 	// (region.go); its markers are stubbed.
 	Region *Region
+	// Engine runs the copies; "" is wazero. Under node the counts are
+	// read only when a copy has finished, so a run is neither
+	// snapshotted nor read when interrupted.
+	Engine Engine
 }
 
 // Profile profiles one run of the module: it builds the strategy's copies
@@ -164,7 +168,7 @@ func (pr *Prepared) Compile(ctx context.Context, cfg runner.Config) (*Worker, er
 	for c := range cfgs {
 		cfgs[c] = cfg
 	}
-	errs := compileCopies(ctx, pr.cs, w.progs, cfgs, pr.opt.Jobs, pr.opt.Region)
+	errs := compileCopies(ctx, pr.cs, w.progs, cfgs, pr.opt.Jobs, pr.opt.Region, pr.opt.Engine)
 	if err := errors.Join(errs...); err != nil {
 		w.Close(ctx)
 		return nil, err
@@ -246,7 +250,13 @@ func (pr *Prepared) run(ctx context.Context, progs []*CopyProgram, label string,
 	if opt.Snapshot == nil {
 		every = 0
 	}
-	runs, in, err := runCopies(ctx, cs, progs, cfg, jobs, opt.progress, stop, every, snapshot, opt.Region)
+	if opt.Engine == EngineNode {
+		if every > 0 {
+			return nil, errors.New("engine node: runs cannot be snapshotted")
+		}
+		stop = nil
+	}
+	runs, in, err := runCopies(ctx, cs, progs, cfg, jobs, opt.progress, stop, every, snapshot, opt.Region, opt.Engine)
 	if err != nil {
 		return nil, err
 	}

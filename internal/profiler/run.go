@@ -19,6 +19,7 @@ import (
 
 	"github.com/pathprof/pathprof/internal/counters"
 	"github.com/pathprof/pathprof/internal/instrument"
+	"github.com/pathprof/pathprof/internal/noderun"
 	"github.com/pathprof/pathprof/internal/runner"
 	"github.com/pathprof/pathprof/profile"
 )
@@ -38,11 +39,30 @@ type CopyProgram struct {
 	prog *runner.Program
 	// region follows the region of interest in each run, nil without one.
 	region *regionRun
+	// node, when not nil, is the copy as node runs it (EngineNode); prog
+	// is then nil.
+	node *noderun.Copy
 }
 
 // CompileCopy compiles the copy res and its counter module with the
 // compile-time fields of cfg.
 func CompileCopy(ctx context.Context, res *instrument.Result, cfg runner.Config) (*CopyProgram, error) {
+	return compileCopy(ctx, res, cfg, EngineWazero)
+}
+
+// compileCopy compiles the copy res for engine: for node, it checks that
+// cfg asks for nothing but WASI and writes the copy where node loads it.
+func compileCopy(ctx context.Context, res *instrument.Result, cfg runner.Config, engine Engine) (*CopyProgram, error) {
+	if engine == EngineNode {
+		if err := nodeUnsupported(cfg); err != nil {
+			return nil, err
+		}
+		c, err := noderun.Write(res.Module, res.Counters)
+		if err != nil {
+			return nil, fmt.Errorf("engine node: %w", err)
+		}
+		return &CopyProgram{res: res, node: c}, nil
+	}
 	cfg.Modules = append(slices.Clip(cfg.Modules), counters.Modules(res.Counters)...)
 	prog, err := runner.Compile(ctx, res.Module, cfg)
 	if err != nil {
@@ -76,6 +96,9 @@ type CopyRun struct {
 // Run runs the copy once with the run-time fields of cfg and reads its
 // counts back; cfg.AfterRun, if set, is called after that.
 func (p *CopyProgram) Run(ctx context.Context, cfg runner.Config) *CopyRun {
+	if p.node != nil {
+		return p.runNode(ctx, cfg)
+	}
 	r := &CopyRun{res: p.res, stubs: p.prog.Stubs()}
 	after := cfg.AfterRun
 	cfg.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
@@ -126,11 +149,22 @@ func (p *CopyProgram) RunUncounted(ctx context.Context, cfg runner.Config) (runn
 	return p.prog.Run(ctx, cfg)
 }
 
-// CompileTime is how long compiling the copy and its modules took.
-func (p *CopyProgram) CompileTime() time.Duration { return p.prog.CompileTime() }
+// CompileTime is how long compiling the copy and its modules took (none
+// for node, which compiles as the program runs).
+func (p *CopyProgram) CompileTime() time.Duration {
+	if p.node != nil {
+		return 0
+	}
+	return p.prog.CompileTime()
+}
 
 // Close releases the compiled code.
-func (p *CopyProgram) Close(ctx context.Context) error { return p.prog.Close(ctx) }
+func (p *CopyProgram) Close(ctx context.Context) error {
+	if p.node != nil {
+		return p.node.Close()
+	}
+	return p.prog.Close(ctx)
+}
 
 // RunCopy compiles the copy res with cfg, runs it once and closes it. A
 // failed compilation (such as a missing import, a *runner.ImportError) is
@@ -150,7 +184,7 @@ func RunCopy(ctx context.Context, res *instrument.Result, cfg runner.Config) *Co
 // with the interruption, without waiting for the program, which runs on
 // with the garbage collector off: the caller is expected to exit soon.
 func RunCopyUntil(ctx context.Context, res *instrument.Result, cfg runner.Config, stop <-chan string) (*CopyRun, *profile.Interruption) {
-	runs, in, err := runCopies(ctx, &Copies{Copy: []*instrument.Result{res}}, nil, cfg, 1, func(string, ...any) {}, stop, 0, nil, nil)
+	runs, in, err := runCopies(ctx, &Copies{Copy: []*instrument.Result{res}}, nil, cfg, 1, func(string, ...any) {}, stop, 0, nil, nil, EngineWazero)
 	if err != nil { // one copy has no other to disagree with
 		return &CopyRun{Err: err, Counts: counters.Counts{}, res: res}, nil
 	}
