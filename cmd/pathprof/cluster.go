@@ -267,7 +267,7 @@ func submit(dir string, man *profiler.Manifest, job cluster.Job, units []int, f 
 	job.Units = units
 	switch job.Engine {
 	case cluster.Slurm:
-		exe := f.pathprof
+		exe := cmp.Or(f.pathprof, job.Pathprof)
 		if exe == "" {
 			var err error
 			if exe, err = os.Executable(); err != nil {
@@ -280,7 +280,7 @@ func submit(dir string, man *profiler.Manifest, job cluster.Job, units []int, f 
 			fmt.Fprintf(stderr, "pathprof: %v\n", err)
 			return 1
 		}
-		job.ID = id
+		job.ID, job.Pathprof = id, exe
 		fmt.Fprintf(stdout, "submitted %d units of %s as Slurm job %s\n", len(units), dir, id)
 	case cluster.Kubernetes:
 		jobs, err := cluster.ReadJobs(dir)

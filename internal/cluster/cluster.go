@@ -40,7 +40,10 @@ type Job struct {
 	Throttle int      `json:"throttle,omitempty"`
 	Image    string   `json:"image,omitempty"`
 	Claim    string   `json:"claim,omitempty"`
-	Time     string   `json:"time"`
+	// Pathprof is the pathprof that Slurm's tasks run, so that a
+	// resubmission runs the same one.
+	Pathprof string `json:"pathprof,omitempty"`
+	Time     string `json:"time"`
 }
 
 type jobsFile struct {

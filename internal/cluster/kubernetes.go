@@ -17,7 +17,7 @@ import (
 // claim, mounted at dir so that the runs' absolute paths inside it hold
 // in the pods as on the machine that wrote it.
 func KubernetesJob(name, image, claim, dir string, units []int, parallelism int) ([]byte, error) {
-	args := []string{"exec", "-q", dir, "--unit", "$(JOB_COMPLETION_INDEX)"}
+	args := []string{"exec", dir, "--unit", "$(JOB_COMPLETION_INDEX)"}
 	if !consecutiveFromZero(units) {
 		list := make([]string, len(units))
 		for i, u := range units {

@@ -26,7 +26,7 @@ func SlurmScript(exe, dir string) string {
 # One unit of the work directory: one copy of the program on one run.
 # Its part is written under parts/ whole or not at all, so a task run
 # twice, or killed and run again, leaves the same part.
-exec %s exec -q %s --unit "$SLURM_ARRAY_TASK_ID"
+exec %s exec %s --unit "$SLURM_ARRAY_TASK_ID"
 `, filepath.Join(dir, "logs", "slurm-%A_%a.out"), shellQuote(exe), shellQuote(dir))
 }
 
