@@ -4,7 +4,7 @@
 #include <math.h>
 
 int main(int argc, char **argv) {
-	int n = size(argc, argv, 220);
+	int n = size(argc, argv, 480);
 	double *a = malloc(sizeof(double) * n * n), *lu = malloc(sizeof(double) * n * n);
 	double *b = malloc(sizeof(double) * n), *xv = malloc(sizeof(double) * n);
 	int *piv = malloc(sizeof(int) * n);
