@@ -377,7 +377,7 @@ func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfg runner
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			if k > 1 {
-				progress("running copy %d of %d", c+1, k)
+				progress(runningCopy, c+1, k)
 			}
 			if compileErrs[c] != nil {
 				// A failed compilation (a missing import) is the run's error.
@@ -436,6 +436,9 @@ wait:
 	}
 	return runs, nil, nil
 }
+
+// runningCopy is the progress line of a copy that starts.
+const runningCopy = "running copy %d of %d"
 
 // compileCopies compiles copy c of cs into progs[c] with cfgs[c] for
 // engine, jobs at a time, and returns each copy's compile error.

@@ -256,7 +256,17 @@ func (pr *Prepared) run(ctx context.Context, progs []*CopyProgram, label string,
 		}
 		stop = nil
 	}
-	runs, in, err := runCopies(ctx, cs, progs, cfg, jobs, opt.progress, stop, every, snapshot, opt.Region, opt.Engine)
+	progress := opt.progress
+	if progs != nil {
+		// A Worker's run is one of many: a line per copy would drown
+		// the lines per run.
+		progress = func(format string, args ...any) {
+			if format != runningCopy {
+				opt.progress(format, args...)
+			}
+		}
+	}
+	runs, in, err := runCopies(ctx, cs, progs, cfg, jobs, progress, stop, every, snapshot, opt.Region, opt.Engine)
 	if err != nil {
 		return nil, err
 	}
