@@ -95,9 +95,13 @@ type Profile struct {
 	Stubs []Stub `json:"stubs,omitempty"`
 	// Region, when set, says that only the paths that ended inside the
 	// region of interest were counted (docs/profile-format.md#region).
-	Region    *Region    `json:"region,omitempty"`
-	Runs      []Run      `json:"runs"`
-	Functions []Function `json:"functions"`
+	Region *Region `json:"region,omitempty"`
+	// UncoveredFrom, when set, says that the runs counted only what an
+	// earlier profile did not cover, and lists the paths they newly
+	// covered (docs/profile-format.md#uncovered_from).
+	UncoveredFrom *Uncovered `json:"uncovered_from,omitempty"`
+	Runs          []Run      `json:"runs"`
+	Functions     []Function `json:"functions"`
 }
 
 // Input is one run of the program (one input: arguments, environment,
@@ -261,4 +265,17 @@ type Path struct {
 type InputCount struct {
 	Input int
 	Count uint64
+}
+
+// Uncovered is what a profile made with --uncovered-from counts: the
+// paths its base did not cover, which it lists, and of the covered ones
+// only those that share no probes with the others.
+type Uncovered struct {
+	// Base names the base profile as given.
+	Base string `json:"base"`
+	// BaseInputs is how many runs the base counts.
+	BaseInputs int `json:"base_inputs"`
+	// NewPaths are the paths the runs executed that the base did not,
+	// as [function index, path id], by function then id.
+	NewPaths [][2]uint64 `json:"new_paths"`
 }

@@ -243,6 +243,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	runsFile := fs.String("runs", "", "profile each run of the runs `FILE` (JSON: per run a label, args, stdin, env, mounts), --jobs at once, into one profile with each path's counts by run; --timeout then applies to each run")
 	label := fs.String("label", "", "the run's `LABEL` in the profile (default: the module's name and the arguments)")
 	engineName := fs.String("engine", "wazero", "run the copies in `ENGINE`: wazero, or node (on PATH), which compiles a function when it is first called, so that the copies of a big module start at once; node runs WASI commands only, and reads the counts when a copy has finished")
+	uncovered := fs.String("uncovered-from", "", "count only what the earlier profile `BASE` of this module did not cover: no probes in functions it covered whole, PSPP on the edges of its uncovered paths elsewhere; the profile lists the paths newly covered")
 	rf, progArgs, ok := parseWithRun(fs, args, 1)
 	if !ok {
 		return 2
@@ -264,7 +265,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	if *runsFile != "" {
 		return profileRuns(runsFlags{runs: *runsFile, module: path, out: *out, strategy: *strategy, copies: *copies, jobs: *jobs,
 			weights: *weights, quiet: *quiet, top: *top, counterModule: *counterModule, timeout: *timeout, every: *every, label: *label,
-			markers: *markers, regionFunc: *regionFunc, rf: rf, progArgs: progArgs}, stdout, stderr)
+			markers: *markers, regionFunc: *regionFunc, uncovered: *uncovered, rf: rf, progArgs: progArgs}, stdout, stderr)
 	}
 	orig, cfg, code := rf.load(path, *out, progArgs, stdout, stderr)
 	if code != 0 {
@@ -291,6 +292,11 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
+	base, err := uncoveredBase(*uncovered, orig, st)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
 	p, runErr := profiler.Profile(context.Background(), orig, profiler.Options{
 		Label:         *label,
 		Partition:     popt,
@@ -305,6 +311,8 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		SnapshotEvery: *every,
 		Region:        region,
 		Engine:        engine,
+		UncoveredFrom: base,
+		UncoveredName: *uncovered,
 		Snapshot: func(p *profile.Profile) error {
 			if err := profile.WriteFile(*out, p); err != nil {
 				return err
@@ -331,6 +339,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "pathprof: warning: the region never opened (%s): %s counts no paths\n", what, *out)
 	}
+	noteNewPaths(stderr, p)
 	if in := p.Interrupted; in != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\npathprof: wrote %s (marked interrupted): %d paths executed in %d functions\n", runErr, *out, countPaths(p), countFuncs(p))
 		return interruptedCode(in)

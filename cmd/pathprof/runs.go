@@ -5,6 +5,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -22,7 +24,7 @@ import (
 // runsFlags are profile's flags as --runs takes them.
 type runsFlags struct {
 	runs, module, out, strategy, weights, label string
-	markers, regionFunc                         string
+	markers, regionFunc, uncovered              string
 	copies, jobs, top                           int
 	quiet, counterModule                        bool
 	timeout, every                              time.Duration
@@ -79,7 +81,12 @@ func profileSpecs(f runsFlags, st profile.Strategy, k int, orig []byte, specs []
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
-	base, err := f.rf.program(f.module)
+	base, err := uncoveredBase(f.uncovered, orig, st)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	prog, err := f.rf.program(f.module)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 2
@@ -102,7 +109,8 @@ func profileSpecs(f runsFlags, st profile.Strategy, k int, orig []byte, specs []
 	tails := make([]*tail, len(specs))
 	p, results, err := runs.Profile(context.Background(), orig, specs, runs.Options{
 		Profile: profiler.Options{Strategy: st, Copies: k, Partition: popt, ModulePath: f.module, Progress: progress,
-			Instrument: instrument.Options{SeparateCounters: f.counterModule}, Run: base, Region: region},
+			Instrument: instrument.Options{SeparateCounters: f.counterModule}, Run: prog, Region: region,
+			UncoveredFrom: base, UncoveredName: f.uncovered},
 		Workers: workers,
 		Timeout: f.timeout,
 		Stop:    stop,
@@ -129,6 +137,7 @@ func profileSpecs(f runsFlags, st profile.Strategy, k int, orig []byte, specs []
 	if progress != nil || failed > 0 {
 		fmt.Fprintf(stderr, "pathprof: wrote %s: %d runs, %d failed; %d paths executed in %d functions\n", f.out, len(results), failed, countPaths(p), countFuncs(p))
 	}
+	noteNewPaths(stderr, p)
 	if f.top > 0 {
 		r, err := report.Build(p, report.Options{Top: f.top, Module: orig, ModulePath: f.module})
 		if err == nil {
@@ -214,4 +223,32 @@ func (t *tail) lines() []string {
 		}
 	}
 	return ls
+}
+
+// uncoveredBase reads the profile of --uncovered-from, nil without it,
+// and checks that it is a profile of orig.
+func uncoveredBase(path string, orig []byte, st profile.Strategy) (*profile.Profile, error) {
+	if path == "" {
+		return nil, nil
+	}
+	if st != profile.SBL {
+		return nil, fmt.Errorf("--uncovered-from plans one copy: --strategy %s does not go with it", st)
+	}
+	base, err := profile.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(orig)
+	if got := hex.EncodeToString(sum[:]); base.Module.SHA256 != got {
+		return nil, fmt.Errorf("--uncovered-from %s is a profile of another module (sha256 %s, this module's %s)", path, base.Module.SHA256, got)
+	}
+	return base, nil
+}
+
+// noteNewPaths says how many paths a profile made with --uncovered-from
+// newly covered.
+func noteNewPaths(w io.Writer, p *profile.Profile) {
+	if u := p.UncoveredFrom; u != nil {
+		fmt.Fprintf(w, "pathprof: %d paths newly covered beyond %s\n", len(u.NewPaths), u.Base)
+	}
 }

@@ -32,6 +32,7 @@ func cmdTest(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 0, "stop a test after `D` (such as 90s) and keep its counts as they stand, marked interrupted")
 	proto := fs.String("protocol", "", "the binary's test protocol, `go|rust|gtest` (default: told from the module)")
 	only := fs.String("run", "", "profile only the tests whose names match the regular expression `REGEXP`")
+	uncovered := fs.String("uncovered-from", "", "count only what the earlier profile `BASE` of this binary did not cover (see profile)")
 	binary := fs.String("binary", "", "with a Go package, write its test binary to `FILE` (default PKG.test.wasm beside the profile)")
 	rf, progArgs, ok := parseWithRun(fs, args, 1)
 	if !ok {
@@ -57,7 +58,7 @@ func cmdTest(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	f := runsFlags{module: fs.Arg(0), out: *out, strategy: *strategy, copies: *copies, jobs: *jobs, weights: *weights,
-		quiet: *quiet, top: *top, counterModule: *counterModule, timeout: *timeout, rf: rf}
+		quiet: *quiet, top: *top, counterModule: *counterModule, timeout: *timeout, uncovered: *uncovered, rf: rf}
 	// Every test's input: the flags' environment and mounts, and with a
 	// Go package what its tests expect of go test.
 	base := runs.Spec{Env: []string(rf.env), Stdin: rf.stdin}

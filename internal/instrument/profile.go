@@ -355,3 +355,19 @@ func (r *Result) EdgeFrequencies(exact []profile.Function) ([][]float64, error) 
 	}
 	return out, nil
 }
+
+// FuncHits is HitsOf per function, for a copy that shares out no calls:
+// the probes each function's paths in exact run, by function index.
+func (r *Result) FuncHits(exact []profile.Function) (map[uint32]uint64, error) {
+	out := map[uint32]uint64{}
+	for _, pf := range exact {
+		// hitsOf looks a function up among r's: one at a time keeps the
+		// figure per function.
+		h, err := r.hitsOf([]profile.Function{pf}, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		out[pf.Index] = h
+	}
+	return out, nil
+}

@@ -31,9 +31,12 @@ import (
 
 // Copies are the instrumented copies of a partitioned run.
 type Copies struct {
-	Plan  *partition.Plan
-	Copy  []*instrument.Result
-	Funcs []*instrument.Func // the analysis: every defined function's DAG
+	// Covered is, for UncoveredCopies, how many functions get no probes
+	// because the base covered every path of theirs.
+	Covered int
+	Plan    *partition.Plan
+	Copy    []*instrument.Result
+	Funcs   []*instrument.Func // the analysis: every defined function's DAG
 	// PlanSeconds is the time partition.Make took (for a weighted P3
 	// plan that splits functions, both plans'); the analysis and
 	// instrumenting the copies are not included.

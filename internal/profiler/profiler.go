@@ -63,6 +63,12 @@ type Options struct {
 	// read only when a copy has finished, so a run is neither
 	// snapshotted nor read when interrupted.
 	Engine Engine
+	// UncoveredFrom, if set, is an earlier profile of the module: the
+	// copy then counts only the paths it did not cover (UncoveredCopies;
+	// SBL only), and the profile lists those it newly covered.
+	UncoveredFrom *profile.Profile
+	// UncoveredName names UncoveredFrom in the profile.
+	UncoveredName string
 }
 
 // Profile profiles one run of the module: it builds the strategy's copies
@@ -75,7 +81,11 @@ func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, e
 	if err != nil {
 		return nil, err
 	}
-	return pr.run(ctx, nil, opt.Label, opt.Run, opt.Interrupt)
+	p, err := pr.run(ctx, nil, opt.Label, opt.Run, opt.Interrupt)
+	if p != nil && opt.UncoveredFrom != nil {
+		MarkUncovered(p, opt.UncoveredFrom, opt.UncoveredName)
+	}
+	return p, err
 }
 
 // Prepared is a module's copies, planned and instrumented once, to
@@ -107,18 +117,34 @@ func Prepare(orig []byte, opt Options) (*Prepared, error) {
 	} else {
 		progress("planning %s over %s and instrumenting them", opt.Strategy, copiesWord(k))
 	}
-	cs, err := Build(orig, opt.Strategy, k, opt.Instrument, opt.Partition)
+	var cs *Copies
+	var err error
+	if opt.UncoveredFrom != nil {
+		if opt.Strategy != profile.SBL {
+			return nil, fmt.Errorf("--uncovered-from plans one copy: %s does not go with it", opt.Strategy)
+		}
+		cs, err = UncoveredCopies(orig, opt.UncoveredFrom, opt.Instrument)
+	} else {
+		cs, err = Build(orig, opt.Strategy, k, opt.Instrument, opt.Partition)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if opt.Strategy == profile.SBL {
-		profiled := 0
+		profiled, selective := 0, 0
 		for _, f := range cs.Copy[0].Funcs {
 			if f.Placement != nil {
 				profiled++
 			}
+			if f.Sel != nil {
+				selective++
+			}
 		}
 		progress("instrumented %d of %d functions in %.2fs", profiled, len(cs.Copy[0].Funcs), time.Since(start).Seconds())
+		if opt.UncoveredFrom != nil {
+			progress("%s covered every path of %d functions, which get no probes; %d count only where it left paths uncovered",
+				opt.UncoveredName, cs.Covered, selective)
+		}
 	} else {
 		progress("built %s in %.2fs", copiesWord(k), time.Since(start).Seconds())
 	}

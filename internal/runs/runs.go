@@ -205,6 +205,9 @@ func Profile(ctx context.Context, orig []byte, specs []Spec, opt Options) (*prof
 	if err != nil {
 		return nil, nil, err
 	}
+	if base := opt.Profile.UncoveredFrom; base != nil {
+		profiler.MarkUncovered(p, base, opt.Profile.UncoveredName)
+	}
 	return p, r.results, nil
 }
 
