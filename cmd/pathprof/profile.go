@@ -99,15 +99,8 @@ func (r *runFlags) config(module string, args []string, stdout, stderr io.Writer
 		}
 		cfg.Env = append(cfg.Env, e)
 	}
-	for _, d := range r.dirs {
-		host, guest, ok := strings.Cut(d, ":")
-		if !ok {
-			guest = host
-		}
-		if fi, err := os.Stat(host); err != nil || !fi.IsDir() {
-			return cfg, fmt.Errorf("--dir %s: not a directory", host)
-		}
-		cfg.Dirs = append(cfg.Dirs, runner.Mount{HostDir: host, GuestPath: guest})
+	if cfg.Dirs, err = r.mounts(); err != nil {
+		return cfg, err
 	}
 	if r.stdin != "" {
 		b, err := os.ReadFile(r.stdin)
@@ -125,6 +118,23 @@ func (r *runFlags) config(module string, args []string, stdout, stderr io.Writer
 		}
 	}
 	return cfg, nil
+}
+
+// mounts are the --dir flags' mounts, read-write, each host directory
+// checked.
+func (r *runFlags) mounts() ([]runner.Mount, error) {
+	var ms []runner.Mount
+	for _, d := range r.dirs {
+		host, guest, ok := strings.Cut(d, ":")
+		if !ok {
+			guest = host
+		}
+		if fi, err := os.Stat(host); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("--dir %s: not a directory", host)
+		}
+		ms = append(ms, runner.Mount{HostDir: host, GuestPath: guest})
+	}
+	return ms, nil
 }
 
 // load checks that the output file out can be written, reads the module

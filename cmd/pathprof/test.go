@@ -62,16 +62,19 @@ func cmdTest(args []string, stdout, stderr io.Writer) int {
 	// Every test's input: the flags' environment and mounts, and with a
 	// Go package what its tests expect of go test.
 	base := runs.Spec{Env: []string(rf.env), Stdin: rf.stdin}
-	for _, d := range rf.dirs {
-		host, guest, ok := strings.Cut(d, ":")
-		if !ok {
-			guest = host
-		}
-		if fi, err := os.Stat(host); err != nil || !fi.IsDir() {
-			fmt.Fprintf(stderr, "pathprof: --dir %s: not a directory\n", host)
+	for _, e := range base.Env {
+		if !strings.Contains(e, "=") {
+			fmt.Fprintf(stderr, "pathprof: --env %q: want K=V\n", e)
 			return 2
 		}
-		base.Mounts = append(base.Mounts, runs.Mount{Host: host, Guest: guest})
+	}
+	dirs, err := rf.mounts()
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 2
+	}
+	for _, d := range dirs {
+		base.Mounts = append(base.Mounts, runs.Mount{Host: d.HostDir, Guest: d.GuestPath})
 	}
 	freshTmp := false
 	if fi, err := os.Stat(f.module); err != nil || fi.IsDir() {
