@@ -303,7 +303,12 @@ func submit(dir string, man *profiler.Manifest, job cluster.Job, units []int, f 
 			return 1
 		}
 		if !applied {
-			// Nothing ran: the manifest is the output, for kubectl elsewhere.
+			// The manifest is the output, for kubectl elsewhere; the job
+			// is recorded all the same, for collect's logs and resubmission.
+			if err := cluster.AddJob(dir, job); err != nil {
+				fmt.Fprintf(stderr, "pathprof: %v\n", err)
+				return 1
+			}
 			stdout.Write(m)
 			fmt.Fprintf(stderr, "pathprof: no kubectl here: apply this Indexed Job where there is one (kubectl apply -f FILE), then run pathprof collect %s\n", dir)
 			return 0

@@ -133,3 +133,42 @@ func TestUnitErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestKubernetesSubmit submits a work directory where there is no
+// kubectl: the Indexed Job is printed (internal/cluster checks its
+// fields) and recorded, and collect --resubmit prints one for the units
+// that are lost, each pod picking its unit from the list.
+func TestKubernetesSubmit(t *testing.T) {
+	g := testprogs.CProgramByName(t, "grid")
+	dir := t.TempDir()
+	runsFile, _ := gridRuns(t, dir)
+	work := filepath.Join(dir, "work")
+	if code, out, errs := runCmd("instrument", "--strategy", "pbl", "--copies", "2", "--runs", runsFile, "-o", work, g.Wasm); code != 0 {
+		t.Fatalf("instrument: %d\n%s%s", code, out, errs)
+	}
+	t.Setenv("PATH", t.TempDir())
+	code, out, errs := runCmd("submit", "--engine", "kubernetes", "--image", "pathprof:test", "--pvc", "work", "--throttle", "3", work)
+	var job map[string]any
+	if err := json.Unmarshal([]byte(out), &job); code != 0 || err != nil || !strings.Contains(errs, "no kubectl here") {
+		t.Fatalf("submit: exit %d (%v)\n%s%s", code, err, out, errs)
+	}
+	spec := job["spec"].(map[string]any)
+	if spec["completionMode"] != "Indexed" || spec["completions"] != 8.0 || spec["parallelism"] != 3.0 {
+		t.Fatalf("spec %v", spec)
+	}
+	for _, u := range []string{"0", "1", "2", "3", "4", "6", "7"} {
+		if code, _, errs := runCmd("exec", "-q", work, "--unit", u); code != 0 && u != "6" && u != "7" {
+			t.Fatalf("unit %s: exit %d\n%s", u, code, errs)
+		}
+	}
+	code, out, errs = runCmd("collect", "--resubmit", work)
+	if code != 0 || !strings.Contains(errs, "resubmitting 1 units: 5") || !strings.Contains(out, `"--units",`) || !strings.Contains(out, `"5"`) ||
+		!strings.Contains(out, `"completions": 1,`) {
+		t.Fatalf("collect --resubmit: exit %d\n%s%s", code, out, errs)
+	}
+	code, _, errs = runCmd("collect", work)
+	if code != 1 || !strings.Contains(errs, "unit 5 (copy 1 of run \"seven\"): lost: no part written; log kubectl logs -l job-name=") ||
+		!strings.Contains(errs, "-2,batch.kubernetes.io/job-completion-index=0") {
+		t.Fatalf("collect: exit %d\n%s", code, errs)
+	}
+}
