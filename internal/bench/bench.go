@@ -223,11 +223,14 @@ type Measure struct {
 	// For several copies: each copy's probe hits on the run, computed
 	// from SBL's exact profile; HitShare is the slowest copy's hits over
 	// SBL's. The plan uses the edge frequencies of SBL's profile.
-	// StaticHitShare is the same share for a plan made without them
-	// (static probe counts as costs).
+	// StaticHitShare is the same share for a plan made by static probe
+	// counts, as in the P3 paper.
 	CopyHits       []uint64 `json:"copy_hits,omitempty"`
 	HitShare       float64  `json:"hit_share,omitempty"`
 	StaticHitShare float64  `json:"static_hit_share,omitempty"`
+	// EstimateHitShare is the share for a plan weighted by the static
+	// estimate of the run (package estimate), as a first run is planned.
+	EstimateHitShare float64 `json:"estimate_hit_share,omitempty"`
 	// SlowestCopy is the copy with most hits, the one timed.
 	SlowestCopy int `json:"slowest_copy,omitempty"`
 }
@@ -534,9 +537,6 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Var
 	for _, c := range cs.Copy {
 		m.CopyBytes = max(m.CopyBytes, len(c.Module)+len(c.Counters))
 	}
-	if m.CopyHits, err = copyHits(cs, exact); err != nil {
-		return m, err
-	}
 	setSlowest := func() {
 		var slowest uint64
 		for c, h := range m.CopyHits {
@@ -549,75 +549,45 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Var
 			m.HitShare = float64(slowest) / float64(sblHits)
 		}
 	}
-	setSlowest()
-	// The same plan without the profile's frequencies: only its hits.
-	static, err := profiler.Build(orig, st.Name, st.Copies, b.opt.Instrument, partition.Options{})
-	if err != nil {
-		return m, err
+	// The plans made without the profile: weighted by the static
+	// estimate, as a first run is, and by static probe counts, as in the
+	// paper. Only their hits.
+	for _, plan := range []struct {
+		share *float64
+		popt  partition.Options
+		what  string
+	}{{&m.EstimateHitShare, partition.Options{}, "estimated plan"}, {&m.StaticHitShare, partition.Options{Static: true}, "static plan"}} {
+		other, err := profiler.Build(orig, st.Name, st.Copies, b.opt.Instrument, plan.popt)
+		if err != nil {
+			return m, fmt.Errorf("%s: %v", plan.what, err)
+		}
+		hits, _, err := b.planHits(ctx, other, name, fmt.Sprintf("%s %s", st, plan.what), exact, want, true)
+		if err != nil {
+			return m, fmt.Errorf("%s: %v", plan.what, err)
+		}
+		if sblHits > 0 {
+			*plan.share = float64(slices.Max(hits)) / float64(sblHits)
+		}
 	}
-	staticHits, err := copyHits(static, exact)
-	if err != nil {
-		return m, err
-	}
-	if sblHits > 0 {
-		m.StaticHitShare = float64(slices.Max(staticHits)) / float64(sblHits)
-	}
-	// Copies that share out the calls of functions or the iterations of
-	// loops have exact hits only from their own counts: they run even for
-	// hits alone.
-	sliced := slices.ContainsFunc(cs.Copy, (*instrument.Result).Sliced)
 	report := func() {
-		b.progress("%s: planned in %.2fs, instrumented in %.2fs; slowest copy %d has %.1f%% of SBL's hits (static plan %.1f%%)",
-			st, m.PlanSeconds, m.InstrumentSeconds, m.SlowestCopy, 100*m.HitShare, 100*m.StaticHitShare)
+		b.progress("%s: planned in %.2fs, instrumented in %.2fs; slowest copy %d has %.1f%% of SBL's hits (estimated plan %.1f%%, static plan %.1f%%)",
+			st, m.PlanSeconds, m.InstrumentSeconds, m.SlowestCopy, 100*m.HitShare, 100*m.EstimateHitShare, 100*m.StaticHitShare)
 	}
-	if !sliced {
-		report()
-		if b.opt.HitsOnly {
-			return m, nil
-		}
-	}
-	// Every copy runs once: same output, and the merged profile is SBL's.
-	compile := func(c int) (*profiler.CopyProgram, error) {
-		return b.compileCopy(ctx, fmt.Sprintf("%s copy %d", st, c), cs.Copy[c], runner.Config{ProgramName: name, CacheDir: b.opt.CacheDir})
-	}
-	runs := make([]*profiler.CopyRun, len(cs.Copy))
-	for c := range cs.Copy {
-		prog, err := compile(c)
-		if err != nil {
-			return m, err
-		}
-		got, run, err := b.runCounted(ctx, prog)
-		prog.Close(context.WithoutCancel(ctx))
-		if err == nil {
-			err = sameOutput(want, got)
-		}
-		if err != nil {
-			return m, fmt.Errorf("copy %d: %v%s", c, err, got.tail())
-		}
-		runs[c] = run
-	}
-	merged, err := profiler.MergeRuns(cs, runs)
+	hits, checked, err := b.planHits(ctx, cs, name, st.String(), exact, want, b.opt.HitsOnly)
 	if err != nil {
 		return m, err
 	}
-	eq, diff := (&profile.Profile{Functions: exact}).Equal(&profile.Profile{Functions: merged.Functions})
-	m.ProfileEqual = &eq
-	if !eq {
-		return m, fmt.Errorf("merged profile differs from SBL's: %s", diff)
+	if checked {
+		m.ProfileEqual = &checked
 	}
-	if sliced {
-		// Exact from the copies' own counts, on a profile equal to SBL's.
-		for c, r := range merged.Runs {
-			m.CopyHits[c] = r.ProbeHits
-		}
-		setSlowest()
-		report()
-		if b.opt.HitsOnly {
-			return m, nil
-		}
+	m.CopyHits = hits
+	setSlowest()
+	report()
+	if b.opt.HitsOnly {
+		return m, nil
 	}
 	// Compiled again (from the cache): one copy's code at a time.
-	slowProg, err := compile(m.SlowestCopy)
+	slowProg, err := b.compileCopy(ctx, fmt.Sprintf("%s copy %d", st, m.SlowestCopy), cs.Copy[m.SlowestCopy], runner.Config{ProgramName: name, CacheDir: b.opt.CacheDir})
 	if err != nil {
 		return m, err
 	}
@@ -642,6 +612,52 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Var
 	m.Ratio = m.MedianSeconds / stats.Median(origSecs)
 	b.progress("%s: profiles equal; slowest copy ratio %.3f", st, m.Ratio)
 	return m, nil
+}
+
+// planHits is every copy's probe hits on the run whose exact profile is
+// exact: computed from it, unless the copies share out calls or loop
+// iterations, whose hits are exact only from their own counts. Those
+// copies run, and so do all copies unless hitsOnly: each must print what
+// the original printed (want), and their merged profile must equal exact
+// (checked says they ran).
+func (b *benchmark) planHits(ctx context.Context, cs *profiler.Copies, name, what string, exact []profile.Function, want output, hitsOnly bool) (hits []uint64, checked bool, err error) {
+	sliced := slices.ContainsFunc(cs.Copy, (*instrument.Result).Sliced)
+	if hitsOnly && !sliced {
+		hits, err = copyHits(cs, exact)
+		return hits, false, err
+	}
+	runs := make([]*profiler.CopyRun, len(cs.Copy))
+	for c := range cs.Copy {
+		prog, err := b.compileCopy(ctx, fmt.Sprintf("%s copy %d", what, c), cs.Copy[c], runner.Config{ProgramName: name, CacheDir: b.opt.CacheDir})
+		if err != nil {
+			return nil, false, err
+		}
+		got, run, err := b.runCounted(ctx, prog)
+		prog.Close(context.WithoutCancel(ctx))
+		if err == nil {
+			err = sameOutput(want, got)
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("copy %d: %v%s", c, err, got.tail())
+		}
+		runs[c] = run
+	}
+	merged, err := profiler.MergeRuns(cs, runs)
+	if err != nil {
+		return nil, false, err
+	}
+	if eq, diff := (&profile.Profile{Functions: exact}).Equal(&profile.Profile{Functions: merged.Functions}); !eq {
+		return nil, false, fmt.Errorf("merged profile differs from SBL's: %s", diff)
+	}
+	if !sliced {
+		hits, err = copyHits(cs, exact)
+		return hits, true, err
+	}
+	hits = make([]uint64, len(merged.Runs))
+	for c, r := range merged.Runs {
+		hits[c] = r.ProbeHits
+	}
+	return hits, true, nil
 }
 
 // read reads the program's module and says so.

@@ -165,6 +165,7 @@ func TestShareTables(t *testing.T) {
 	r.Programs[0].HottestPath, r.Programs[0].PathExecutions = 300, 800
 	for j := range r.Programs[0].Strategies[1:] {
 		r.Programs[0].Strategies[j+1].StaticHitShare = 0.75
+		r.Programs[0].Strategies[j+1].EstimateHitShare = 0.6
 	}
 	var b strings.Builder
 	writeShares(&b, r)
@@ -192,10 +193,14 @@ func TestShareTables(t *testing.T) {
 				t.Errorf("placed table's average:\n%s", rows)
 			}
 		case 2:
+			if !strings.Contains(rows, "| calc | 60% | 60% |") {
+				t.Errorf("estimate table:\n%s", rows)
+			}
+		case 3:
 			if !strings.Contains(rows, "| calc | 75% | 75% |") {
 				t.Errorf("static table:\n%s", rows)
 			}
-		case 3:
+		case 4:
 			if !strings.Contains(rows, "| program | k=2 | k=4 | k=8 |") || !strings.Contains(rows, "| calc | 40% | 30% | 30% |") ||
 				strings.Contains(rows, "gofmt") || !strings.Contains(rows, "| **average** | **40%** | **30%** | **30%** |") {
 				t.Errorf("floor table:\n%s", rows)
@@ -205,7 +210,7 @@ func TestShareTables(t *testing.T) {
 			t.Errorf("a failed program has shares:\n%s", rows)
 		}
 	}
-	if len(titles) != 4 || !strings.Contains(titles[1], "placed by the profile") || !strings.Contains(titles[3], "floor") {
+	if len(titles) != 5 || !strings.Contains(titles[1], "placed by the profile") || !strings.Contains(titles[2], "static estimate") || !strings.Contains(titles[4], "floor") {
 		t.Fatalf("tables %q:\n%s", titles, out)
 	}
 }

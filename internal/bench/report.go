@@ -251,7 +251,8 @@ func oneLine(s string) string {
 // per program and partitioned strategy, with the plans made from SBL's
 // edge frequencies; the same over the hits of SBL with its probes placed
 // by those frequencies too, which leaves the partitioning's own gain; the
-// same for plans made from static probe counts; and the floor of any
+// same for plans made from the static estimate and from static probe
+// counts; and the floor of any
 // partition of the paths.
 func writeShares(b *strings.Builder, r *Report) {
 	sts := r.Strategies[1:]
@@ -285,7 +286,9 @@ func writeShares(b *strings.Builder, r *Report) {
 			}
 			return placed(p)
 		})
-	writeShareTable(b, r, "The same without a prior profile, as a first run is planned (task costs are static probe counts, probes placed by static estimates), over SBL's hits:",
+	writeShareTable(b, r, "The same without a prior profile, as a first run is planned: weighted by a static estimate of the run (loop nesting, the call graph, dispatch loops), over SBL's hits:",
+		heads, each(func(p *ProgramResult, m *Measure) float64 { return m.EstimateHitShare }))
+	writeShareTable(b, r, "The same, planned by static probe counts, as in the P3 paper, over SBL's hits:",
 		heads, each(func(p *ProgramResult, m *Measure) float64 { return m.StaticHitShare }))
 
 	// The floor: the copy that counts a path runs a sequence each time it

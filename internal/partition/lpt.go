@@ -14,13 +14,18 @@ import (
 // of each job. The greedy schedule's largest load is within 4/3 of the
 // optimum (Graham 1969); the optimum is NP-hard.
 func LPT(costs []int64, k int) []int {
+	return lpt(costs, make([]int64, k))
+}
+
+// lpt is LPT onto machines that start with the given loads (updated).
+func lpt(costs []int64, load []int64) []int {
+	k := len(load)
 	order := make([]int, len(costs))
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return costs[order[a]] > costs[order[b]] })
 	assign := make([]int, len(costs))
-	load := make([]int64, k)
 	for _, j := range order {
 		best := 0
 		for c := 1; c < k; c++ {

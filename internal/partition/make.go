@@ -45,6 +45,21 @@ type Options struct {
 	// defined function def (instrument's Func.CanShareLoop). Without it
 	// no loop is shared out.
 	ShareLoop func(def int, header int32) bool
+	// Static, without Weights, keeps a plan priced by static probe
+	// counts, as in the P3 paper: profiler.Build otherwise weights a
+	// PBL or P3 plan made without a profile by a static estimate of the
+	// run (package estimate).
+	Static bool
+	// Guessed says that Weights are an estimate, not a profile: which of
+	// the functions is hot may be wrong by orders of magnitude. P3 then
+	// hedges: among the heaviest functions, it shares out the iterations
+	// of the heaviest loop of each one that one call instruction at most
+	// names (main, what was inlined into it, a table's functions),
+	// whether or not the estimate says that pays, so that the copies
+	// divide whichever turns out hot. A function called from many places
+	// is not hedged: it is likely called often, and every copy would pay
+	// its probes around the loop at every call.
+	Guessed bool
 }
 
 // task is one task during planning.
@@ -62,6 +77,8 @@ type task struct {
 	// iterations the slots share out (0: the calls).
 	slots, slot int
 	loop        int32
+	// pinned puts a slot in copy slot, before LPT distributes the rest.
+	pinned bool
 }
 
 // Make plans the copies for a strategy: SBL (k must be 1), PBL or P3.
@@ -148,7 +165,17 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy profile.Strategy, k int, o
 			return nil, err
 		}
 		if strategy == profile.P3 {
-			chooseSlices(perFunc, k, m, graphs, opt.Weights, opt.ShareLoop)
+			var hedged []bool
+			if opt.Guessed {
+				// Hedged: the functions called from one instruction at
+				// most, such as main and what was inlined into it, or a
+				// table's.
+				hedged = make([]bool, len(m.Code))
+				for i := range hedged {
+					hedged[i] = callers.Sites[m.NumImportedFuncs+uint32(i)] <= 1
+				}
+			}
+			chooseSlices(perFunc, k, m, graphs, opt.Weights, opt.ShareLoop, hedged)
 		}
 	} else {
 		for i, ts := range perFunc {
@@ -163,7 +190,24 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy profile.Strategy, k int, o
 			all = append(all, &perFunc[i][j])
 		}
 	}
-	assign := LPT(costsOf(all), k)
+	assign := make([]int, len(all))
+	loads := make([]int64, k)
+	var rest []int
+	for i, t := range all {
+		if t.pinned {
+			assign[i] = t.slot % k
+			loads[t.slot%k] += t.cost
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	restCosts := make([]int64, len(rest))
+	for j, i := range rest {
+		restCosts[j] = all[i].cost
+	}
+	for j, c := range lpt(restCosts, loads) {
+		assign[rest[j]] = c
+	}
 	for i, t := range all {
 		c := assign[i]
 		p.Copies[c].Load += t.cost

@@ -1403,3 +1403,48 @@ func TestPlanLoopSlices(t *testing.T) {
 		t.Run(name, func(t *testing.T) { refused(t, b, graphs, spoil) })
 	}
 }
+
+// TestGuessedHedges: planned by an estimate (Options.Guessed), P3 shares
+// out the loop of a function called from one place at most even when
+// the estimate calls the function cold, which a profile's plan does not,
+// one slot per copy.
+func TestGuessedHedges(t *testing.T) {
+	_, ms, _ := realModules(t)
+	m := ms[0]
+	callers, err := FindCallers(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := callers.Sites[m.NumImportedFuncs]; n > 1 {
+		t.Fatalf("function 0 of the first C program has %d call sites", n)
+	}
+	graphs, ws := loopFuncs(t, m, 11, func(paths float64) float64 { return 1 / paths })
+	for e := range ws[0] {
+		ws[0][e] = math.Ceil(ws[0][e] / 1000) // cold, by the estimate
+	}
+	for def := maxSplitTries / 2; def < len(ws); def++ {
+		ws[def] = nil // never run, so function 0 is among those tried
+	}
+	opt := Options{Weights: ws, ShareLoop: func(int, int32) bool { return true }}
+	p, err := Make(m, graphs, profile.P3, 4, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Funcs[0].Slices != 0 {
+		t.Fatalf("planned by a profile, the cold loop is shared out in %d slots", p.Funcs[0].Slices)
+	}
+	opt.Guessed = true
+	if p, err = Make(m, graphs, profile.P3, 4, opt); err != nil {
+		t.Fatal(err)
+	}
+	checkPlan(t, m, graphs, p, ws)
+	f := p.Funcs[0]
+	if f.Slices != 4 || f.Loop == 0 {
+		t.Fatalf("hedged: slices %d, loop %d", f.Slices, f.Loop)
+	}
+	for j, task := range f.Tasks {
+		if task.Copy != j {
+			t.Fatalf("slot %d in copy %d", j, task.Copy)
+		}
+	}
+}

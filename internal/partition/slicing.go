@@ -23,7 +23,7 @@ import (
 // iteration's back edge. Slots are priced by slotCosts and
 // loopCost.slotCosts. Like splits, the slicings kept must lower the
 // largest load by minSplitGain in all.
-func chooseSlices(perFunc [][]task, k int, m *wasm.Module, graphs []*cfg.DAG, weights [][]float64, shareLoop func(int, int32) bool) {
+func chooseSlices(perFunc [][]task, k int, m *wasm.Module, graphs []*cfg.DAG, weights [][]float64, shareLoop func(int, int32) bool, hedged []bool) {
 	type option struct {
 		def  int
 		cost int64
@@ -32,6 +32,9 @@ func chooseSlices(perFunc [][]task, k int, m *wasm.Module, graphs []*cfg.DAG, we
 		g     int
 		loop  int32
 		costs []int64
+		// hedged slots go to copies 0 .. g-1, one each, whatever
+		// their estimated costs (see Options.Guessed).
+		hedged bool
 	}
 	var tries []option
 	costs := make([][]int64, len(perFunc))
@@ -75,6 +78,22 @@ func chooseSlices(perFunc [][]task, k int, m *wasm.Module, graphs []*cfg.DAG, we
 			}
 		}
 		whole := costs[t.def]
+		if hedged != nil && hedged[t.def] {
+			// The most slots of the heaviest loop that fits.
+			var pick *slicing
+			for i, a := range alts {
+				if a.loop != 0 && (pick == nil || a.loop == pick.loop && a.g > pick.g) {
+					pick = &alts[i]
+				}
+			}
+			if pick != nil {
+				pick.hedged = true
+				chosen[t.def] = *pick
+				costs[t.def] = pick.costs
+				budget -= int64(pick.g-1) * int64(len(m.Code[t.def].Body))
+			}
+			continue
+		}
 		for _, a := range alts {
 			costs[t.def] = a.costs
 			if l := maxLoad(slices.Concat(costs...), k); l < best {
@@ -89,13 +108,13 @@ func chooseSlices(perFunc [][]task, k int, m *wasm.Module, graphs []*cfg.DAG, we
 			}
 		}
 	}
-	if best > base-int64(float64(base)*minSplitGain) {
+	if hedged == nil && best > base-int64(float64(base)*minSplitGain) {
 		return
 	}
 	for def, a := range chosen {
 		ts := make([]task, a.g)
 		for j, c := range a.costs {
-			ts[j] = task{def: def, cost: c, slots: a.g, slot: j, loop: a.loop}
+			ts[j] = task{def: def, cost: c, slots: a.g, slot: j, loop: a.loop, pinned: a.hedged}
 		}
 		perFunc[def] = ts
 	}

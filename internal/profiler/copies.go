@@ -22,6 +22,7 @@ import (
 
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/counters"
+	"github.com/pathprof/pathprof/internal/estimate"
 	"github.com/pathprof/pathprof/internal/instrument"
 	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/runner"
@@ -46,6 +47,9 @@ type Copies struct {
 	// PBL's: the copies are then PBL's (Plan.Strategy still says p3; the
 	// manifest records the fallback).
 	FellBack bool
+	// Estimated is set when the plan was weighted by the static estimate
+	// (no weights were given).
+	Estimated bool
 	// PBL holds, when a P3 plan made with weights split or shared out
 	// functions and was kept, the PBL copies it was compared with, so
 	// that a run can tell whether it paid: hits of copies that share out
@@ -62,6 +66,18 @@ func Build(orig []byte, strategy profile.Strategy, k int, opt instrument.Options
 	if err != nil {
 		return nil, err
 	}
+	if strategy != profile.SBL && popt.Weights == nil && !popt.Static {
+		funcs := make([]estimate.Func, len(analysis.Funcs))
+		for i, f := range analysis.Funcs {
+			if f.Num != nil {
+				funcs[i] = estimate.Func{Graph: f.Graph, DAG: dags[i], Offset: f.InstrOffset}
+			}
+		}
+		if popt.Weights, err = estimate.Frequencies(m, funcs); err != nil {
+			return nil, err
+		}
+		popt.Guessed = true
+	}
 	if popt.ShareLoop == nil {
 		popt.ShareLoop = func(def int, h int32) bool { return analysis.Funcs[def].CanShareLoop(h) == nil }
 	}
@@ -75,11 +91,13 @@ func Build(orig []byte, strategy profile.Strategy, k int, opt instrument.Options
 	if err != nil {
 		return nil, err
 	}
-	cs.PlanSeconds = planSecs
-	if strategy == profile.P3 && popt.Weights != nil && split(plan) {
+	cs.PlanSeconds, cs.Estimated = planSecs, popt.Guessed
+	if strategy == profile.P3 && popt.Weights != nil && !popt.Guessed && split(plan) {
 		// The planner prices probes with a model of the instrumenter;
 		// the copies' hits on the profiled run are exact. Keep P3's
 		// splits only if they beat the plan with every function whole.
+		// (An estimate's hits are no better than its guess, which the
+		// plan hedges against.)
 		start := time.Now()
 		pbl, err := partition.Make(m, dags, profile.PBL, k, popt)
 		if err != nil {
