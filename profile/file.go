@@ -259,6 +259,16 @@ func (p *Profile) validate() error {
 	} else if p.Copies < 1 {
 		return fmt.Errorf("%d copies", p.Copies)
 	}
+	if w := p.Weights; w != nil {
+		switch w.Source {
+		case WeightsStatic, WeightsEstimate, WeightsProfile, WeightsPrevious:
+		default:
+			return fmt.Errorf("weights source %q", w.Source)
+		}
+		if w.Matched < 0 || w.Ran < w.Matched {
+			return fmt.Errorf("weights matched %d of %d functions", w.Matched, w.Ran)
+		}
+	}
 	if err := checkEnd(p.Complete, p.Incomplete, p.Interrupted); err != nil {
 		return err
 	}

@@ -83,6 +83,9 @@ type Profile struct {
 	// signal, a timeout) and its counts read as they stood: the profile is
 	// then incomplete too.
 	Interrupted *Interruption `json:"interrupted,omitempty"`
+	// Weights says what the copies of a PBL or P3 run were planned by;
+	// absent for SBL.
+	Weights *Weights `json:"weights,omitempty"`
 	// ExitCode is the program's exit code; in a profile of several
 	// inputs, the first failing input's, or 0.
 	ExitCode uint32 `json:"exit_code"`
@@ -102,6 +105,48 @@ type Profile struct {
 	UncoveredFrom *Uncovered `json:"uncovered_from,omitempty"`
 	Runs          []Run      `json:"runs"`
 	Functions     []Function `json:"functions"`
+}
+
+// Sources of a plan's weights (Weights.Source).
+const (
+	WeightsStatic   = "static"   // static probe counts, as in the P3 paper
+	WeightsEstimate = "estimate" // a static estimate of the run
+	WeightsProfile  = "profile"  // a profile given by the user (--weights)
+	WeightsPrevious = "previous" // the previous profile kept for the module
+)
+
+// Weights says what a partitioned run's plan was weighted by.
+type Weights struct {
+	// Source is WeightsStatic, WeightsEstimate, WeightsProfile or
+	// WeightsPrevious.
+	Source string `json:"source"`
+	// SHA256 is, for a profile, the digest of the module it profiled:
+	// for a previous profile of an earlier build, not this module's.
+	SHA256 string `json:"sha256,omitempty"`
+	// Matched is, for a previous profile of an earlier build, how many
+	// of the functions it ran were matched in this module by name and
+	// control-flow shape, of Ran; the others were planned as if they
+	// never ran.
+	Matched int `json:"matched,omitempty"`
+	Ran     int `json:"ran,omitempty"`
+}
+
+// String says in words what a plan was weighted by.
+func (w *Weights) String() string {
+	switch w.Source {
+	case WeightsStatic:
+		return "static probe counts"
+	case WeightsEstimate:
+		return "a static estimate of the run (no profile of this module yet)"
+	case WeightsProfile:
+		return "the profile given (module sha256 " + w.SHA256 + ")"
+	case WeightsPrevious:
+		if w.Ran > 0 {
+			return fmt.Sprintf("the previous profile of an earlier build at this path (module sha256 %s): %d of the %d functions it ran matched by name and control-flow shape", w.SHA256, w.Matched, w.Ran)
+		}
+		return "the previous profile of this module (sha256 " + w.SHA256 + ")"
+	}
+	return w.Source
 }
 
 // Input is one run of the program (one input: arguments, environment,

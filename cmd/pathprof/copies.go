@@ -77,7 +77,7 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
-	popt, err := planOptions(orig, *weights)
+	popt, _, err := planOptions(orig, *weights)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
@@ -121,27 +121,28 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// planOptions reads the edge frequencies of an earlier profile, if given.
-func planOptions(orig []byte, weightsPath string) (partition.Options, error) {
+// planOptions reads the edge frequencies of an earlier profile, if given,
+// and says what they are.
+func planOptions(orig []byte, weightsPath string) (partition.Options, *profile.Weights, error) {
 	if weightsPath == "" {
-		return partition.Options{}, nil
+		return partition.Options{}, nil, nil
 	}
 	p, err := profile.ReadFile(weightsPath)
 	if err != nil {
-		return partition.Options{}, err
+		return partition.Options{}, nil, err
 	}
 	res, err := profiler.Analyze(orig)
 	if err != nil {
-		return partition.Options{}, err
+		return partition.Options{}, nil, err
 	}
 	if p.Module.SHA256 != "" && p.Module.SHA256 != res.SHA256 {
-		return partition.Options{}, fmt.Errorf("%s is a profile of another module", weightsPath)
+		return partition.Options{}, nil, fmt.Errorf("%s is a profile of another module", weightsPath)
 	}
 	w, err := res.Result.EdgeFrequencies(p.Functions)
 	if err != nil {
-		return partition.Options{}, fmt.Errorf("%s: %v", weightsPath, err)
+		return partition.Options{}, nil, fmt.Errorf("%s: %v", weightsPath, err)
 	}
-	return partition.Options{Weights: w}, nil
+	return partition.Options{Weights: w}, &profile.Weights{Source: profile.WeightsProfile, SHA256: res.SHA256}, nil
 }
 
 // cmdExec runs one copy (or converts its counts from a node run) into a part.

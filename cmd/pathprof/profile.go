@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pathprof/pathprof/internal/history"
 	"github.com/pathprof/pathprof/internal/instrument"
 	"github.com/pathprof/pathprof/internal/profiler"
 	"github.com/pathprof/pathprof/internal/report"
@@ -254,6 +255,9 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	label := fs.String("label", "", "the run's `LABEL` in the profile (default: the module's name and the arguments)")
 	engineName := fs.String("engine", "wazero", "run the copies in `ENGINE`: wazero, or node (on PATH), which compiles a function when it is first called, so that the copies of a big module start at once; node runs WASI commands only, and reads the counts when a copy has finished")
 	uncovered := fs.String("uncovered-from", "", "count only what the earlier profile `BASE` of this module did not cover: no probes in functions it covered whole, PSPP on the edges of its uncovered paths elsewhere; the profile lists the paths newly covered")
+	defHistory, _ := history.DefaultDir()
+	historyDir := fs.String("history", defHistory, "keep every complete profile in `DIR`, and plan pbl and p3 without --weights by the previous profile kept there for the module or an earlier build at its path")
+	noHistory := fs.Bool("no-history", false, "neither read previous profiles nor keep this one")
 	rf, progArgs, ok := parseWithRun(fs, args, 1)
 	if !ok {
 		return 2
@@ -297,7 +301,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	if code != 0 {
 		return code
 	}
-	popt, err := planOptions(orig, *weights)
+	popt, wsrc, err := planOptions(orig, *weights)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
@@ -307,9 +311,15 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
+	var store *history.Store
+	if !*noHistory && *historyDir != "" {
+		store = &history.Store{Dir: *historyDir}
+	}
 	p, runErr := profiler.Profile(context.Background(), orig, profiler.Options{
 		Label:         *label,
 		Partition:     popt,
+		Weights:       wsrc,
+		History:       store,
 		Strategy:      st,
 		Copies:        k,
 		Jobs:          *jobs,

@@ -71,7 +71,7 @@ func profileRuns(f runsFlags, stdout, stderr io.Writer) int {
 // profileSpecs profiles the runs specs of the module orig, as --runs
 // does, and writes the profile; its exit code is profileRuns'.
 func profileSpecs(f runsFlags, st profile.Strategy, k int, orig []byte, specs []runs.Spec, stderr io.Writer) int {
-	popt, err := planOptions(orig, f.weights)
+	popt, wsrc, err := planOptions(orig, f.weights)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
@@ -108,7 +108,7 @@ func profileSpecs(f runsFlags, st profile.Strategy, k int, orig []byte, specs []
 	// standard error usually says why it failed.
 	tails := make([]*tail, len(specs))
 	p, results, err := runs.Profile(context.Background(), orig, specs, runs.Options{
-		Profile: profiler.Options{Strategy: st, Copies: k, Partition: popt, ModulePath: f.module, Progress: progress,
+		Profile: profiler.Options{Strategy: st, Copies: k, Partition: popt, Weights: wsrc, ModulePath: f.module, Progress: progress,
 			Instrument: instrument.Options{SeparateCounters: f.counterModule}, Run: prog, Region: region,
 			UncoveredFrom: base, UncoveredName: f.uncovered},
 		Workers: workers,

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pathprof/pathprof/internal/history"
 	"github.com/pathprof/pathprof/internal/instrument"
 	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/runner"
@@ -31,8 +32,16 @@ type Options struct {
 	Copies   int
 	Jobs     int
 	// Partition tunes P3 planning. Its Weights, if set, also place every
-	// strategy's probes, SBL's included, on the edges that ran least.
+	// strategy's probes, SBL's included, on the edges that ran least;
+	// Weights says where they come from, for the profile (default: a
+	// profile the user gave).
 	Partition partition.Options
+	Weights   *profile.Weights
+	// History, if set, holds previous profiles: a PBL or P3 run given no
+	// weights is planned by the previous profile of its module (or of an
+	// earlier build at its path) when there is one, and Profile keeps
+	// every complete profile of a whole run there for the next one.
+	History *history.Store
 	// ModulePath is recorded in the profile, and Label as the name of
 	// its run.
 	ModulePath string
@@ -85,15 +94,21 @@ func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, e
 	if p != nil && opt.UncoveredFrom != nil {
 		MarkUncovered(p, opt.UncoveredFrom, opt.UncoveredName)
 	}
+	if err == nil && opt.History != nil && p.Complete && p.Region == nil {
+		if err := opt.History.Save(p, historyFuncs(pr.cs.Funcs)); err != nil {
+			opt.progress("the profile is not kept for later runs: %v", err)
+		}
+	}
 	return p, err
 }
 
 // Prepared is a module's copies, planned and instrumented once, to
 // profile any number of runs (Profile, Worker).
 type Prepared struct {
-	cs     *Copies
-	opt    Options
-	module profile.Module
+	cs      *Copies
+	opt     Options
+	module  profile.Module
+	weights *profile.Weights // what the plan was weighted by
 }
 
 // Prepare plans and instruments the copies of opt's strategy for orig,
@@ -111,6 +126,16 @@ func Prepare(orig []byte, opt Options) (*Prepared, error) {
 	}
 	opt.Copies = k
 	progress := opt.progress
+	if opt.History != nil && opt.Strategy != profile.SBL && opt.Partition.Weights == nil && !opt.Partition.Static {
+		w, src, err := previousWeights(orig, opt.ModulePath, opt.History)
+		switch {
+		case err != nil:
+			progress("the previous profile in %s is not used: %v", opt.History.Dir, err)
+		case w != nil:
+			opt.Partition.Weights, opt.Weights = w, src
+			progress("planning by %s", src)
+		}
+	}
 	start := time.Now()
 	if opt.Strategy == profile.SBL {
 		progress("instrumenting %s (%d bytes)", opt.ModulePath, len(orig))
@@ -148,6 +173,9 @@ func Prepare(orig []byte, opt Options) (*Prepared, error) {
 	} else {
 		progress("built %s in %.2fs", copiesWord(k), time.Since(start).Seconds())
 	}
+	if cs.Estimated {
+		progress("planned by %s", &profile.Weights{Source: profile.WeightsEstimate})
+	}
 	if cs.FellBack {
 		progress("p3's splits would make more probe hits than pbl's on the weights' run: the copies are pbl's")
 	}
@@ -156,7 +184,20 @@ func Prepare(orig []byte, opt Options) (*Prepared, error) {
 	}
 	sum := sha256.Sum256(orig)
 	mod := profile.Module{Path: opt.ModulePath, SHA256: hex.EncodeToString(sum[:]), Size: len(orig), CodeOffset: cs.Copy[0].CodeOffset}
-	return &Prepared{cs: cs, opt: opt, module: mod}, nil
+	pr := &Prepared{cs: cs, opt: opt, module: mod}
+	if opt.Strategy != profile.SBL {
+		switch {
+		case cs.Estimated:
+			pr.weights = &profile.Weights{Source: profile.WeightsEstimate}
+		case opt.Partition.Weights == nil:
+			pr.weights = &profile.Weights{Source: profile.WeightsStatic}
+		case opt.Weights != nil:
+			pr.weights = opt.Weights
+		default:
+			pr.weights = &profile.Weights{Source: profile.WeightsProfile}
+		}
+	}
+	return pr, nil
 }
 
 // progress writes a progress line, if o.Progress is set.
@@ -250,6 +291,7 @@ func (pr *Prepared) run(ctx context.Context, progs []*CopyProgram, label string,
 			return nil, err
 		}
 		p.Module.Path, p.Module.SHA256, p.Module.Size = pr.module.Path, pr.module.SHA256, pr.module.Size
+		p.Weights = pr.weights
 		p.Stubs = stubsOf(runs[0])
 		if p.Region, err = regionOf(runs, in != nil); err != nil {
 			return nil, err

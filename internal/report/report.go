@@ -68,6 +68,8 @@ type Run struct {
 	Source   string           `json:"source"`
 	Strategy profile.Strategy `json:"strategy"`
 	Copies   int              `json:"copies"`
+	// Weights says what a PBL or P3 run's copies were planned by.
+	Weights  *profile.Weights `json:"weights,omitempty"`
 	Complete bool             `json:"complete"`
 	// Incomplete says why the profile is incomplete.
 	Incomplete string `json:"incomplete,omitempty"`
@@ -190,6 +192,7 @@ func Build(p *profile.Profile, opt Options) (*Report, error) {
 		Source:      "none",
 		Strategy:    p.Strategy,
 		Copies:      p.Copies,
+		Weights:     p.Weights,
 		Complete:    p.Complete,
 		Incomplete:  p.Incomplete,
 		Interrupted: p.Interrupted != nil,

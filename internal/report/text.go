@@ -54,6 +54,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "blocks\tfile offsets (give the module for function offsets and source lines)\n")
 	}
 	fmt.Fprintf(tw, "strategy\t%s, %s\n", run.Strategy, plural(run.Copies, "copy"))
+	if w := run.Weights; w != nil {
+		fmt.Fprintf(tw, "planned by\t%s\n", w.String())
+	}
 	status := "complete"
 	if !run.Complete {
 		status = "INCOMPLETE"
