@@ -292,14 +292,14 @@ func TestWeightedP3NeverAbovePBL(t *testing.T) {
 func TestFewerHits(t *testing.T) {
 	p := cProgram(t, "grid")
 	orig, exact, freq := exactRun(t, p)
-	// Planned without the profile, P3 splits grid's functions and its
+	// Planned by static probe counts, P3 splits grid's functions and its
 	// slowest copy makes fewer hits than PBL's (95% against 98% of
 	// SBL's); fewerHits judges them by the profile's frequencies.
-	pbl, err := Build(orig, "pbl", 4, instrument.Options{}, partition.Options{})
+	pbl, err := Build(orig, "pbl", 4, instrument.Options{}, partition.Options{Static: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p3, err := Build(orig, "p3", 4, instrument.Options{}, partition.Options{})
+	p3, err := Build(orig, "p3", 4, instrument.Options{}, partition.Options{Static: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,8 +445,8 @@ func checkMerged(t *testing.T, label string, exact *profile.Profile, parts [][]p
 // TestSelectiveCopiesPlacedByProfile runs selective copies whose PSPP
 // labels sit on the chords of the profile's tree. Planned with a profile,
 // P3 no longer splits these programs (a split's classes cost as much as
-// the function), so the test takes P3's plan made without one, which
-// splits, and gives it the profile's frequencies: the merged counts must
+// the function), so the test takes P3's plan made by static probe counts,
+// which splits, and gives it the profile's frequencies: the merged counts must
 // be the exact profile, and each copy's hits computed from it what the
 // copy counts at run time.
 func TestSelectiveCopiesPlacedByProfile(t *testing.T) {
@@ -456,7 +456,7 @@ func TestSelectiveCopiesPlacedByProfile(t *testing.T) {
 			continue
 		}
 		orig, exact, freq := exactRun(t, p)
-		static, err := Build(orig, "p3", 4, instrument.Options{}, partition.Options{})
+		static, err := Build(orig, "p3", 4, instrument.Options{}, partition.Options{Static: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -505,7 +505,8 @@ func TestSelectiveCopiesPlacedByProfile(t *testing.T) {
 }
 
 // TestManifestVersion: a manifest whose plan places probes by a profile
-// has version 2, which an older reader refuses, one without version 1;
+// (or an estimate) has version 2, which an older reader refuses, one
+// planned by static probe counts version 1;
 // both read back into the same copies, and a newer version is refused.
 func TestManifestVersion(t *testing.T) {
 	p := cProgram(t, "grid")
@@ -516,7 +517,7 @@ func TestManifestVersion(t *testing.T) {
 		opt  partition.Options
 		want int
 		plan func(*Copies) *partition.Plan // nil: PBL's
-	}{{partition.Options{}, FilesVersion, nil}, {partition.Options{Weights: freq}, PlacedVersion, nil},
+	}{{partition.Options{Static: true}, FilesVersion, nil}, {partition.Options{Weights: freq}, PlacedVersion, nil},
 		{partition.Options{Weights: freq}, SlicedVersion, calls}, {partition.Options{Weights: freq}, LoopVersion, loops}} {
 		cs, err := Build(orig, "pbl", 2, instrument.Options{}, tc.opt)
 		if err != nil {

@@ -46,7 +46,7 @@ func TestRandomLoopSlices(t *testing.T) {
 				shared++
 				k := 2 + r.IntN(3)
 				g := 2 + r.IntN(4)
-				pbl, err := Build(orig, "pbl", k, instrument.Options{}, partition.Options{})
+				pbl, err := Build(orig, "pbl", k, instrument.Options{}, partition.Options{Static: true})
 				if err != nil {
 					t.Fatal(err)
 				}
