@@ -12,11 +12,15 @@ import (
 
 // TestMain points the user cache directory at a temporary one, so that
 // the profile command's default --history (and compilation cache) is no
-// directory of the machine's; the test programs keep their shared cache.
+// directory of the machine's; the test programs and the go command (which
+// builds pathprof for the tests that run it as a process) keep their
+// shared caches.
 func TestMain(m *testing.M) {
-	if os.Getenv("PATHPROF_TESTPROGS_CACHE") == "" {
-		if base, err := os.UserCacheDir(); err == nil {
-			os.Setenv("PATHPROF_TESTPROGS_CACHE", filepath.Join(base, "pathprof-testprogs"))
+	if base, err := os.UserCacheDir(); err == nil {
+		for _, v := range [][2]string{{"PATHPROF_TESTPROGS_CACHE", "pathprof-testprogs"}, {"GOCACHE", "go-build"}} {
+			if os.Getenv(v[0]) == "" {
+				os.Setenv(v[0], filepath.Join(base, v[1]))
+			}
 		}
 	}
 	dir, err := os.MkdirTemp("", "pathprof-cmd-test-cache")
