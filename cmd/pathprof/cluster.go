@@ -55,6 +55,25 @@ func writeUnits(dir string, specs []runs.Spec, man *profiler.Manifest) error {
 	return profiler.WriteManifest(dir, man)
 }
 
+// readWorkDir reads the work directory at path, made absolute since the
+// engines' tasks run elsewhere, and its copies; ok is false after saying
+// why it cannot, or that it has no units.
+func readWorkDir(path string, stderr io.Writer) (dir string, man *profiler.Manifest, cs *profiler.Copies, ok bool) {
+	dir, err := filepath.Abs(path)
+	if err == nil {
+		man, _, cs, err = profiler.ReadDir(dir)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return "", nil, nil, false
+	}
+	if len(man.Units) == 0 {
+		fmt.Fprintf(stderr, "pathprof: %s has no work units: write it with instrument --runs FILE\n", dir)
+		return "", nil, nil, false
+	}
+	return dir, man, cs, true
+}
+
 // hasUnit reports whether exec's arguments ask for a work unit.
 func hasUnit(args []string) bool {
 	for _, a := range args {
@@ -116,13 +135,8 @@ func execUnit(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	man, _, cs, err := profiler.ReadDir(dir)
-	if err != nil {
-		fmt.Fprintf(stderr, "pathprof: %v\n", err)
-		return 1
-	}
-	if len(man.Units) == 0 {
-		fmt.Fprintf(stderr, "pathprof: %s has no work units: write it with instrument --runs FILE\n", dir)
+	dir, man, cs, ok := readWorkDir(dir, stderr)
+	if !ok {
 		return 1
 	}
 	if u < 0 || u >= len(man.Units) {
@@ -238,18 +252,8 @@ func cmdSubmit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: --engine %q: want slurm or kubernetes\n", f.engine)
 		return 2
 	}
-	dir, err := filepath.Abs(fs.Arg(0))
-	if err != nil {
-		fmt.Fprintf(stderr, "pathprof: %v\n", err)
-		return 1
-	}
-	man, _, _, err := profiler.ReadDir(dir)
-	if err != nil {
-		fmt.Fprintf(stderr, "pathprof: %v\n", err)
-		return 1
-	}
-	if len(man.Units) == 0 {
-		fmt.Fprintf(stderr, "pathprof: %s has no work units: write it with instrument --runs FILE\n", dir)
+	dir, man, _, ok := readWorkDir(fs.Arg(0), stderr)
+	if !ok {
 		return 1
 	}
 	units := make([]int, len(man.Units))
@@ -393,22 +397,13 @@ func cmdCollect(args []string, stdout, stderr io.Writer) int {
 	if !checkOutput(*out, stderr) {
 		return 1
 	}
-	dir, err := filepath.Abs(fs.Arg(0))
-	if err != nil {
-		fmt.Fprintf(stderr, "pathprof: %v\n", err)
-		return 1
-	}
-	man, _, cs, err := profiler.ReadDir(dir)
-	if err != nil {
-		fmt.Fprintf(stderr, "pathprof: %v\n", err)
-		return 1
-	}
-	if len(man.Units) == 0 {
-		fmt.Fprintf(stderr, "pathprof: %s has no work units: merge its copies' parts with pathprof merge\n", dir)
+	dir, man, cs, ok := readWorkDir(fs.Arg(0), stderr)
+	if !ok {
 		return 1
 	}
 	ctx := context.Background()
 	var us []cluster.Unit
+	var err error
 	if f.wait {
 		us, err = waitUnits(ctx, dir, man, f.poll, stderr)
 	} else {
