@@ -139,3 +139,56 @@ func readC(t testing.TB, name string) []byte {
 	}
 	return b
 }
+
+// FuzzMergeRun feeds a work unit's part, as a batch engine's task wrote
+// it on some node, to MergeRun beside the real part of the run's other
+// unit: a part that is not that unit's is refused with an error, never a
+// panic, and a merged profile is valid. Seeds are the real parts of
+// grid's two P3 copies on one run.
+func FuzzMergeRun(f *testing.F) {
+	p := testprogs.CProgramByName(f, "grid")
+	orig := readC(f, "grid")
+	cs, err := Build(orig, profile.P3, 2, instrument.Options{}, partition.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	dir := f.TempDir()
+	man, err := WriteDir(dir, p.Wasm, orig, cs, "")
+	if err != nil {
+		f.Fatal(err)
+	}
+	man.SetRuns([]string{"grid", "other"})
+	var real [2]*Part
+	for u := range real {
+		var out bytes.Buffer
+		cfg := p.Config(f)
+		cfg.Stdout = &out
+		run := RunCopy(context.Background(), cs.Copy[u], cfg)
+		if err := run.Failure(); err != nil {
+			f.Fatal(err)
+		}
+		real[u] = NewUnitPart(man, u, run, outputSum(out.Bytes()), "grid", cfg, nil)
+		b, err := json.Marshal(real[u])
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		part, err := ParsePart(b)
+		if err != nil {
+			return
+		}
+		other := real[0]
+		if part.Copy == 0 {
+			other = real[1]
+		}
+		prof, err := MergeRun(man, cs, []*Part{other, part})
+		if err != nil {
+			return
+		}
+		if err := prof.Validate(); err != nil {
+			t.Fatalf("merged an invalid profile: %v", err)
+		}
+	})
+}
