@@ -5,6 +5,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
@@ -111,6 +112,16 @@ func startSlurm(t *testing.T) {
 		out, err := exec.Command("sinfo", "--noheader", "--format=%T").Output()
 		return err == nil && strings.TrimSpace(string(out)) == "idle"
 	})
+	// A node that cannot launch a job (a container that forbids what
+	// slurmstepd does) cannot run the units either.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sbatch", "--wait", "--output=/dev/null", "--wrap=true")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b, _ := os.ReadFile(filepath.Join(dir, "slurmd.log"))
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		t.Skipf("skipped: slurmd cannot run a job here (%v: %s); slurmd.log ends:\n%s", err, bytes.TrimSpace(out), strings.Join(lines[max(0, len(lines)-5):], "\n"))
+	}
 }
 
 // waitFor waits up to 30 s for ready, and skips the test with the end of
