@@ -74,14 +74,26 @@ func readWorkDir(path string, stderr io.Writer) (dir string, man *profiler.Manif
 	return dir, man, cs, true
 }
 
-// hasUnit reports whether exec's arguments ask for a work unit.
+// hasUnit reports whether exec's arguments ask for a work unit: --unit
+// or --units among the flags before a second operand (after DIR COPY
+// come the program's arguments, which may be anything).
 func hasUnit(args []string) bool {
-	for _, a := range args {
+	operands := 0
+	for i := 0; i < len(args) && operands < 2; i++ {
+		a := args[i]
 		if a == "--" {
 			return false
 		}
-		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && (name == "unit" || name == "units") {
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			operands++
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case name == "unit" || name == "units":
 			return true
+		case !hasValue && name != "q" && name != "stub-missing":
+			i++ // the flag's value
 		}
 	}
 	return false

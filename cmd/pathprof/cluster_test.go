@@ -172,3 +172,20 @@ func TestKubernetesSubmit(t *testing.T) {
 		t.Fatalf("collect: exit %d\n%s", code, errs)
 	}
 }
+
+func TestHasUnit(t *testing.T) {
+	for _, c := range []struct {
+		args string
+		want bool
+	}{
+		{"DIR --unit 3", true},
+		{"--timeout 5s -q DIR --units=1,2 --unit 0", true},
+		{"DIR 0 --unit 3", false}, // the program's arguments
+		{"--stub-missing DIR 1 -- --unit", false},
+		{"--env K=V DIR 0", false},
+	} {
+		if got := hasUnit(strings.Fields(c.args)); got != c.want {
+			t.Errorf("hasUnit(%s) = %v", c.args, got)
+		}
+	}
+}
