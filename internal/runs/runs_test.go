@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -134,4 +135,43 @@ func equalCounts(a, b map[tracer.Key]uint64) (bool, string) {
 		}
 	}
 	return len(a) == len(b), "the tracer saw other paths"
+}
+
+// TestStop stops the runs after the first has ended: every run is still
+// in the profile, those not started marked as not run, and the profile
+// incomplete; none is lost.
+func TestStop(t *testing.T) {
+	g := testprogs.CProgramByName(t, "grid")
+	orig, err := os.ReadFile(g.Wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := gridSpecs()
+	stop := make(chan string, 1)
+	p, results, err := Profile(context.Background(), orig, specs, Options{
+		Profile: profiler.Options{ModulePath: g.Wasm, Run: runner.Config{CacheDir: testprogs.WazeroCacheDir(t)}},
+		Stop:    stop,
+		Progress: func(pg Progress) {
+			select {
+			case stop <- "SIGINT":
+			default:
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Inputs) != len(specs) || len(results) != len(specs) || p.Complete {
+		t.Fatalf("%d inputs, %d results of %d runs, complete %v", len(p.Inputs), len(results), len(specs), p.Complete)
+	}
+	notRun := 0
+	for _, in := range p.Inputs {
+		if strings.HasPrefix(in.Incomplete, "not run: stopped by SIGINT") {
+			notRun++
+		}
+	}
+	// The first ended before the stop; the second may have started.
+	if notRun < len(specs)-2 {
+		t.Fatalf("%d runs marked not run, want at least %d: %+v", notRun, len(specs)-2, p.Inputs)
+	}
 }
