@@ -316,6 +316,9 @@ func submit(dir string, man *profiler.Manifest, job cluster.Job, units []int, f 
 		applied, err := cluster.ApplyKubernetes(ctx, m)
 		if err != nil {
 			fmt.Fprintf(stderr, "pathprof: %v\n", err)
+			if f.manifest == "" {
+				fmt.Fprintln(stderr, "pathprof: -o FILE writes the Job's manifest, to apply elsewhere")
+			}
 			return 1
 		}
 		if !applied {
