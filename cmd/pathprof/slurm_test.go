@@ -28,6 +28,8 @@ import (
 // why; on CI, which installs them, a missing one fails it.
 func startSlurm(t *testing.T) {
 	t.Helper()
+	// The daemons are in /usr/sbin, which a root shell's PATH may lack.
+	t.Setenv("PATH", os.Getenv("PATH")+string(os.PathListSeparator)+"/usr/sbin"+string(os.PathListSeparator)+"/sbin")
 	for _, n := range []string{"munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "sinfo"} {
 		if _, err := exec.LookPath(n); err != nil {
 			if why := os.Getenv("PATHPROF_SKIP_SLURM"); why != "" {
