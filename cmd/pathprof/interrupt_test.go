@@ -103,7 +103,9 @@ func spinTest(t *testing.T) (bin, wasm string, bound map[[2]uint64]uint64) {
 // none) and its stderr.
 func interruptRun(t *testing.T, bin string, args []string, ready func(string) bool, pause time.Duration, sigs ...os.Signal) (int, time.Duration, string) {
 	t.Helper()
+	warmCache(t, bin, args)
 	cmd := exec.Command(bin, args...)
+	cmd.Env = freshCacheEnv(t)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -156,6 +158,41 @@ func interruptRun(t *testing.T, bin string, args []string, ready func(string) bo
 		t.Fatal(werr)
 	}
 	return cmd.ProcessState.ExitCode(), took, log.String()
+}
+
+// warmCache runs args once with spin's short run in place of spinRounds,
+// its output elsewhere and no deadline or snapshots, so that the copies
+// are already compiled in args' --cache when the run the test signals
+// starts: the pause before the signal is then spent running the program,
+// not compiling it, however loaded the machine. Both runs plan alike:
+// neither has a previous profile to plan by (freshCacheEnv).
+func warmCache(t *testing.T, bin string, args []string) {
+	t.Helper()
+	var short []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; a {
+		case spinRounds:
+			short = append(short, "1")
+		case "-o":
+			short = append(short, a, filepath.Join(t.TempDir(), filepath.Base(args[i+1])))
+			i++
+		case "--timeout", "--snapshot-every":
+			i++ // a short run needs neither, and a deadline could stop it
+		default:
+			short = append(short, a)
+		}
+	}
+	cmd := exec.Command(bin, short...)
+	cmd.Env = freshCacheEnv(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pathprof %s: %v\n%s", strings.Join(short, " "), err, out)
+	}
+}
+
+// freshCacheEnv is the test's environment with an empty user cache
+// directory, where pathprof keeps the profiles it plans by.
+func freshCacheEnv(t *testing.T) []string {
+	return append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
 }
 
 // checkInterrupted checks the profile at out: interrupted for reason, its
