@@ -17,18 +17,9 @@ func TestReverseRandom(t *testing.T) {
 	iters := iterations(5000)
 	var checked, paths int
 	for it := range iters {
-		d := randDAG(r, 12)
-		n, err := Number(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all, ok := dagtest.Paths(d, cfg.Entry, 20000)
+		d, n, rv, all, ok := randomReverse(t, r)
 		if !ok {
 			continue
-		}
-		rv, err := NumberReverse(d, n)
-		if err != nil {
-			t.Fatalf("NumberReverse: %v", err)
 		}
 		fw := rv.Forward()
 		seen := make([]bool, len(all))
@@ -86,18 +77,9 @@ func TestReverseBetween(t *testing.T) {
 	iters := iterations(3000)
 	var pairs, capped int
 	for it := range iters {
-		d := randDAG(r, 12)
-		n, err := Number(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all, ok := dagtest.Paths(d, cfg.Entry, 20000)
+		d, _, rv, all, ok := randomReverse(t, r)
 		if !ok {
 			continue
-		}
-		rv, err := NumberReverse(d, n)
-		if err != nil {
-			t.Fatal(err)
 		}
 		want := map[[2]int32][]int64{}
 		for _, p := range all {
@@ -126,4 +108,22 @@ func TestReverseBetween(t *testing.T) {
 		t.Fatalf("%d of %d pairs over the limit: the limit is not tested both ways", capped, pairs)
 	}
 	t.Logf("%d pairs, %d over the limit", pairs, capped)
+}
+
+// randomReverse makes a random DAG, numbers it both ways and lists its
+// paths; ok is false for a DAG of more than 20,000 paths.
+func randomReverse(t *testing.T, r *rand.Rand) (d *cfg.DAG, n *Numbering, rv *Reverse, all [][]int32, ok bool) {
+	t.Helper()
+	d = randDAG(r, 12)
+	n, err := Number(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all, ok = dagtest.Paths(d, cfg.Entry, 20000); !ok {
+		return d, n, nil, nil, false
+	}
+	if rv, err = NumberReverse(d, n); err != nil {
+		t.Fatalf("NumberReverse: %v", err)
+	}
+	return d, n, rv, all, true
 }

@@ -22,11 +22,7 @@ func TestLoopCounters(t *testing.T) {
 	ctx := context.Background()
 	used := 0
 	for _, p := range testprogs.CRuns(t) {
-		orig := readModule(t, p)
-		res, err := instrument.Instrument(orig, instrument.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		orig, res := instrumented(t, p)
 		n := 0
 		for _, f := range res.Funcs {
 			n += f.LoopCounters
@@ -148,11 +144,7 @@ func TestIterationCounters(t *testing.T) {
 	hashed := 0
 	for _, k := range []struct{ name, arg string }{{"filter", "30"}, {"apsp", "24"}, {"fft", "2"}, {"bsearch", "300"}} {
 		p := program{Name: k.name, Path: filepath.Join(dir, k.name+".wasm"), Args: []string{k.arg}}
-		orig := readModule(t, p)
-		res, err := instrument.Instrument(orig, instrument.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		orig, res := instrumented(t, p)
 		n := 0
 		for _, f := range res.Funcs {
 			n += f.IterationCounters
@@ -185,4 +177,15 @@ func TestIterationCounters(t *testing.T) {
 	if hashed == 0 {
 		t.Error("no hashed function got loop counters")
 	}
+}
+
+// instrumented reads p's module and instruments it for SBL.
+func instrumented(t *testing.T, p program) ([]byte, *instrument.Result) {
+	t.Helper()
+	orig := readModule(t, p)
+	res, err := instrument.Instrument(orig, instrument.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return orig, res
 }
