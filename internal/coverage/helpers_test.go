@@ -132,22 +132,22 @@ func lcovFuncs(t *testing.T, data []byte, src string) map[string]fn {
 		if !in {
 			continue
 		}
-		if rest, ok := strings.CutPrefix(l, "FN:"); ok {
-			n, name, _ := strings.Cut(rest, ",")
-			f := out[name]
-			if _, err := fmt.Sscan(n, &f.line); err != nil {
-				t.Fatalf("bad record %q", l)
-			}
-			out[name] = f
+		// FN:line,name and FNDA:calls,name differ only in the field
+		// their number fills.
+		kind, rest, _ := strings.Cut(l, ":")
+		if kind != "FN" && kind != "FNDA" {
+			continue
 		}
-		if rest, ok := strings.CutPrefix(l, "FNDA:"); ok {
-			n, name, _ := strings.Cut(rest, ",")
-			f := out[name]
-			if _, err := fmt.Sscan(n, &f.calls); err != nil {
-				t.Fatalf("bad record %q", l)
-			}
-			out[name] = f
+		n, name, _ := strings.Cut(rest, ",")
+		f := out[name]
+		var field any = &f.line
+		if kind == "FNDA" {
+			field = &f.calls
 		}
+		if _, err := fmt.Sscan(n, field); err != nil {
+			t.Fatalf("bad record %q", l)
+		}
+		out[name] = f
 	}
 	return out
 }
