@@ -27,6 +27,8 @@ trap 'rm -rf "$tmp"' EXIT
 "${CXX[@]}" -c -o "$tmp/gtest-all.o" "$G/src/gtest-all.cc"
 "${CXX[@]}" -c -o "$tmp/gtest_main.o" "$G/src/gtest_main.cc"
 "${CXX[@]}" -g -fdebug-prefix-map="$PWD"=. -Wall -Wextra -Werror -c -o "$tmp/stack.o" stack.cc
-"${CXX[@]}" -o stack.wasm "$tmp/stack.o" "$tmp/gtest-all.o" "$tmp/gtest_main.o" \
+# Linked without -O: with it clang runs binaryen's wasm-opt when one is
+# on PATH, which drops the name section and rewrites the code.
+clang-14 --target=wasm32-wasi -o stack.wasm "$tmp/stack.o" "$tmp/gtest-all.o" "$tmp/gtest_main.o" \
 	-lc++ -lc++abi -lwasi-emulated-signal -lwasi-emulated-process-clocks
 printf '%-12s %7d bytes\n' stack.wasm "$(stat -c %s stack.wasm)"
