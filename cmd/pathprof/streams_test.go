@@ -7,6 +7,7 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -18,9 +19,9 @@ import (
 	"github.com/pathprof/pathprof/profile"
 )
 
-// spewMiB is how much testdata/spew writes in the test: enough that
-// copies holding their output whole would take gigabytes.
-const spewMiB = 200
+// spewMiB is how much testdata/spew writes in the test, 1 GiB: copies
+// holding their output whole would take gigabytes.
+const spewMiB = 1024
 
 // spewBlock is block b of what spew writes.
 func spewBlock(b int) []byte {
@@ -44,7 +45,7 @@ func spewSum() [sha256.Size]byte {
 
 func TestStreamsUnderCopies(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs pathprof as a process on 200 MB of output")
+		t.Skip("runs pathprof as a process on 1 GiB of output")
 	}
 	bin := pathprofBinary(t)
 	wasm := filepath.Join(moduleRoot(t), "testdata", "spew", "spew.wasm")
@@ -65,26 +66,25 @@ func TestStreamsUnderCopies(t *testing.T) {
 		default:
 			args = []string{"profile", "-q", "--strategy", st, "-o", filepath.Join(dir, "p.json"), "--cache", dir, wasm}
 		}
-		cmd := exec.Command(bin, append(args, "--", "200")...)
-		out, err := os.Create(filepath.Join(dir, "stdout"))
+		cmd := exec.Command(bin, append(args, "--", fmt.Sprint(spewMiB))...)
+		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
 		}
 		var errs strings.Builder
-		cmd.Stdout, cmd.Stderr = out, &errs
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("%s: %v\n%s", st, err, errs.String())
-		}
-		// Read as a stream: a child's peak memory counts the test's own
-		// at the fork.
-		h := sha256.New()
-		if _, err := out.Seek(0, io.SeekStart); err != nil {
+		cmd.Stderr = &errs
+		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		n, err := io.Copy(h, out)
-		out.Close()
+		// Hashed as it comes, so that the test's own memory stays small:
+		// a child's peak memory counts the test's at the fork.
+		h := sha256.New()
+		n, err := io.Copy(h, stdout)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("%s: %v\n%s", st, err, errs.String())
 		}
 		if [sha256.Size]byte(h.Sum(nil)) != want || n != spewMiB<<20 {
 			t.Fatalf("%s: the program's %d bytes of output are not what it wrote", st, n)
