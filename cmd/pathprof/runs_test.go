@@ -362,6 +362,10 @@ func TestRunsTimeout(t *testing.T) {
 	os.WriteFile(runsFile, []byte(`{"runs": [{"label": "short", "args": ["1"]}, {"label": "long", "args": ["`+spinRounds+`"], "timeout": "1s"}, {"label": "after", "args": ["2"]}]}`), 0o644)
 	out := filepath.Join(dir, "p.json")
 	cmd := exec.Command(bin, "profile", "--runs", runsFile, "--jobs", "1", "--cache", t.TempDir(), "-o", out, wasm)
+	// A collection at every turn: one that began while the long run's
+	// program computes would wait for it to call out, which it does not
+	// do for minutes, so pathprof must start none while a program runs.
+	cmd.Env = append(os.Environ(), "GOGC=1")
 	timer := time.AfterFunc(5*time.Minute, func() { cmd.Process.Kill() })
 	defer timer.Stop()
 	b, err := cmd.CombinedOutput()

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero/api"
@@ -278,7 +279,7 @@ func instrumentCopies(orig []byte, m *wasm.Module, plan *partition.Plan, funcs [
 // threads and the collector alone, since other Workers' runs may be
 // running beside it: an interruption is then taken when no collection
 // is waiting for a program.
-func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfg runner.Config, jobs int, progress func(string, ...any), stop <-chan string, every time.Duration, snapshot func([]*CopyRun, *profile.Interruption), region *Region, engine Engine) ([]*CopyRun, *profile.Interruption, error) {
+func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, alone bool, cfg runner.Config, jobs int, progress func(string, ...any), stop <-chan string, every time.Duration, snapshot func([]*CopyRun, *profile.Interruption), region *Region, engine Engine) ([]*CopyRun, *profile.Interruption, error) {
 	k := len(cs.Copy)
 	cfgs := make([]runner.Config, k)
 	var stdoutCheck, stderrCheck *outputCheck
@@ -360,7 +361,7 @@ func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfg runner
 	}
 	interrupted := false
 	headroom := func(need int64) {}
-	if (stop != nil || every > 0) && owned {
+	if (stop != nil || every > 0) && (owned || alone) && !ranOn.Load() {
 		if n := min(max(jobs, 1), k) + 1; runtime.GOMAXPROCS(0) < n {
 			old := runtime.GOMAXPROCS(n)
 			defer func() {
@@ -430,6 +431,7 @@ wait:
 			break wait
 		case reason := <-stop:
 			interrupted = true
+			ranOn.Store(true)
 			debug.SetMemoryLimit(math.MaxInt64)
 			runs, in := readLive(cs, runs, lives, readers, finished, reason, start)
 			liveRegions(progs, runs)
@@ -457,6 +459,12 @@ wait:
 	}
 	return runs, nil, nil
 }
+
+// ranOn is set once an interruption returned while a program may run on
+// (runCopies does not wait for it): from then on the process must not stop
+// the world (a collection, runtime.ReadMemStats), which would wait for that
+// program to call out, so the collector stays off.
+var ranOn atomic.Bool
 
 // runningCopy is the progress line of a copy that starts.
 const runningCopy = "running copy %d of %d"

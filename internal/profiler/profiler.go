@@ -90,7 +90,7 @@ func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, e
 	if err != nil {
 		return nil, err
 	}
-	p, err := pr.run(ctx, nil, opt.Label, opt.Run, opt.Interrupt)
+	p, err := pr.run(ctx, nil, false, opt.Label, opt.Run, opt.Interrupt)
 	if p != nil && opt.UncoveredFrom != nil {
 		MarkUncovered(p, opt.UncoveredFrom, opt.UncoveredName)
 	}
@@ -223,6 +223,11 @@ func (pr *Prepared) Copies() *Copies { return pr.cs }
 type Worker struct {
 	pr    *Prepared
 	progs []*CopyProgram
+	// Alone says that no program runs beside this worker's: its runs then
+	// keep the collector off while their programs compute, as a single
+	// profile's run does, so that a stop is taken at once. (A collection
+	// waits for every running program to call out.)
+	Alone bool
 }
 
 // Compile compiles the copies with the compile-time fields of cfg (such
@@ -248,7 +253,7 @@ func (pr *Prepared) Compile(ctx context.Context, cfg runner.Config) (*Worker, er
 // Profile does; its progress lines go to the Prepared's Progress only.
 // A reason received on stop interrupts the run (Options.Interrupt).
 func (w *Worker) Profile(ctx context.Context, label string, cfg runner.Config, stop <-chan string) (*profile.Profile, error) {
-	return w.pr.run(ctx, w.progs, label, cfg, stop)
+	return w.pr.run(ctx, w.progs, w.Alone, label, cfg, stop)
 }
 
 // Close releases the compiled copies.
@@ -261,9 +266,9 @@ func (w *Worker) Close(ctx context.Context) {
 }
 
 // run runs the copies once on cfg's input (compiled as progs, or
-// compiled for this run when nil) and makes the profile, which records
-// the run as its one input.
-func (pr *Prepared) run(ctx context.Context, progs []*CopyProgram, label string, cfg runner.Config, stop <-chan string) (*profile.Profile, error) {
+// compiled for this run when nil; alone as Worker.Alone says) and makes
+// the profile, which records the run as its one input.
+func (pr *Prepared) run(ctx context.Context, progs []*CopyProgram, alone bool, label string, cfg runner.Config, stop <-chan string) (*profile.Profile, error) {
 	opt, cs := &pr.opt, pr.cs
 	if label == "" {
 		label = strings.Join(append([]string{filepath.Base(opt.ModulePath)}, cfg.Args...), " ")
@@ -334,7 +339,7 @@ func (pr *Prepared) run(ctx context.Context, progs []*CopyProgram, label string,
 			}
 		}
 	}
-	runs, in, err := runCopies(ctx, cs, progs, cfg, jobs, progress, stop, every, snapshot, opt.Region, opt.Engine)
+	runs, in, err := runCopies(ctx, cs, progs, alone, cfg, jobs, progress, stop, every, snapshot, opt.Region, opt.Engine)
 	if err != nil {
 		return nil, err
 	}

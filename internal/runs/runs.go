@@ -93,6 +93,11 @@ func Profile(ctx context.Context, orig []byte, specs []Spec, opt Options) (*prof
 		wg.Go(func() { ws[i], errs[i] = pr.Compile(ctx, opt.Profile.Run) })
 	}
 	wg.Wait()
+	for _, w := range ws {
+		if w != nil {
+			w.Alone = workers == 1
+		}
+	}
 	defer func() {
 		for _, w := range ws {
 			if w != nil {
@@ -186,6 +191,7 @@ func Profile(ctx context.Context, orig []byte, specs []Spec, opt Options) (*prof
 					ws[wi] = nil
 					return
 				}
+				w.Alone = workers == 1
 				ws[wi] = w
 			}
 		})
