@@ -11,6 +11,7 @@ import (
 	"github.com/pathprof/pathprof/internal/instrument"
 	"github.com/pathprof/pathprof/internal/numbering"
 	"github.com/pathprof/pathprof/internal/partition"
+	"github.com/pathprof/pathprof/internal/runner"
 	"github.com/pathprof/pathprof/internal/testprogs"
 	"github.com/pathprof/pathprof/internal/wasm"
 	"github.com/pathprof/pathprof/profile"
@@ -96,6 +97,20 @@ func FuzzMergeParts(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	fuzzMerge(f, p, cs, func(c int, run *CopyRun, sum []byte, _ runner.Config) *Part {
+		return NewPart(man, c, run, sum)
+	}, func(parts []*Part) (*profile.Profile, error) {
+		return MergeParts(man, cs, parts)
+	})
+}
+
+// fuzzMerge seeds f with the parts, as newPart makes them, of p's two
+// copies cs, and fuzzes merge with a part beside the real part of the
+// other copy: MergeParts and MergeRun take parts from the same untrusted
+// places, so they are held to the same checks.
+func fuzzMerge(f *testing.F, p testprogs.CProgram, cs *Copies,
+	newPart func(c int, run *CopyRun, sum []byte, cfg runner.Config) *Part,
+	merge func(parts []*Part) (*profile.Profile, error)) {
 	var real [2]*Part
 	for c := range real {
 		var out bytes.Buffer
@@ -105,7 +120,7 @@ func FuzzMergeParts(f *testing.F) {
 		if err := run.Failure(); err != nil {
 			f.Fatal(err)
 		}
-		real[c] = NewPart(man, c, run, outputSum(out.Bytes()))
+		real[c] = newPart(c, run, outputSum(out.Bytes()), cfg)
 		b, err := json.Marshal(real[c])
 		if err != nil {
 			f.Fatal(err)
@@ -121,7 +136,7 @@ func FuzzMergeParts(f *testing.F) {
 		if part.Copy == 0 {
 			other = real[1]
 		}
-		prof, err := MergeParts(man, cs, []*Part{other, part})
+		prof, err := merge([]*Part{other, part})
 		if err != nil {
 			return
 		}
@@ -158,37 +173,9 @@ func FuzzMergeRun(f *testing.F) {
 		f.Fatal(err)
 	}
 	man.SetRuns([]string{"grid", "other"})
-	var real [2]*Part
-	for u := range real {
-		var out bytes.Buffer
-		cfg := p.Config(f)
-		cfg.Stdout = &out
-		run := RunCopy(context.Background(), cs.Copy[u], cfg)
-		if err := run.Failure(); err != nil {
-			f.Fatal(err)
-		}
-		real[u] = NewUnitPart(man, u, run, outputSum(out.Bytes()), "grid", cfg, nil)
-		b, err := json.Marshal(real[u])
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		part, err := ParsePart(b)
-		if err != nil {
-			return
-		}
-		other := real[0]
-		if part.Copy == 0 {
-			other = real[1]
-		}
-		prof, err := MergeRun(man, cs, []*Part{other, part})
-		if err != nil {
-			return
-		}
-		if err := prof.Validate(); err != nil {
-			t.Fatalf("merged an invalid profile: %v", err)
-		}
+	fuzzMerge(f, p, cs, func(u int, run *CopyRun, sum []byte, cfg runner.Config) *Part {
+		return NewUnitPart(man, u, run, sum, "grid", cfg, nil)
+	}, func(parts []*Part) (*profile.Profile, error) {
+		return MergeRun(man, cs, parts)
 	})
 }
