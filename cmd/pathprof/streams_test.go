@@ -43,6 +43,24 @@ func spewSum() [sha256.Size]byte {
 	return s
 }
 
+// startReading starts pathprof with args, its output a pipe that the
+// test reads as the program writes it and its stderr kept: both tests
+// watch the output as it comes, not once the run has ended.
+func startReading(t *testing.T, bin string, args ...string) (*exec.Cmd, io.Reader, *strings.Builder) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := &strings.Builder{}
+	cmd.Stderr = errs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, stdout, errs
+}
+
 func TestStreamsUnderCopies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs pathprof as a process on 1 GiB of output")
@@ -66,16 +84,7 @@ func TestStreamsUnderCopies(t *testing.T) {
 		default:
 			args = []string{"profile", "-q", "--strategy", st, "-o", filepath.Join(dir, "p.json"), "--cache", dir, wasm}
 		}
-		cmd := exec.Command(bin, append(args, "--", fmt.Sprint(spewMiB))...)
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var errs strings.Builder
-		cmd.Stderr = &errs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, stdout, errs := startReading(t, bin, append(args, "--", fmt.Sprint(spewMiB))...)
 		// Hashed as it comes, so that the test's own memory stays small:
 		// a child's peak memory counts the test's at the fork.
 		h := sha256.New()
@@ -114,16 +123,7 @@ func TestStreamsFirstBytes(t *testing.T) {
 	wasm := filepath.Join(moduleRoot(t), "testdata", "spew", "spew.wasm")
 	dir := t.TempDir()
 	out := filepath.Join(dir, "p.json")
-	cmd := exec.Command(bin, "profile", "-q", "--strategy", "p3", "--copies", "4", "-o", out, "--cache", dir, wasm, "--", "16")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var errs strings.Builder
-	cmd.Stderr = &errs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdout, errs := startReading(t, bin, "profile", "-q", "--strategy", "p3", "--copies", "4", "-o", out, "--cache", dir, wasm, "--", "16")
 	defer cmd.Process.Kill()
 	first := make([]byte, 65536)
 	if _, err := io.ReadFull(stdout, first); err != nil {
