@@ -40,7 +40,7 @@ var commands []command
 func init() {
 	commands = []command{
 		{"profile", []string{
-			"[--strategy sbl|pbl|p3] [--copies K] [--jobs N] [--weights PROFILE] [--uncovered-from BASE] [--history DIR | --no-history] [--counter-module] [--timeout D] [--snapshot-every D]\n" +
+			"[--strategy sbl|pbl|p3] [--copies K] [--jobs N] [--weights PROFILE] [--uncovered-from BASE] [--history DIR | --no-history] [--engine wazero|node] [--counter-module] [--timeout D] [--snapshot-every D]\n" +
 				"[-o FILE] [--top N] [-q]\n" +
 				"[--stub MODULE.NAME[=RESULT]] [--stub-missing] [--region MODULE.START,MODULE.END | --region-func NAME] [--invoke NAME[:ARG,...]]\n" +
 				"[--label LABEL] [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [ARGS...]",
