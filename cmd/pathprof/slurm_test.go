@@ -167,7 +167,7 @@ func TestSlurm(t *testing.T) {
 	// The third run is long enough (a few seconds a copy) to be caught
 	// running.
 	b, _ := json.Marshal(map[string]any{"runs": []map[string]any{
-		{"label": "one", "args": []string{"1"}}, {"label": "two", "args": []string{"2"}}, {"label": "long", "args": []string{"60"}}}})
+		{"label": "one", "args": []string{"1"}}, {"label": "two", "args": []string{"2"}}, {"label": "long", "args": []string{"400"}}}})
 	runsFile := filepath.Join(dir, "runs.json")
 	if err := os.WriteFile(runsFile, b, 0o644); err != nil {
 		t.Fatal(err)

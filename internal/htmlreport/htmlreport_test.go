@@ -306,7 +306,7 @@ func TestBigCounts(t *testing.T) {
 	if err := Write(&buf, r, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(buf.Bytes(), []byte(`["9223372036854775809","1152921504606846979",0,[100],"0x64"]`)) {
+	if !bytes.Contains(buf.Bytes(), []byte(`["9223372036854775809","1152921504606846979",0,[100],"0x64"`)) {
 		t.Errorf("big numbers not written as strings")
 	}
 }
