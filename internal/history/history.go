@@ -120,6 +120,23 @@ type Previous struct {
 	Matched, Ran int
 }
 
+// Holds reports whether the store may hold a previous profile of the
+// module with digest digest at path, without reading it: what Find needs
+// (the module's functions) costs an analysis of the module, which a
+// first run need not pay.
+func (s Store) Holds(digest, path string) bool {
+	if digestRE.MatchString(digest) {
+		if _, err := os.Stat(filepath.Join(s.Dir, digest+".json")); err == nil {
+			return true
+		}
+	}
+	if path == "" {
+		return false
+	}
+	_, err := os.Stat(s.pathFile(path))
+	return err == nil
+}
+
 // Find returns the previous profile of the module with digest digest at
 // path whose functions are funcs, or nil if there is none. A profile that
 // cannot be read is treated as none, so that a damaged store never stops

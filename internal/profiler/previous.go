@@ -13,6 +13,9 @@ import (
 // store holds for the module orig at path, and what they are; nil when it
 // holds none that matches a function that ran.
 func previousWeights(orig []byte, path string, store *history.Store) ([][]float64, *profile.Weights, error) {
+	if !store.Holds(hashHex(orig), path) {
+		return nil, nil, nil
+	}
 	a, err := Analyze(orig)
 	if err != nil {
 		return nil, nil, err
