@@ -283,6 +283,9 @@ func (p *Profile) validate() error {
 			return fmt.Errorf("input %q: %w", in.Label, err)
 		}
 	}
+	if err := p.checkUncovered(); err != nil {
+		return err
+	}
 	for i, r := range p.Runs {
 		if r.Copy < 0 {
 			return fmt.Errorf("run %d: copy %d", i, r.Copy)
@@ -360,6 +363,39 @@ func (p *Profile) validate() error {
 		}
 	}
 	return nil
+}
+
+// checkUncovered checks an uncovered_from record: a named base of at
+// least one run, and new paths in order, each one a path the profile
+// lists, since a path that did not run cannot be newly covered.
+func (p *Profile) checkUncovered() error {
+	u := p.UncoveredFrom
+	if u == nil {
+		return nil
+	}
+	if u.Base == "" || u.BaseInputs < 1 {
+		return fmt.Errorf("uncovered_from: base %q of %d runs", u.Base, u.BaseInputs)
+	}
+	listed := map[[2]uint64]bool{}
+	for _, f := range p.Functions {
+		for _, q := range f.Paths {
+			listed[[2]uint64{uint64(f.Index), q.ID}] = true
+		}
+	}
+	for i, np := range u.NewPaths {
+		if i > 0 && !lessPath(u.NewPaths[i-1], np) {
+			return fmt.Errorf("uncovered_from: new path %v out of order or repeated", np)
+		}
+		if !listed[np] {
+			return fmt.Errorf("uncovered_from: new path %d of function %d is not among the profile's paths", np[1], np[0])
+		}
+	}
+	return nil
+}
+
+// lessPath orders [function index, path id] pairs by function, then id.
+func lessPath(a, b [2]uint64) bool {
+	return a[0] < b[0] || a[0] == b[0] && a[1] < b[1]
 }
 
 // checkStrategy checks a strategy and its number of copies.

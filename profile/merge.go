@@ -30,6 +30,10 @@ type Merger struct {
 	// region is the first profile's region, which every other must share:
 	// counts of different regions do not add up.
 	region *Region
+	// uncovered is the first profile's uncovered_from, whose base every
+	// other must share, with the union of their new paths.
+	uncovered *Uncovered
+	newPaths  map[[2]uint64]bool
 }
 
 type mergeInput struct {
@@ -70,6 +74,20 @@ func (m *Merger) Add(name, label string, p *Profile) error {
 		m.region = p.Region
 	} else if !sameRegion(m.region, p.Region) {
 		return fmt.Errorf("%s: %s, %s: %s: counts of different regions do not add up", name, regionLabel(p.Region), m.first, regionLabel(m.region))
+	}
+	if m.n == 0 {
+		if u := p.UncoveredFrom; u != nil {
+			m.uncovered = &Uncovered{Base: u.Base, BaseInputs: u.BaseInputs}
+			m.newPaths = map[[2]uint64]bool{}
+		}
+	} else if !sameUncovered(m.uncovered, p.UncoveredFrom) {
+		return fmt.Errorf("%s: %s, %s: %s: counts made against different bases do not add up",
+			name, uncoveredLabel(p.UncoveredFrom), m.first, uncoveredLabel(m.uncovered))
+	}
+	if u := p.UncoveredFrom; u != nil {
+		for _, np := range u.NewPaths {
+			m.newPaths[np] = true
+		}
 	}
 	if p.Module.Path != "" && (m.module.Path == "" || p.Module.Path < m.module.Path) {
 		m.module.Path = p.Module.Path
@@ -266,6 +284,22 @@ func (m *Merger) Profile() (*Profile, error) {
 		p.Region = addRegion(p.Region, in.Region)
 	}
 	p.Incomplete = strings.Join(reasons, "; ")
+	if m.uncovered != nil {
+		u := *m.uncovered
+		u.NewPaths = slices.SortedFunc(maps.Keys(m.newPaths), func(a, b [2]uint64) int {
+			if lessPath(a, b) {
+				return -1
+			}
+			if lessPath(b, a) {
+				return 1
+			}
+			return 0
+		})
+		if u.NewPaths == nil {
+			u.NewPaths = [][2]uint64{}
+		}
+		p.UncoveredFrom = &u
+	}
 	for _, fi := range idx {
 		mf := m.funcs[fi]
 		f := mf.meta
@@ -342,7 +376,39 @@ func (p *Profile) OfInput(i int) (*Profile, error) {
 		}
 		q.Functions = append(q.Functions, f)
 	}
+	if u := p.UncoveredFrom; u != nil && len(p.Inputs) > 1 {
+		ran := map[[2]uint64]bool{}
+		for _, f := range q.Functions {
+			for _, path := range f.Paths {
+				ran[[2]uint64{uint64(f.Index), path.ID}] = true
+			}
+		}
+		v := *u
+		v.NewPaths = [][2]uint64{}
+		for _, np := range u.NewPaths {
+			if ran[np] {
+				v.NewPaths = append(v.NewPaths, np)
+			}
+		}
+		q.UncoveredFrom = &v
+	}
 	return &q, nil
+}
+
+// sameUncovered reports whether a and b count against the same base
+// (nil for none), whatever paths they found new.
+func sameUncovered(a, b *Uncovered) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Base == b.Base && a.BaseInputs == b.BaseInputs
+}
+
+func uncoveredLabel(u *Uncovered) string {
+	if u == nil {
+		return "counts of whole runs"
+	}
+	return fmt.Sprintf("counts uncovered by %s (%d runs)", u.Base, u.BaseInputs)
 }
 
 // sameRegion reports whether a and b are the same region of interest

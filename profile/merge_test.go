@@ -355,3 +355,85 @@ func TestRegionValidated(t *testing.T) {
 		}
 	}
 }
+
+// withUncovered marks p as counted against base, whose runs covered the
+// paths of odd function index plus id: p's new paths are the others.
+func withUncovered(p *Profile, base string) *Profile {
+	u := &Uncovered{Base: base, BaseInputs: 2, NewPaths: [][2]uint64{}}
+	for _, f := range p.Functions {
+		for _, q := range f.Paths {
+			if (uint64(f.Index)+q.ID)%2 == 0 {
+				u.NewPaths = append(u.NewPaths, [2]uint64{uint64(f.Index), q.ID})
+			}
+		}
+	}
+	p.UncoveredFrom = u
+	return p
+}
+
+// TestMergeUncovered checks that runs counted against one base merge into
+// the union of their new paths, that OfInput gives back each run's, and
+// that runs against another base, or against none, are refused.
+func TestMergeUncovered(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	a, b := withUncovered(randomRun(r, "a", false), "base.json"), withUncovered(randomRun(r, "b", false), "base.json")
+	got := mergeAll(t, []string{"a", "b"}, []*Profile{roundTrip(t, a), roundTrip(t, b)})
+	want := map[[2]uint64]bool{}
+	for _, p := range []*Profile{a, b} {
+		for _, np := range p.UncoveredFrom.NewPaths {
+			want[np] = true
+		}
+	}
+	if got.UncoveredFrom == nil || len(got.UncoveredFrom.NewPaths) != len(want) || got.UncoveredFrom.Base != "base.json" {
+		t.Fatalf("merged uncovered_from %+v, want %d new paths of base.json", got.UncoveredFrom, len(want))
+	}
+	for _, np := range got.UncoveredFrom.NewPaths {
+		if !want[np] {
+			t.Errorf("merged new path %v is no run's", np)
+		}
+	}
+	for i := range got.Inputs {
+		in, err := got.OfInput(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		own := map[string]*Profile{"a": a, "b": b}[in.Inputs[0].Label]
+		if !slices.Equal(in.UncoveredFrom.NewPaths, own.UncoveredFrom.NewPaths) {
+			t.Errorf("input %s: new paths %v, want %v", in.Inputs[0].Label, in.UncoveredFrom.NewPaths, own.UncoveredFrom.NewPaths)
+		}
+		if err := in.Validate(); err != nil {
+			t.Errorf("input %s: %v", in.Inputs[0].Label, err)
+		}
+	}
+	for _, other := range []*Profile{withUncovered(randomRun(r, "c", false), "other.json"), randomRun(r, "d", false)} {
+		m := NewMerger()
+		if err := m.Add("a", "", a); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Add("c", "", other); err == nil || !strings.Contains(err.Error(), "different bases") {
+			t.Errorf("a run against %s: %v", uncoveredLabel(other.UncoveredFrom), err)
+		}
+	}
+}
+
+// TestUncoveredValidated checks that an uncovered_from record without a
+// base, with new paths out of order, or naming a path the profile does
+// not list, is refused.
+func TestUncoveredValidated(t *testing.T) {
+	for i, edit := range []func(u *Uncovered){
+		func(u *Uncovered) { u.Base = "" },
+		func(u *Uncovered) { u.BaseInputs = 0 },
+		func(u *Uncovered) { u.NewPaths[0], u.NewPaths[1] = u.NewPaths[1], u.NewPaths[0] },
+		func(u *Uncovered) { u.NewPaths = append(u.NewPaths, u.NewPaths[len(u.NewPaths)-1]) },
+		func(u *Uncovered) { u.NewPaths = append(u.NewPaths, [2]uint64{7, 40}) },
+	} {
+		p := withUncovered(randomRun(rand.New(rand.NewPCG(1, 1)), "x", false), "base.json")
+		if err := p.Validate(); err != nil {
+			t.Fatalf("unedited: %v", err)
+		}
+		edit(p.UncoveredFrom)
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "uncovered_from") {
+			t.Errorf("edit %d: %v", i, err)
+		}
+	}
+}
