@@ -22,9 +22,15 @@ CC=${CC:-clang-14}
 declare -A opt=([spin]=-O2 [spew]=-O2 [lsdir]=-O2 [hostile]=-O1)
 names=("$@")
 ((${#names[@]})) || names=(spin spew lsdir hostile)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Compiled with the program's -O and linked without it: linking with -O
+# makes clang run binaryen's wasm-opt when it is installed, which drops
+# the name section and the DWARF addresses.
 for n in "${names[@]}"; do
 	[ -n "${opt[$n]:-}" ] || { echo "build-apart.sh: no program $n" >&2; exit 2; }
 	(cd "$n" && "$CC" --target=wasm32-wasi "${opt[$n]}" -g -fdebug-prefix-map="$PWD"=. \
-		-Wall -Wextra -Werror -std=c11 -o "$n.wasm" "$n.c")
+		-Wall -Wextra -Werror -std=c11 -c -o "$tmp/$n.o" "$n.c" &&
+		"$CC" --target=wasm32-wasi -g -o "$n.wasm" "$tmp/$n.o")
 	printf '%-12s %7d bytes\n' "$n.wasm" "$(stat -c %s "$n/$n.wasm")"
 done

@@ -20,6 +20,9 @@ while read -r name set small; do
 	case $name in '' | '#'*) continue ;; esac
 	# DWARF keeps line tables for reports; the prefix map keeps this
 	# machine's directory out of them, so rebuilds are byte-identical.
+	# Linking with -O makes clang run binaryen's wasm-opt when it is
+	# installed; the committed kernels were built so (no name section, so
+	# names come from DWARF), and rebuilding them byte for byte needs it.
 	"$CC" --target=wasm32-wasi -O2 -g -fdebug-prefix-map="$PWD"=. \
 		"${WARN[@]}" -o "$name.wasm" "$name.c"
 	"$CC" -O2 "${WARN[@]}" -o "$tmp/$name" "$name.c" -lm

@@ -26,8 +26,12 @@ build() {
 		case $name in '' | '#'*) continue ;; esac
 		# DWARF keeps line tables for reports; the prefix map keeps this
 		# machine's directory out of them, so rebuilds are byte-identical.
+		# Compiled with $opt and linked without it: linking with -O makes
+		# clang run binaryen's wasm-opt when it is installed, which drops
+		# the name section and the DWARF addresses.
 		"$CC" --target=wasm32-wasi "$opt" -g -fdebug-prefix-map="$PWD"=. \
-			"${WARN[@]}" -o "$name.wasm" "$src"
+			"${WARN[@]}" -c -o "$tmp/$name.o" "$src"
+		"$CC" --target=wasm32-wasi -g -o "$name.wasm" "$tmp/$name.o"
 		"$CC" "$opt" "${WARN[@]}" -o "$tmp/$name" "$src" -lm
 
 		in=/dev/null
