@@ -120,7 +120,7 @@ func cmdTest(args []string, stdout, stderr io.Writer) int {
 			if err != nil {
 				return s, err
 			}
-			s.Mounts = append(append([]runs.Mount{}, s.Mounts...), runs.Mount{Host: dir, Guest: "/tmp"})
+			s.Mounts = append(append([]runs.Mount{}, s.Mounts...), runs.Mount{Host: dir, Guest: "/tmp", Fresh: true})
 		}
 		return s, nil
 	}

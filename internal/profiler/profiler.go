@@ -384,7 +384,13 @@ func inputOf(p *profile.Profile, label string, cfg runner.Config, stdin []byte) 
 func InputSHA256(cfg runner.Config, stdin []byte) string {
 	var mounts []string
 	for _, d := range cfg.Dirs {
-		m := d.HostDir + ":" + d.GuestPath
+		host := d.HostDir
+		if d.Fresh {
+			// Made empty for this run: where it is tells nothing of
+			// the input, and would make each run's digest differ.
+			host = "(fresh)"
+		}
+		m := host + ":" + d.GuestPath
 		if d.ReadOnly {
 			m += ":ro"
 		}

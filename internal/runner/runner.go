@@ -55,6 +55,9 @@ type Mount struct {
 	HostDir   string
 	GuestPath string
 	ReadOnly  bool
+	// Fresh says that HostDir is an empty directory made for the run,
+	// such as a test's own /tmp: its host path is not part of the input.
+	Fresh bool
 }
 
 // NamedModule is a module instantiated under Name before the program, so

@@ -39,6 +39,9 @@ type Mount struct {
 	Host     string `json:"host"`
 	Guest    string `json:"guest"`
 	ReadOnly bool   `json:"read_only"`
+	// Fresh marks an empty directory made for the run (runner.Mount).
+	// It is not read from runs files: pathprof makes such directories.
+	Fresh bool `json:"-"`
 }
 
 // Duration is a time.Duration written as a Go duration string.
@@ -164,7 +167,7 @@ func (s *Spec) Config(base runner.Config) (runner.Config, error) {
 	cfg := base
 	cfg.Args, cfg.Env, cfg.Dirs, cfg.Stdin = s.Args, s.Env, nil, nil
 	for _, m := range s.Mounts {
-		cfg.Dirs = append(cfg.Dirs, runner.Mount{HostDir: m.Host, GuestPath: m.Guest, ReadOnly: m.ReadOnly})
+		cfg.Dirs = append(cfg.Dirs, runner.Mount{HostDir: m.Host, GuestPath: m.Guest, ReadOnly: m.ReadOnly, Fresh: m.Fresh})
 	}
 	if s.Stdin != "" {
 		b, err := os.ReadFile(s.Stdin)
