@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -41,7 +42,11 @@ func TestBenchQuick(t *testing.T) {
 	if !bytes.Equal(md, stdout.Bytes()) {
 		t.Errorf("results.md differs from what was printed")
 	}
-	for _, want := range []string{"| program | original ms | SBL ms | ratio |", "\n| calc | ", "\n| grid | ", "| **geometric mean** |"} {
+	head := "| program | original ms | SBL ms | ratio |"
+	if runtime.GOOS == "linux" {
+		head = "| program | original CPU ms | SBL CPU ms | ratio | wall ratio |"
+	}
+	for _, want := range []string{head, "\n| calc | ", "\n| grid | ", "| **geometric mean** |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("table lacks %q:\n%s", want, md)
 		}
@@ -68,6 +73,10 @@ func TestBenchQuick(t *testing.T) {
 			p.Functions < p.Profiled || p.PossiblePaths == "" || p.PossiblePaths == "0" {
 			t.Errorf("%s: %+v", p.Name, p)
 		}
+		if runtime.GOOS == "linux" && (rep.Measure != bench.MeasureCPU || len(p.Original.CPUSeconds) != 1 || len(sbl.CPUSeconds) != 1 ||
+			sbl.CPURatio <= 0 || sbl.WallRatio <= 0 || rep.Ratio(&sbl) != sbl.CPURatio) {
+			t.Errorf("%s: CPU time not measured: measure %q, %+v", p.Name, rep.Measure, sbl)
+		}
 	}
 
 	stdout.Reset()
@@ -92,7 +101,11 @@ func TestBenchStrategies(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
 	md := stdout.String()
-	for _, want := range []string{"| SBL ms | ratio | PBL k=2 ms | ratio |", "P3 k=8 ms", "Slowest copy's probe hits as a share of SBL's",
+	cols, p3 := "| SBL ms | ratio | PBL k=2 ms | ratio |", "P3 k=8 ms"
+	if runtime.GOOS == "linux" {
+		cols, p3 = "| SBL CPU ms | ratio | wall ratio | PBL k=2 CPU ms | ratio | wall ratio |", "P3 k=8 CPU ms"
+	}
+	for _, want := range []string{cols, p3, "Slowest copy's probe hits as a share of SBL's",
 		"| **average** |", "](" + bench.ChartName + ")"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("results lack %q:\n%s", want, md)
@@ -134,7 +147,7 @@ func TestBenchStrategies(t *testing.T) {
 	for j, m := range hits.Programs[0].Strategies[1:] {
 		full := rep.Programs[0].Strategies[j+1]
 		// Copies that share out calls or loops run, for their hits.
-		if m.ProfileEqual != nil && !*m.ProfileEqual || m.Ratio != 0 || m.HitShare != full.HitShare || !slices.Equal(m.CopyHits, full.CopyHits) {
+		if m.ProfileEqual != nil && !*m.ProfileEqual || m.WallRatio != 0 || m.HitShare != full.HitShare || !slices.Equal(m.CopyHits, full.CopyHits) {
 			t.Errorf("--hits-only %s: %+v, full run %+v", m.Strategy, m, full)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/pathprof/pathprof/internal/cputime"
 	"github.com/pathprof/pathprof/internal/instrument"
 	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/profiler"
@@ -142,9 +143,15 @@ type Report struct {
 	// Seconds is the wall time of the whole benchmark.
 	Seconds  float64         `json:"seconds"`
 	Programs []ProgramResult `json:"programs"`
+	// Measure is what the ratios of the geometric means compare:
+	// MeasureCPU, or wall time for files older than it (empty).
+	Measure string `json:"measure,omitempty"`
 	// GeoMean is, per strategy (Variant.String), the geometric mean of
-	// its ratios over the programs that did not fail.
+	// its ratios (by Measure) over the programs that did not fail.
 	GeoMean map[string]float64 `json:"geomean_ratio"`
+	// GeoMeanWall is the same over the wall-time ratios, when Measure is
+	// not wall time.
+	GeoMeanWall map[string]float64 `json:"geomean_wall_ratio,omitempty"`
 	// GeoMeanTraining and GeoMeanValidation are the same over the
 	// programs of each set (Program.Validation), when the run has
 	// programs of both.
@@ -193,21 +200,65 @@ type ProgramResult struct {
 	Error string `json:"error,omitempty"`
 }
 
+// MeasureCPU names the CPU time of the thread that ran the program
+// (runner.Result.CPUTime) as the measure of the ratios. The machines the
+// benchmark runs on are shared: wall time grows with whatever else holds
+// the CPU, the run's own thread's CPU time does not.
+const MeasureCPU = "thread-cpu"
+
 // Timing is one build's timed runs.
 type Timing struct {
 	CompileSeconds float64 `json:"compile_seconds"`
-	// Seconds holds each timed run's instantiation and run time (for
-	// several copies: the slowest copy's).
+	// Seconds holds each timed run's instantiation and run time, wall
+	// clock (for several copies: the slowest copy's).
 	Seconds       []float64 `json:"seconds"`
 	MedianSeconds float64   `json:"median_seconds"`
+	// CPUSeconds is the CPU time of the thread that ran the program over
+	// the same spans; ProcessCPUSeconds the whole process's over each run
+	// (its closing included), which adds what ran on other threads
+	// meanwhile, such as the garbage collector's workers. None in files
+	// older than them.
+	CPUSeconds        []float64 `json:"cpu_seconds,omitempty"`
+	MedianCPUSeconds  float64   `json:"median_cpu_seconds,omitempty"`
+	ProcessCPUSeconds []float64 `json:"process_cpu_seconds,omitempty"`
+}
+
+// add appends one timed run's figures.
+func (t *Timing) add(o output) {
+	t.Seconds = append(t.Seconds, o.runTime.Seconds())
+	t.CPUSeconds = append(t.CPUSeconds, o.cpuTime.Seconds())
+	t.ProcessCPUSeconds = append(t.ProcessCPUSeconds, o.processCPU.Seconds())
+}
+
+// medians sets the medians of the timed runs; the CPU figures are dropped
+// where the system did not measure them.
+func (t *Timing) medians() {
+	t.MedianSeconds = stats.Median(t.Seconds)
+	if slices.Contains(t.CPUSeconds, 0) {
+		t.CPUSeconds, t.ProcessCPUSeconds = nil, nil
+		return
+	}
+	t.MedianCPUSeconds = stats.Median(t.CPUSeconds)
+}
+
+// setRatios sets m's ratios against the original's timed runs.
+func (m *Measure) setRatios(orig *Timing) {
+	m.WallRatio = m.MedianSeconds / orig.MedianSeconds
+	if m.MedianCPUSeconds > 0 && orig.MedianCPUSeconds > 0 {
+		m.CPURatio = m.MedianCPUSeconds / orig.MedianCPUSeconds
+	}
 }
 
 // Measure is one strategy's figures on one program.
 type Measure struct {
 	Strategy Variant `json:"strategy"`
 	Timing
-	// Ratio is the median run time over the original's median.
-	Ratio float64 `json:"ratio"`
+	// WallRatio is the median wall time over the original's median,
+	// CPURatio the same for the thread's CPU time (Timing.CPUSeconds; 0
+	// where it is not measured). Older files have only the wall ratio,
+	// as "ratio".
+	WallRatio float64 `json:"ratio"`
+	CPURatio  float64 `json:"cpu_ratio,omitempty"`
 	// ProbeHits is the instrumentation sequences executed in the check
 	// run (for several copies: the slowest copy's).
 	ProbeHits         uint64  `json:"probe_hits"`
@@ -301,6 +352,9 @@ func Run(ctx context.Context, s *Suite, opt Options) (*Report, error) {
 		Strategies: opt.Strategies,
 		GeoMean:    map[string]float64{},
 	}
+	if cputime.Thread() > 0 {
+		rep.Measure = MeasureCPU
+	}
 	for i, p := range progs {
 		if err := ctx.Err(); err != nil {
 			return rep, err
@@ -317,26 +371,38 @@ func Run(ctx context.Context, s *Suite, opt Options) (*Report, error) {
 		}
 		rep.Programs = append(rep.Programs, r)
 	}
-	rep.GeoMean = geoMeans(rep, func(*ProgramResult) bool { return true })
+	all := func(*ProgramResult) bool { return true }
+	rep.GeoMean = geoMeans(rep, all, rep.Ratio)
+	if rep.Measure != "" {
+		rep.GeoMeanWall = geoMeans(rep, all, func(m *Measure) float64 { return m.WallRatio })
+	}
 	if slices.ContainsFunc(rep.Programs, func(r ProgramResult) bool { return r.Validation }) &&
 		slices.ContainsFunc(rep.Programs, func(r ProgramResult) bool { return !r.Validation }) {
-		rep.GeoMeanTraining = geoMeans(rep, func(r *ProgramResult) bool { return !r.Validation })
-		rep.GeoMeanValidation = geoMeans(rep, func(r *ProgramResult) bool { return r.Validation })
+		rep.GeoMeanTraining = geoMeans(rep, func(r *ProgramResult) bool { return !r.Validation }, rep.Ratio)
+		rep.GeoMeanValidation = geoMeans(rep, func(r *ProgramResult) bool { return r.Validation }, rep.Ratio)
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, ctx.Err()
 }
 
+// Ratio is m's ratio by the report's measure.
+func (r *Report) Ratio(m *Measure) float64 {
+	if r.Measure == MeasureCPU {
+		return m.CPURatio
+	}
+	return m.WallRatio
+}
+
 // geoMeans is, per strategy, the geometric mean of the ratios of the
 // programs in that did not fail; none for a strategy not timed (HitsOnly).
-func geoMeans(rep *Report, in func(*ProgramResult) bool) map[string]float64 {
+func geoMeans(rep *Report, in func(*ProgramResult) bool, ratio func(*Measure) float64) map[string]float64 {
 	g := map[string]float64{}
 	for j, st := range rep.Strategies {
 		var ratios []float64
 		for i := range rep.Programs {
 			r := &rep.Programs[i]
-			if in(r) && r.Error == "" && j < len(r.Strategies) && r.Strategies[j].Ratio > 0 {
-				ratios = append(ratios, r.Strategies[j].Ratio)
+			if in(r) && r.Error == "" && j < len(r.Strategies) && ratio(&r.Strategies[j]) > 0 {
+				ratios = append(ratios, ratio(&r.Strategies[j]))
 			}
 		}
 		if len(ratios) > 0 {
@@ -366,6 +432,8 @@ type output struct {
 	stderr   *tailWriter
 	exitCode uint32
 	runTime  time.Duration
+	// cpuTime is the run's thread's CPU time, processCPU the process's.
+	cpuTime, processCPU time.Duration
 }
 
 func (b *benchmark) run(ctx context.Context) (r ProgramResult) {
@@ -466,17 +534,21 @@ func (b *benchmark) run(ctx context.Context) (r ProgramResult) {
 		if err != nil {
 			return fail("instrumented run %d: %v", i, err)
 		}
-		r.Original.Seconds = append(r.Original.Seconds, o.runTime.Seconds())
-		sbl.Seconds = append(sbl.Seconds, g.runTime.Seconds())
-		b.progress("run %d/%d: original %s, sbl %s", i, b.opt.Runs, ms(o.runTime), ms(g.runTime))
+		r.Original.add(o)
+		sbl.add(g)
+		b.progress("run %d/%d: original %s (cpu %s), sbl %s (cpu %s)", i, b.opt.Runs, ms(o.runTime), ms(o.cpuTime), ms(g.runTime), ms(g.cpuTime))
 	}
 	r.OutputsMatch = true
-	r.Original.MedianSeconds = stats.Median(r.Original.Seconds)
-	sbl.MedianSeconds = stats.Median(sbl.Seconds)
-	sbl.Ratio = sbl.MedianSeconds / r.Original.MedianSeconds
+	r.Original.medians()
+	sbl.medians()
+	sbl.setRatios(&r.Original)
 	r.Strategies = []Measure{sbl}
 	b.progress("median: original %s, sbl %s, ratio %.3f",
-		ms(secs(r.Original.MedianSeconds)), ms(secs(sbl.MedianSeconds)), sbl.Ratio)
+		ms(secs(r.Original.MedianSeconds)), ms(secs(sbl.MedianSeconds)), sbl.WallRatio)
+	if sbl.CPURatio > 0 {
+		b.progress("median cpu: original %s, sbl %s, ratio %.3f",
+			ms(secs(r.Original.MedianCPUSeconds)), ms(secs(sbl.MedianCPUSeconds)), sbl.CPURatio)
+	}
 	if len(b.opt.Strategies) > 1 {
 		freq, err := res.EdgeFrequencies(fs)
 		if err != nil {
@@ -592,7 +664,7 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Var
 		return m, err
 	}
 	defer slowProg.Close(context.WithoutCancel(ctx))
-	var origSecs []float64
+	var origT Timing
 	for i := 1; i <= b.opt.Runs; i++ {
 		o, err := b.runOnce(ctx, origProg, nil)
 		if err != nil {
@@ -605,12 +677,13 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Var
 		if err != nil {
 			return m, fmt.Errorf("copy %d run %d: %v", m.SlowestCopy, i, err)
 		}
-		origSecs = append(origSecs, o.runTime.Seconds())
-		m.Seconds = append(m.Seconds, g.runTime.Seconds())
+		origT.add(o)
+		m.add(g)
 	}
-	m.MedianSeconds = stats.Median(m.Seconds)
-	m.Ratio = m.MedianSeconds / stats.Median(origSecs)
-	b.progress("%s: profiles equal; slowest copy ratio %.3f", st, m.Ratio)
+	origT.medians()
+	m.medians()
+	m.setRatios(&origT)
+	b.progress("%s: profiles equal; slowest copy ratio %.3f (cpu %.3f)", st, m.WallRatio, m.CPURatio)
 	return m, nil
 }
 
@@ -739,8 +812,10 @@ func (b *benchmark) runWith(ctx context.Context, run func(runner.Config) (runner
 	var stdout bytes.Buffer
 	cfg.Stdout, cfg.Stderr = &stdout, out.stderr
 	runtime.GC()
+	proc := cputime.Process()
 	res, err := run(cfg)
-	out.stdout, out.exitCode, out.runTime = stdout.Bytes(), res.ExitCode, res.RunTime
+	out.processCPU = cputime.Process() - proc
+	out.stdout, out.exitCode, out.runTime, out.cpuTime = stdout.Bytes(), res.ExitCode, res.RunTime, res.CPUTime
 	return out, err
 }
 

@@ -15,7 +15,7 @@ func chartReport() *Report {
 	sts := append([]Variant{SBL}, Partitioned...)
 	r := &Report{Strategies: sts, GeoMean: map[string]float64{}}
 	for i, name := range []string{"calc", "gofmt", "lua-<json>"} {
-		p := ProgramResult{Name: name, Strategies: []Measure{{Strategy: SBL, Ratio: 1.5, ProbeHits: 1000}}}
+		p := ProgramResult{Name: name, Strategies: []Measure{{Strategy: SBL, WallRatio: 1.5, ProbeHits: 1000}}}
 		for j, st := range Partitioned {
 			p.Strategies = append(p.Strategies, Measure{Strategy: st, HitShare: 0.9 / float64(st.Copies) * float64(i+j+1) / 4})
 		}

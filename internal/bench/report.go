@@ -85,20 +85,40 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if r.PinnedCPU != nil {
 		pinned = fmt.Sprintf(", all on CPU %d", *r.PinnedCPU)
 	}
-	fmt.Fprintf(&b, "Medians of %d timed runs per build, original and instrumented interleaved%s, after one untimed check run; ratio = instrumented median / original median. The whole run took %s.\n\n", r.Runs, pinned, duration(r.Seconds))
+	cpu := r.Measure == MeasureCPU
+	if cpu {
+		fmt.Fprintf(&b, "Medians of %d timed runs per build, original and instrumented interleaved%s, after one untimed check run. Times are the CPU time of the thread that ran the program (its host calls included), which other load on the machine does not inflate; ratio = instrumented median / original median of it, and the geometric means are of it; wall ratio = the same for wall-clock time, which grows with the machine's load. The whole run took %s.\n\n", r.Runs, pinned, duration(r.Seconds))
+	} else {
+		fmt.Fprintf(&b, "Medians of %d timed runs per build, original and instrumented interleaved%s, after one untimed check run; times are wall-clock time; ratio = instrumented median / original median. The whole run took %s.\n\n", r.Runs, pinned, duration(r.Seconds))
+	}
 	if r.HitsOnly {
 		b.WriteString("The PBL and P3 copies were only planned (`--hits-only`): their hits are computed from SBL's profile, and they were not timed. Copies that share out calls or loop iterations ran once, since their hits are exact only from what each counted, and their merged profile was checked against SBL's; the others were not run.\n\n")
 	}
 
-	head := []string{"program", "original ms"}
+	unit := " ms"
+	if cpu {
+		unit = " CPU ms"
+	}
+	head := []string{"program", "original" + unit}
 	align := []string{"---", "--:"}
 	for _, st := range r.Strategies {
 		label := strings.ToUpper(string(st.Name))
 		if st.Copies > 1 {
 			label += fmt.Sprintf(" k=%d", st.Copies)
 		}
-		head = append(head, label+" ms", "ratio")
+		head = append(head, label+unit, "ratio")
 		align = append(align, "--:", "--:")
+		if cpu {
+			head = append(head, "wall ratio")
+			align = append(align, "--:")
+		}
+	}
+	// median is a build's median time by the report's measure.
+	median := func(t *Timing) float64 {
+		if cpu {
+			return t.MedianCPUSeconds
+		}
+		return t.MedianSeconds
 	}
 	head = append(head, "probe hits", "paths executed", "instrument s")
 	align = append(align, "--:", "--:", "--:")
@@ -107,20 +127,29 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	row(align)
 	var failed []string
 	for _, p := range r.Programs {
-		cells := []string{r.label(&p), msCell(p.Original.MedianSeconds)}
+		cells := []string{r.label(&p), msCell(median(&p.Original))}
 		if p.Error != "" {
 			failed = append(failed, fmt.Sprintf("- **%s FAILED**: %s", p.Name, oneLine(p.Error)))
 		}
 		for j := range r.Strategies {
 			if j < len(p.Strategies) && p.Error == "" {
 				m := p.Strategies[j]
-				if m.Ratio > 0 {
-					cells = append(cells, msCell(m.MedianSeconds), fmt.Sprintf("%.2f", m.Ratio))
+				if m.WallRatio > 0 {
+					cells = append(cells, msCell(median(&m.Timing)), ratioCell(r.Ratio(&m)))
+					if cpu {
+						cells = append(cells, fmt.Sprintf("%.2f", m.WallRatio))
+					}
 				} else {
 					cells = append(cells, "", "not run") // HitsOnly
+					if cpu {
+						cells = append(cells, "")
+					}
 				}
 			} else {
 				cells = append(cells, "", "**FAILED**")
+				if cpu {
+					cells = append(cells, "")
+				}
 			}
 		}
 		var sbl Measure
@@ -134,22 +163,25 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		row(cells)
 	}
-	gmRow := func(title string, means map[string]float64) {
+	wall := func(m *Measure) float64 { return m.WallRatio }
+	gmRow := func(title string, means map[string]float64, in func(*ProgramResult) bool) {
+		var walls map[string]float64
+		if cpu {
+			walls = geoMeans(r, in, wall)
+		}
 		gm := []string{"**" + title + "**", ""}
 		for _, st := range r.Strategies {
-			g, ok := means[st.String()]
-			cell := ""
-			if ok {
-				cell = fmt.Sprintf("**%.2f**", g)
+			gm = append(gm, "", boldMean(means, st))
+			if cpu {
+				gm = append(gm, boldMean(walls, st))
 			}
-			gm = append(gm, "", cell)
 		}
 		row(append(gm, "", "", ""))
 	}
-	gmRow("geometric mean", r.GeoMean)
+	gmRow("geometric mean", r.GeoMean, func(*ProgramResult) bool { return true })
 	if r.GeoMeanValidation != nil {
-		gmRow("geometric mean, training", r.GeoMeanTraining)
-		gmRow("geometric mean, validation (v)", r.GeoMeanValidation)
+		gmRow("geometric mean, training", r.GeoMeanTraining, func(p *ProgramResult) bool { return !p.Validation })
+		gmRow("geometric mean, validation (v)", r.GeoMeanValidation, func(p *ProgramResult) bool { return p.Validation })
 		b.WriteString("\n(v): the validation set, which no change is tuned on.\n")
 	}
 
@@ -201,6 +233,15 @@ func writeCosts(b *strings.Builder, r *Report) {
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", r.label(&p), secsCell(sbl.InstrumentSeconds), copyMB, ratio,
 			secsCell(p.Original.CompileSeconds), secsCell(sbl.CompileSeconds), peak)
 	}
+}
+
+// boldMean is the strategy's geometric mean in bold, or empty for none.
+func boldMean(means map[string]float64, st Variant) string {
+	g, ok := means[st.String()]
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("**%.2f**", g)
 }
 
 // bigCell shows a decimal number of up to 12 digits in full and a longer

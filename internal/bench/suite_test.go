@@ -279,7 +279,7 @@ func TestMarkdown(t *testing.T) {
 		Programs: []ProgramResult{
 			{Name: "calc", Bytes: 127037, Functions: 71, Profiled: 70, PossiblePaths: "4977938878998691329",
 				ExecutedPaths: 1234, PathExecutions: 10761402, Original: Timing{MedianSeconds: 0.040, CompileSeconds: 0.12}, PeakRSSBytes: 57e6,
-				Strategies: []Measure{{Strategy: SBL, Timing: Timing{MedianSeconds: 0.050, CompileSeconds: 0.25}, Ratio: 1.25, ProbeHits: 1234567,
+				Strategies: []Measure{{Strategy: SBL, Timing: Timing{MedianSeconds: 0.050, CompileSeconds: 0.25}, WallRatio: 1.25, ProbeHits: 1234567,
 					InstrumentSeconds: 0.01, CopyBytes: 190556}}},
 			{Name: "bad", Error: "instrumented run: exit code 1 | x\nline 2"},
 		},
@@ -312,7 +312,7 @@ func TestMarkdown(t *testing.T) {
 	// With programs of both sets, each set has its geometric mean and the
 	// validation programs are marked.
 	r.Programs[1] = ProgramResult{Name: "fft", Validation: true, Original: Timing{MedianSeconds: 0.1},
-		Strategies: []Measure{{Strategy: SBL, Timing: Timing{MedianSeconds: 0.2}, Ratio: 2}}}
+		Strategies: []Measure{{Strategy: SBL, Timing: Timing{MedianSeconds: 0.2}, WallRatio: 2}}}
 	r.GeoMean, r.GeoMeanTraining, r.GeoMeanValidation = map[string]float64{"sbl": 1.58}, map[string]float64{"sbl": 1.25}, map[string]float64{"sbl": 2}
 	b.Reset()
 	if err := r.WriteMarkdown(&b); err != nil {
@@ -334,15 +334,85 @@ func TestMarkdown(t *testing.T) {
 // TestGeoMeans checks the means per set that Run reports.
 func TestGeoMeans(t *testing.T) {
 	rep := &Report{Strategies: []Variant{SBL}, Programs: []ProgramResult{
-		{Name: "a", Strategies: []Measure{{Ratio: 1}}},
-		{Name: "b", Strategies: []Measure{{Ratio: 4}}},
-		{Name: "c", Validation: true, Strategies: []Measure{{Ratio: 2}}},
-		{Name: "d", Validation: true, Error: "failed", Strategies: []Measure{{Ratio: 100}}},
+		{Name: "a", Strategies: []Measure{{WallRatio: 1, CPURatio: 2}}},
+		{Name: "b", Strategies: []Measure{{WallRatio: 4, CPURatio: 2}}},
+		{Name: "c", Validation: true, Strategies: []Measure{{WallRatio: 2, CPURatio: 1}}},
+		{Name: "d", Validation: true, Error: "failed", Strategies: []Measure{{WallRatio: 100, CPURatio: 100}}},
 	}}
-	all := geoMeans(rep, func(*ProgramResult) bool { return true })
-	valid := geoMeans(rep, func(r *ProgramResult) bool { return r.Validation })
+	all := geoMeans(rep, func(*ProgramResult) bool { return true }, rep.Ratio)
+	valid := geoMeans(rep, func(r *ProgramResult) bool { return r.Validation }, rep.Ratio)
 	if math.Abs(all["sbl"]-2) > 1e-9 || math.Abs(valid["sbl"]-2) > 1e-9 {
 		t.Errorf("geometric means %v over all, %v over the validation set; want 2 and 2", all, valid)
+	}
+	// By CPU time, the means are of the CPU ratios.
+	rep.Measure = MeasureCPU
+	all = geoMeans(rep, func(*ProgramResult) bool { return true }, rep.Ratio)
+	valid = geoMeans(rep, func(r *ProgramResult) bool { return r.Validation }, rep.Ratio)
+	if math.Abs(all["sbl"]-math.Cbrt(4)) > 1e-9 || math.Abs(valid["sbl"]-1) > 1e-9 {
+		t.Errorf("CPU geometric means %v over all, %v over the validation set; want %v and 1", all, valid, math.Cbrt(4))
+	}
+}
+
+// TestMarkdownCPU checks the table of a run measured by CPU time: CPU
+// medians and ratios, the wall ratios beside them, and both geometric
+// means.
+func TestMarkdownCPU(t *testing.T) {
+	r := &Report{
+		RunInfo: RunInfo{Date: time.Date(2026, 11, 27, 14, 0, 0, 0, time.UTC), Runs: 3},
+		Measure: MeasureCPU, Strategies: []Variant{SBL},
+		Programs: []ProgramResult{
+			{Name: "calc", Original: Timing{MedianSeconds: 0.080, MedianCPUSeconds: 0.040},
+				Strategies: []Measure{{Strategy: SBL, Timing: Timing{MedianSeconds: 0.200, MedianCPUSeconds: 0.050}, WallRatio: 2.5, CPURatio: 1.25}}},
+			{Name: "fft", Validation: true, Original: Timing{MedianSeconds: 0.1, MedianCPUSeconds: 0.1},
+				Strategies: []Measure{{Strategy: SBL, Timing: Timing{MedianSeconds: 0.16, MedianCPUSeconds: 0.2}, WallRatio: 1.6, CPURatio: 2}}},
+		},
+	}
+	r.GeoMean = geoMeans(r, func(*ProgramResult) bool { return true }, r.Ratio)
+	r.GeoMeanTraining = geoMeans(r, func(p *ProgramResult) bool { return !p.Validation }, r.Ratio)
+	r.GeoMeanValidation = geoMeans(r, func(p *ProgramResult) bool { return p.Validation }, r.Ratio)
+	var b strings.Builder
+	if err := r.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"| program | original CPU ms | SBL CPU ms | ratio | wall ratio | probe hits |",
+		"| calc | 40.0 | 50.0 | 1.25 | 2.50 |",
+		"| fft (v) | 100.0 | 200.0 | 2.00 | 1.60 |",
+		"| **geometric mean** |  |  | **1.58** | **2.00** |",
+		"| **geometric mean, training** |  |  | **1.25** | **2.50** |",
+		"| **geometric mean, validation (v)** |  |  | **2.00** | **1.60** |",
+		"CPU time of the thread that ran the program",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestReadOldReport checks that a results.json from before the CPU
+// measure reads as a report by wall time.
+func TestReadOldReport(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JSONName)
+	old := `{"strategies":[{"name":"sbl","copies":1}],"geomean_ratio":{"sbl":1.2},"programs":[{"name":"calc",` +
+		`"original":{"compile_seconds":0.1,"seconds":[0.04],"median_seconds":0.04},` +
+		`"strategies":[{"strategy":{"name":"sbl","copies":1},"compile_seconds":0.2,"seconds":[0.048],"median_seconds":0.048,"ratio":1.2}]}]}`
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadReport(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := &r.Programs[0].Strategies[0]; r.Measure != "" || r.Ratio(m) != 1.2 || m.CPURatio != 0 {
+		t.Fatalf("measure %q, ratio %v, CPU ratio %v; want wall time and 1.2", r.Measure, r.Ratio(m), m.CPURatio)
+	}
+	var b strings.Builder
+	if err := r.WriteMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := "| calc | 40.0 | 48.0 | 1.20 |"; !strings.Contains(b.String(), want) {
+		t.Errorf("markdown lacks %q:\n%s", want, b.String())
 	}
 }
 

@@ -1,6 +1,8 @@
-// Package cputime reads the CPU time the whole process has used, which
-// benchmarks compare beside wall-clock time: OSP's sampling worker runs on
-// other threads than the program, and its work shows only there.
+// Package cputime reads the CPU time the whole process, or one of its
+// threads, has used, which benchmarks compare beside wall-clock time:
+// OSP's sampling worker runs on other threads than the program, and its
+// work shows only in the process's; a thread's is what the program run on
+// it cost, whatever else the machine runs.
 package cputime
 
 import (

@@ -16,6 +16,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -26,6 +27,8 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/pathprof/pathprof/internal/cputime"
 )
 
 // DefaultFeatures is used when Config.Features is zero: WebAssembly 2.0 plus
@@ -197,6 +200,11 @@ type Result struct {
 	CompileTime time.Duration
 	// RunTime is how long instantiating and running took.
 	RunTime time.Duration
+	// CPUTime is the CPU time the thread that instantiated and ran the
+	// program used over RunTime (host calls included, garbage collection
+	// on other threads not): unlike RunTime, it does not grow while other
+	// processes hold the CPU. 0 where the system does not say.
+	CPUTime time.Duration
 	// StubCalls counts the calls of each of Program.Stubs.
 	StubCalls []uint64
 	// Returned holds what each call of Config.Invoke returned, up to
@@ -462,9 +470,15 @@ func (p *Program) Run(ctx context.Context, cfg Config) (res Result, err error) {
 		return res, err
 	}
 	p.startStubs()
-	start := time.Now()
+	// On one thread from start to end, so that its CPU time is the run's.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	start, cpuStart := time.Now(), cputime.Thread()
 	defer func() {
 		res.RunTime = time.Since(start)
+		if c := cputime.Thread(); cpuStart > 0 && c > 0 {
+			res.CPUTime = c - cpuStart
+		}
 		res.StubCalls = p.stubCalls()
 	}()
 
