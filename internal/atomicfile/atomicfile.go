@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // WriteFile writes data to path atomically, with permissions perm.
@@ -60,7 +61,25 @@ func Write(path string, perm os.FileMode, write func(io.Writer) error) (err erro
 	if err = f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), path)
+	if err = os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// syncDir puts a directory's entries on disk, so that a rename survives
+// a machine that goes down right after it. Filesystems that cannot sync a
+// directory say so with EINVAL; the rename then stands as it is.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, errors.ErrUnsupported) {
+		return err
+	}
+	return nil
 }
 
 // CheckWritable checks that a file can be written at path, by creating
