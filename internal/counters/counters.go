@@ -36,8 +36,10 @@
 package counters
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/tetratelabs/wazero/api"
 
@@ -129,10 +131,32 @@ func NewLayout(paths []uint64, opt Options) (*Layout, error) {
 	}
 	l := &Layout{Funcs: make([]FuncLayout, len(paths))}
 	off := uint64(16 + 16*len(paths))
+	// The budget goes to the functions with the fewest paths first: a
+	// dense array costs a function 8 bytes per path, so a few large ones
+	// would otherwise leave every later small function of a big module
+	// hashed, and small functions are where most calls go.
+	order := make([]int, 0, len(paths))
+	for f, n := range paths {
+		if n > 0 {
+			order = append(order, f)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(paths[a], paths[b]) })
+	dense := make([]bool, len(paths))
+	end := off
+	for _, f := range order {
+		n := paths[f]
+		if n > opt.DenseMax || end+8*n > opt.DenseBudget {
+			break
+		}
+		dense[f] = true
+		end += 8 * n
+	}
+	// Arrays lie in function order, as they did when every function fit.
 	for f, n := range paths {
 		switch {
 		case n == 0:
-		case n <= opt.DenseMax && off+8*n <= opt.DenseBudget:
+		case dense[f]:
 			l.Funcs[f] = FuncLayout{Kind: KindDense, Base: uint32(off), Paths: n}
 			off += 8 * n
 		default:

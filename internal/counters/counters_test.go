@@ -133,3 +133,58 @@ func TestTraps(t *testing.T) {
 		t.Errorf("count_n past the dense arrays did not trap")
 	}
 }
+
+// TestLayoutSmallFirst is the property that the dense budget goes to the
+// functions with the fewest paths: on random path counts and budgets, no
+// hashed function within DenseMax has fewer paths than a dense one, the
+// arrays lie in function order without overlapping, and they fit the
+// budget.
+func TestLayoutSmallFirst(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := 0; trial < 500; trial++ {
+		paths := make([]uint64, 1+r.IntN(60))
+		for f := range paths {
+			switch r.IntN(4) {
+			case 0: // not profiled
+			case 1:
+				paths[f] = 1 + r.Uint64N(4)
+			default:
+				paths[f] = 1 + r.Uint64N(1<<uint(1+r.IntN(14)))
+			}
+		}
+		opt := Options{DenseMax: 1 + r.Uint64N(1<<12), DenseBudget: uint64(16+16*len(paths)) + r.Uint64N(1<<16)}
+		l, err := NewLayout(paths, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var maxDense uint64
+		minHashed := uint64(1<<64 - 1)
+		end := uint64(16 + 16*len(paths))
+		for f, fl := range l.Funcs {
+			switch {
+			case paths[f] == 0:
+				if fl.Kind == KindDense || fl.Kind == KindHash {
+					t.Fatalf("trial %d: function %d is not profiled, yet has kind %d", trial, f, fl.Kind)
+				}
+			case fl.Kind == KindDense:
+				if uint64(fl.Base) != end || fl.Paths != paths[f] {
+					t.Fatalf("trial %d: function %d's array at %d of %d paths, want at %d of %d", trial, f, fl.Base, fl.Paths, end, paths[f])
+				}
+				end += 8 * paths[f]
+				maxDense = max(maxDense, paths[f])
+			case fl.Kind == KindHash:
+				if paths[f] <= opt.DenseMax {
+					minHashed = min(minHashed, paths[f])
+				}
+			default:
+				t.Fatalf("trial %d: function %d of %d paths has kind %d", trial, f, paths[f], fl.Kind)
+			}
+		}
+		if end > opt.DenseBudget || uint64(l.DenseEnd) != end {
+			t.Fatalf("trial %d: arrays end at %d (layout says %d), budget %d", trial, end, l.DenseEnd, opt.DenseBudget)
+		}
+		if maxDense > minHashed {
+			t.Fatalf("trial %d: a function of %d paths is hashed while one of %d is dense", trial, minHashed, maxDense)
+		}
+	}
+}

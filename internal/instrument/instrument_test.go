@@ -89,9 +89,31 @@ func TestCPrograms(t *testing.T) {
 			}
 			cfg := p.Config(t)
 			cfg.ProgramName = filepath.Base(p.Wasm)
-			out, code, fs, _ := runProfiled(t, orig, cfg)
+			out, code, fs, res := runProfiled(t, orig, cfg)
 			if out != p.WantStdout || code != p.WantExitCode {
 				t.Fatalf("instrumented program: exit %d, want %d; output differs: %v", code, p.WantExitCode, out != p.WantStdout)
+			}
+			// A dense budget that half the arrays fit, as in a module
+			// of tens of thousands of functions: the small functions
+			// keep dense arrays, the others are hashed, and the counts
+			// stay the same.
+			l := res.Layout
+			budget := uint64(16+16*len(l.Funcs)) + uint64(l.DenseEnd-uint32(16+16*len(l.Funcs)))/2
+			_, _, mixed, mres := runProfiledWith(t, orig, cfg, Options{Counters: counters.Options{DenseBudget: budget}})
+			var dense, hashed int
+			for _, fl := range mres.Layout.Funcs {
+				switch fl.Kind {
+				case counters.KindDense:
+					dense++
+				case counters.KindHash:
+					hashed++
+				}
+			}
+			if dense == 0 || hashed == 0 {
+				t.Errorf("dense budget %d: %d dense and %d hashed functions, want both", budget, dense, hashed)
+			}
+			if ok, diff := (&profile.Profile{Functions: fs}).Equal(&profile.Profile{Functions: mixed}); !ok {
+				t.Fatalf("dense budget %d (%d dense, %d hashed): counts differ: %s", budget, dense, hashed, diff)
 			}
 			paths, execs := 0, uint64(0)
 			for _, f := range fs {
