@@ -87,7 +87,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	cpu := r.Measure == MeasureCPU
 	if cpu {
-		fmt.Fprintf(&b, "Medians of %d timed runs per build, original and instrumented interleaved%s, after one untimed check run. Times are the CPU time of the thread that ran the program (its host calls included), which other load on the machine does not inflate; ratio = instrumented median / original median of it, and the geometric means are of it; wall ratio = the same for wall-clock time, which grows with the machine's load. The whole run took %s.\n\n", r.Runs, pinned, duration(r.Seconds))
+		fmt.Fprintf(&b, "Medians of %d timed runs per build, original and instrumented interleaved%s, after one untimed check run. Times are the CPU time of the thread that ran the program (its host calls included), which leaves out the time other work on the machine held the CPU (not what it costs through shared caches); ratio = instrumented median / original median of it, and the geometric means are of it; wall ratio = the same for wall-clock time, which grows with the machine's load. The whole run took %s.\n\n", r.Runs, pinned, duration(r.Seconds))
 	} else {
 		fmt.Fprintf(&b, "Medians of %d timed runs per build, original and instrumented interleaved%s, after one untimed check run; times are wall-clock time; ratio = instrumented median / original median. The whole run took %s.\n\n", r.Runs, pinned, duration(r.Seconds))
 	}
