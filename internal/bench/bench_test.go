@@ -10,8 +10,9 @@ import (
 
 // BenchmarkSBLOverhead runs the quick subset of the suite (prepared in
 // DefaultDir on first use) and reports the geometric mean of SBL's run
-// time over the original's as sbl-x. One iteration takes under a minute;
-// pathprof bench gives the per-program table.
+// time over the original's, by the report's measure (the running thread's
+// CPU time where the system gives it), as sbl-x. One iteration takes
+// under a minute; pathprof bench gives the per-program table.
 func BenchmarkSBLOverhead(b *testing.B) {
 	s, err := Prepare(DefaultDir(), PrepareOptions{})
 	if err != nil {
