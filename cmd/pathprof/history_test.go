@@ -73,3 +73,37 @@ func TestHistoryFlags(t *testing.T) {
 		t.Fatalf("report says nothing of the plan's weights:\n%s", out)
 	}
 }
+
+// TestRunsHistory: profile --runs keeps its merged profile in the history
+// store, and the next --runs (or single run) of the module is planned by
+// it, the profile saying so; --no-history plans by the estimate.
+func TestRunsHistory(t *testing.T) {
+	g := testprogs.CProgramByName(t, "grid")
+	dir := t.TempDir()
+	runsFile, _ := gridRuns(t, dir)
+	hist := filepath.Join(dir, "history")
+	out := filepath.Join(dir, "p.json")
+	runs := func(flags ...string) *profile.Profile {
+		t.Helper()
+		args := append([]string{"profile", "-q", "--runs", runsFile, "--strategy", "p3", "--copies", "2", "-o", out}, flags...)
+		if code, _, stderr := runCmd(append(args, g.Wasm)...); code != 1 {
+			t.Fatalf("%v: exit %d, want 1 for the run grid refuses\n%s", flags, code, stderr)
+		}
+		return readProfile(t, out)
+	}
+	if w := runs("--no-history").Weights; w == nil || w.Source != profile.WeightsEstimate {
+		t.Fatalf("--no-history: planned by %+v, want the estimate", w)
+	}
+	if w := runs("--history", hist).Weights; w == nil || w.Source != profile.WeightsEstimate {
+		t.Fatalf("first run with --history: planned by %+v, want the estimate", w)
+	}
+	if w := runs("--history", hist).Weights; w == nil || w.Source != profile.WeightsPrevious {
+		t.Fatalf("second run with --history: planned by %+v, want the previous profile", w)
+	}
+	if code, _, stderr := runCmd("profile", "-q", "--strategy", "p3", "--copies", "2", "--history", hist, "-o", out, g.Wasm, "6"); code != 0 {
+		t.Fatalf("a single run after --runs: exit %d\n%s", code, stderr)
+	}
+	if w := readProfile(t, out).Weights; w == nil || w.Source != profile.WeightsPrevious {
+		t.Fatalf("a single run after --runs: planned by %+v, want the previous profile", w)
+	}
+}

@@ -44,14 +44,14 @@ func init() {
 				"[-o FILE] [--top N] [-q]\n" +
 				"[--stub MODULE.NAME[=RESULT]] [--stub-missing] [--region MODULE.START,MODULE.END | --region-func NAME] [--invoke NAME[:ARG,...]]\n" +
 				"[--label LABEL] [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [ARGS...]",
-			"--runs FILE [--jobs N] [--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] [--uncovered-from BASE] [--counter-module] [--timeout D]\n" +
+			"--runs FILE [--jobs N] [--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] [--uncovered-from BASE] [--history DIR | --no-history] [--counter-module] [--timeout D]\n" +
 				"[-o FILE] [--top N] [-q]\n" +
 				"[--stub MODULE.NAME[=RESULT]] [--stub-missing] [--region MODULE.START,MODULE.END | --region-func NAME] [--invoke NAME[:ARG,...]]\n" +
 				"[--cache DIR] MODULE",
 		}, "Run a WASI program deterministically and write its exact path profile.", cmdProfile},
 		{"test", []string{
 			"[--protocol go|rust|gtest] [--run REGEXP] [--jobs N] [--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] [--uncovered-from BASE]\n" +
-				"[--counter-module] [--timeout D] [-o FILE] [--top N] [-q] [--binary FILE] [--stub MODULE.NAME[=RESULT]] [--stub-missing]\n" +
+				"[--history DIR | --no-history] [--counter-module] [--timeout D] [-o FILE] [--top N] [-q] [--binary FILE] [--stub MODULE.NAME[=RESULT]] [--stub-missing]\n" +
 				"[--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE|PACKAGE [ARGS...]",
 		}, "Profile each test of a test binary (Go, Rust libtest, GoogleTest) as a run, with each path's counts by test.", cmdTest},
 		{"report", []string{

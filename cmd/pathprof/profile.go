@@ -276,10 +276,14 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	path := fs.Arg(0)
+	var store *history.Store
+	if !*noHistory && *historyDir != "" {
+		store = &history.Store{Dir: *historyDir}
+	}
 	if *runsFile != "" {
 		return profileRuns(runsFlags{runs: *runsFile, module: path, out: *out, strategy: *strategy, copies: *copies, jobs: *jobs,
 			weights: *weights, quiet: *quiet, top: *top, counterModule: *counterModule, timeout: *timeout, every: *every, label: *label,
-			markers: *markers, regionFunc: *regionFunc, uncovered: *uncovered, rf: rf, progArgs: progArgs}, stdout, stderr)
+			markers: *markers, regionFunc: *regionFunc, uncovered: *uncovered, rf: rf, progArgs: progArgs, history: store}, stdout, stderr)
 	}
 	orig, cfg, code := rf.load(path, *out, progArgs, stdout, stderr)
 	if code != 0 {
@@ -310,10 +314,6 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
-	}
-	var store *history.Store
-	if !*noHistory && *historyDir != "" {
-		store = &history.Store{Dir: *historyDir}
 	}
 	p, runErr := profiler.Profile(context.Background(), orig, profiler.Options{
 		Label:         *label,

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pathprof/pathprof/internal/history"
 	"github.com/pathprof/pathprof/internal/instrument"
 	"github.com/pathprof/pathprof/internal/profiler"
 	"github.com/pathprof/pathprof/internal/report"
@@ -30,6 +31,9 @@ type runsFlags struct {
 	timeout, every                              time.Duration
 	rf                                          *runFlags
 	progArgs                                    []string
+	// history keeps the profile for later runs and plans pbl and p3 by
+	// the previous one (nil: --no-history).
+	history *history.Store
 }
 
 // profileRuns profiles every run of the runs file. Its exit code is 0
@@ -110,7 +114,7 @@ func profileSpecs(f runsFlags, st profile.Strategy, k int, orig []byte, specs []
 	p, results, err := runs.Profile(context.Background(), orig, specs, runs.Options{
 		Profile: profiler.Options{Strategy: st, Copies: k, Partition: popt, Weights: wsrc, ModulePath: f.module, Progress: progress,
 			Instrument: instrument.Options{SeparateCounters: f.counterModule}, Run: prog, Region: region,
-			UncoveredFrom: base, UncoveredName: f.uncovered},
+			UncoveredFrom: base, UncoveredName: f.uncovered, History: f.history},
 		Workers: workers,
 		Timeout: f.timeout,
 		Stop:    stop,

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/pathprof/pathprof/internal/gobuild"
+	"github.com/pathprof/pathprof/internal/history"
 	"github.com/pathprof/pathprof/internal/runs"
 	"github.com/pathprof/pathprof/internal/testbin"
 	"github.com/pathprof/pathprof/profile"
@@ -34,6 +35,9 @@ func cmdTest(args []string, stdout, stderr io.Writer) int {
 	only := fs.String("run", "", "profile only the tests whose names match the regular expression `REGEXP`")
 	uncovered := fs.String("uncovered-from", "", "count only what the earlier profile `BASE` of this binary did not cover (see profile)")
 	binary := fs.String("binary", "", "with a Go package, write its test binary to `FILE` (default PKG.test.wasm beside the profile)")
+	defHistory, _ := history.DefaultDir()
+	historyDir := fs.String("history", defHistory, "keep every complete profile in `DIR`, and plan pbl and p3 without --weights by the previous profile kept there for the binary (see profile)")
+	noHistory := fs.Bool("no-history", false, "neither read previous profiles nor keep this one")
 	rf, progArgs, ok := parseWithRun(fs, args, 1)
 	if !ok {
 		return 2
@@ -59,6 +63,9 @@ func cmdTest(args []string, stdout, stderr io.Writer) int {
 	}
 	f := runsFlags{module: fs.Arg(0), out: *out, strategy: *strategy, copies: *copies, jobs: *jobs, weights: *weights,
 		quiet: *quiet, top: *top, counterModule: *counterModule, timeout: *timeout, uncovered: *uncovered, rf: rf}
+	if !*noHistory && *historyDir != "" {
+		f.history = &history.Store{Dir: *historyDir}
+	}
 	// Every test's input: the flags' environment and mounts, and with a
 	// Go package what its tests expect of go test.
 	base := runs.Spec{Env: []string(rf.env), Stdin: rf.stdin}

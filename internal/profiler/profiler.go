@@ -94,12 +94,25 @@ func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, e
 	if p != nil && opt.UncoveredFrom != nil {
 		MarkUncovered(p, opt.UncoveredFrom, opt.UncoveredName)
 	}
-	if err == nil && opt.History != nil && p.Complete && p.Region == nil {
-		if err := opt.History.Save(p, historyFuncs(pr.cs.Funcs)); err != nil {
-			opt.progress("the profile is not kept for later runs: %v", err)
-		}
+	if err == nil {
+		pr.Keep(p)
 	}
 	return p, err
+}
+
+// Weights says what the copies' plan was weighted by (nil for SBL).
+func (pr *Prepared) Weights() *profile.Weights { return pr.weights }
+
+// Keep keeps p, a profile of runs of pr's copies, in the history store
+// when there is one, for the next run to plan by: only a complete
+// profile of whole runs, since the plan reads its counts as the run's.
+func (pr *Prepared) Keep(p *profile.Profile) {
+	if pr.opt.History == nil || !p.Complete || p.Region != nil || p.UncoveredFrom != nil {
+		return
+	}
+	if err := pr.opt.History.Save(p, historyFuncs(pr.cs.Funcs)); err != nil {
+		pr.opt.progress("the profile is not kept for later runs: %v", err)
+	}
 }
 
 // Prepared is a module's copies, planned and instrumented once, to

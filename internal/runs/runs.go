@@ -214,6 +214,10 @@ func Profile(ctx context.Context, orig []byte, specs []Spec, opt Options) (*prof
 	if base := opt.Profile.UncoveredFrom; base != nil {
 		profiler.MarkUncovered(p, base, opt.Profile.UncoveredName)
 	}
+	// Every run had the same copies: the merged profile says what
+	// their plan was weighted by, as each run's did.
+	p.Weights = pr.Weights()
+	pr.Keep(p)
 	return p, r.results, nil
 }
 
