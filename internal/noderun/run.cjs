@@ -85,6 +85,30 @@ if (counters) {
   imports.pathprof = counters.exports;
 }
 
+// wazero refuses with ENOTSUP to renumber a descriptor from or onto a
+// preopened one (a standard stream or a mounted directory, until it is
+// closed); node's WASI renumbers them. Programs that capture a tool's
+// output by renumbering onto stdout (yowasp's yosys around ABC) would
+// take other paths under node than under wazero, so they are refused
+// here as there.
+const preopened = new Set([0, 1, 2]);
+(config.preopens || []).forEach((_, i) => preopened.add(3 + i));
+const fdClose = preview1.fd_close;
+const fdRenumber = preview1.fd_renumber;
+preview1.fd_close = (fd) => {
+  const errno = fdClose(fd);
+  if (errno === 0) {
+    preopened.delete(fd);
+  }
+  return errno;
+};
+preview1.fd_renumber = (from, to) => (preopened.has(from) || preopened.has(to) ? 58 : fdRenumber(from, to));
+
+// node 20 freed its WASI object while a big program ran, from a garbage
+// collection inside fd_write, and aborted: the object and the imports
+// stay reachable until the run ends.
+globalThis.pathprofRun = { wasi, imports };
+
 const instance = new WebAssembly.Instance(new WebAssembly.Module(fs.readFileSync(program)), imports);
 memory = instance.exports.memory;
 let code = 0;

@@ -3,9 +3,12 @@ package profiler
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 
+	"github.com/pathprof/pathprof/internal/runner"
 	"github.com/pathprof/pathprof/internal/testprogs"
 	"github.com/pathprof/pathprof/profile"
 )
@@ -51,5 +54,39 @@ func TestNodeEngineEqualsWazero(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNodeRenumberAsWazero: a program that renumbers a file onto stdout
+// (as yowasp's yosys does to capture ABC's output) is refused under node
+// as under wazero, so it prints and counts alike; node's own WASI would
+// renumber, and the program would take another path and exit 3.
+func TestNodeRenumberAsWazero(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed")
+	}
+	path := filepath.Join(testprogs.ModuleRoot(t), "testdata", "renumber", "renumber.wasm")
+	orig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	profiles := map[Engine]*profile.Profile{}
+	outs := map[Engine]string{}
+	for _, e := range []Engine{EngineWazero, EngineNode} {
+		var out, errs bytes.Buffer
+		cfg := runner.Config{Stdout: &out, Stderr: &errs, Dirs: []runner.Mount{{HostDir: t.TempDir(), GuestPath: "/out"}}}
+		p, err := Profile(context.Background(), orig, Options{ModulePath: path, Strategy: profile.P3, Copies: 2, Run: cfg, Engine: e})
+		if err != nil || p.ExitCode != 0 {
+			t.Fatalf("under %s: exit %d, %v\n%s", e, p.ExitCode, err, errs.String())
+		}
+		profiles[e], outs[e] = p, out.String()
+	}
+	if want := "refused with 58, sum 4950\n"; outs[EngineWazero] != want || outs[EngineNode] != want {
+		t.Fatalf("wazero printed %q, node %q; want %q", outs[EngineWazero], outs[EngineNode], want)
+	}
+	a := &profile.Profile{Functions: profiles[EngineWazero].Functions}
+	b := &profile.Profile{Functions: profiles[EngineNode].Functions}
+	if ok, diff := a.Equal(b); !ok {
+		t.Fatalf("node's profile differs from wazero's: %s", diff)
 	}
 }
