@@ -245,7 +245,7 @@ func TestInterrupt(t *testing.T) {
 		{"sigint", nil, []os.Signal{os.Interrupt}, 130, "SIGINT", 1, limit},
 		{"sigterm", nil, []os.Signal{syscall.SIGTERM}, 130, "SIGTERM", 1, limit},
 		{"timeout", []string{"--timeout", "2s"}, nil, 124, "timeout", 1, 2*time.Minute + limit},
-		{"p3", []string{"--strategy", "p3", "--copies", "4"}, []os.Signal{os.Interrupt}, 130, "SIGINT", 4, limit},
+		{"p3", []string{"--strategy", "p3", "--copies", "4", "--jobs", "4"}, []os.Signal{os.Interrupt}, 130, "SIGINT", 4, limit},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "p.json")
@@ -260,6 +260,28 @@ func TestInterrupt(t *testing.T) {
 			checkInterrupted(t, out, tc.reason, tc.copies, bound)
 		})
 	}
+	t.Run("p3 waves", func(t *testing.T) {
+		// One copy at a time: the first runs on when the signal comes,
+		// the others wait for their wave and are not waited for.
+		out := filepath.Join(t.TempDir(), "p.json")
+		first := func(log string) bool { return strings.Contains(log, "running copy 1 of 4") }
+		code, took, errs := interruptRun(t, bin, profileSpin(t, out, "--strategy", "p3", "--copies", "4", "--jobs", "1"), first, time.Second, os.Interrupt)
+		t.Logf("exited %d after %v", code, took)
+		if code != 130 || took > limit {
+			t.Fatalf("exit %d after %v, want 130 within %v; stderr:\n%s", code, took, limit, errs)
+		}
+		p := readProfile(t, out)
+		if p.Interrupted == nil || p.Complete || len(p.Runs) != 4 || strings.Count(p.Incomplete, "not started") != 3 {
+			t.Fatalf("profile: complete %v, %d runs, interrupted %+v, incomplete %q; want copies 1 to 3 not started", p.Complete, len(p.Runs), p.Interrupted, p.Incomplete)
+		}
+		for _, f := range p.Functions {
+			for _, q := range f.Paths {
+				if b, ok := bound[[2]uint64{uint64(f.Index), q.ID}]; !ok || q.Count > b {
+					t.Errorf("function %d path %d: counted %d, not within the full run's", f.Index, q.ID, q.Count)
+				}
+			}
+		}
+	})
 	t.Run("second signal", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "p.json")
 		code, took, errs := interruptRun(t, bin, profileSpin(t, out), started, time.Second, os.Interrupt, os.Interrupt)
@@ -291,7 +313,7 @@ func TestSnapshots(t *testing.T) {
 		copies int
 	}{
 		{"sbl", nil, 1},
-		{"p3", []string{"--strategy", "p3", "--copies", "4"}, 4},
+		{"p3", []string{"--strategy", "p3", "--copies", "4", "--jobs", "4"}, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "p.json")

@@ -241,7 +241,7 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("profile", stderr)
 	strategy := fs.String("strategy", string(profile.SBL), "profiling strategy: sbl, pbl or p3")
 	copies := fs.Int("copies", 0, "number of copies `K` for pbl and p3 (default 4)")
-	jobs := fs.Int("jobs", 0, "run at most `N` copies at once (default: all)")
+	jobs := fs.Int("jobs", 0, "compile and run at most `N` copies at once (default: as many as there are cores; with --runs, N runs at once, default 1)")
 	weights := fs.String("weights", "", "place the probes (and plan pbl and p3) by the edge frequencies of an earlier `PROFILE` of this module: fewer probe hits where it ran most")
 	out := fs.String("o", "pathprof.json", "write the profile to `FILE`")
 	quiet := fs.Bool("q", false, "no progress lines on stderr")

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/counters"
@@ -245,9 +246,11 @@ func instrumentCopies(orig []byte, m *wasm.Module, plan *partition.Plan, funcs [
 	return cs, nil
 }
 
-// runCopies runs every copy once on the same input, at most jobs at a
-// time, and checks that they all printed and exited alike. Copy 0's output
-// goes to cfg.Stdout and cfg.Stderr as it comes; every copy's is compared
+// runCopies runs every copy once on the same input, in waves of at most
+// jobs copies each compiled, run and released before the next wave is
+// compiled (so memory holds at most jobs compiled copies), and checks
+// that they all printed and exited alike. Copy 0's output goes to
+// cfg.Stdout and cfg.Stderr as it comes; every copy's is compared
 // with the others' as it comes, by chunk digests (outputCheck), and a
 // divergence is reported as soon as it shows. Each copy writes to its own copy of every writable mount, so
 // copies cannot disturb each other; copy 0 uses the real directories, so
@@ -263,12 +266,13 @@ func instrumentCopies(orig []byte, m *wasm.Module, plan *partition.Plan, funcs [
 // for Go beside the copies running at once. And a garbage collection
 // waits for every goroutine to stop, the programs' included: one started
 // by a copy compiling while another computes would hold everything up,
-// the interruption too. So runCopies collects before the copies start,
-// and while they run collects only when the heap has grown by
-// runHeadroom (GOGC off, a memory limit), which starting a few copies
-// does not reach (they are compiled before);
+// the interruption too. So no copy compiles while another runs, and
+// runCopies collects before a wave starts, and while it runs collects
+// only when the heap has grown by runHeadroom (GOGC off, a memory limit),
+// which starting a few copies does not reach (collector);
 // at the interruption the collector goes off for good, as the copies run
-// on.
+// on, and the waves not started are not: their copies are reported not
+// started.
 //
 // With every > 0, snapshot is called every that often while the copies
 // run, with every copy's counts read as they stand in the same way, the
@@ -340,29 +344,36 @@ func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, alone bool
 			cfgs[c] = cc
 		}
 	}
-	// Every copy is compiled before any runs: compiling allocates much,
-	// and a collection while another copy computes would wait for it.
-	// The compilations themselves run jobs at a time, as the runs do.
-	compileErrs := make([]error, k)
+	// Copies are compiled and run in waves of at most jobs copies: a wave
+	// is compiled, then run, then released before the next is compiled,
+	// so that memory holds at most jobs compiled copies whatever k is.
+	// Nothing compiles while a copy runs: compiling allocates much, and a
+	// collection while a copy computes would wait for it to call out.
+	// Progs compiled before (a Worker's) run jobs at a time as one wave.
+	slots := min(max(jobs, 1), k)
 	owned := progs == nil
 	if owned {
 		progs = make([]*CopyProgram, k)
-		compileErrs = compileCopies(ctx, cs, progs, cfgs, jobs, region, engine)
-		for _, err := range compileErrs {
-			if runner.IsSetupError(err) {
-				for _, p := range progs {
-					if p != nil {
-						p.Close(context.WithoutCancel(ctx))
-					}
-				}
-				return nil, nil, err
-			}
+	}
+	compileErrs := make([]error, k)
+	// shells keep each copy's region follower for liveRegions, which
+	// must not keep an owned copy's code alive once it has run.
+	shells := make([]*CopyProgram, k)
+	var regions []*regionRun
+	for c := range shells {
+		shells[c] = &CopyProgram{}
+		switch {
+		case !owned:
+			shells[c].region = progs[c].region
+		case region != nil:
+			regions = append(regions, newRegionRun(region, cs.Copy[c]))
+			shells[c].region = regions[c]
 		}
 	}
 	interrupted := false
-	headroom := func(need int64) {}
+	gc := &collector{}
 	if (stop != nil || every > 0) && (owned || alone) && !ranOn.Load() {
-		if n := min(max(jobs, 1), k) + 1; runtime.GOMAXPROCS(0) < n {
+		if n := slots + 1; runtime.GOMAXPROCS(0) < n {
 			old := runtime.GOMAXPROCS(n)
 			defer func() {
 				if !interrupted { // a change stops the world, copies included
@@ -370,53 +381,88 @@ func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, alone bool
 				}
 			}()
 		}
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		oldPercent := debug.SetGCPercent(-1)
-		limit := int64(ms.Sys-ms.HeapReleased) + runHeadroom
-		oldLimit := debug.SetMemoryLimit(limit)
-		headroom = func(need int64) { limit = keepHeadroom(limit, need) }
-		defer func() {
-			if !interrupted {
-				debug.SetMemoryLimit(oldLimit)
-				debug.SetGCPercent(oldPercent)
-			}
-		}()
+		gc.managed = true
 	}
 	runs := make([]*CopyRun, k)
 	lives := make([]*runner.Live, k)
 	readers := make([]counters.LiveReader, k)
 	finished := make([]chan struct{}, k)
-	sem := make(chan struct{}, max(jobs, 1))
-	var wg sync.WaitGroup
-	start := time.Now()
 	for c := range cs.Copy {
 		lives[c], finished[c] = &runner.Live{}, make(chan struct{})
 		cfgs[c].Live = lives[c]
-		wg.Go(func() {
-			defer close(finished[c])
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			if k > 1 {
-				progress(runningCopy, c+1, k)
+	}
+	runOne := func(c int) {
+		defer close(finished[c])
+		if k > 1 {
+			progress(runningCopy, c+1, k)
+		}
+		if compileErrs[c] != nil {
+			// A failed compilation (a missing import) is the run's error.
+			runs[c] = &CopyRun{Err: compileErrs[c], Counts: counters.Counts{}, res: cs.Copy[c]}
+		} else {
+			runs[c] = progs[c].Run(ctx, cfgs[c])
+			if owned {
+				progs[c].Close(context.WithoutCancel(ctx))
+				progs[c] = nil
 			}
-			if compileErrs[c] != nil {
-				// A failed compilation (a missing import) is the run's error.
-				runs[c] = &CopyRun{Err: compileErrs[c], Counts: counters.Counts{}, res: cs.Copy[c]}
-			} else {
-				runs[c] = progs[c].Run(ctx, cfgs[c])
-				if owned {
-					progs[c].Close(context.WithoutCancel(ctx))
+		}
+		for _, w := range closers[c] {
+			w.Close()
+		}
+	}
+	// setupErr is a wave's compile error that fails the whole run (a
+	// missing import): it is set before done is closed.
+	var setupErr error
+	done := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(done)
+		for first := 0; first < k; first += slots {
+			wave := make([]int, 0, slots)
+			for c := first; c < min(first+slots, k); c++ {
+				wave = append(wave, c)
+			}
+			if owned {
+				if !gc.compiling() {
+					return // interrupted: the copies not started stay so
+				}
+				compileWave(ctx, cs, wave, progs, compileErrs, cfgs, regions, engine)
+				for _, c := range wave {
+					if runner.IsSetupError(compileErrs[c]) {
+						for _, c := range wave {
+							if progs[c] != nil {
+								progs[c].Close(context.WithoutCancel(ctx))
+							}
+						}
+						setupErr = compileErrs[c]
+						return
+					}
 				}
 			}
-			for _, w := range closers[c] {
-				w.Close()
+			if !gc.running() {
+				return
 			}
-		})
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+			var wg sync.WaitGroup
+			if owned {
+				for _, c := range wave {
+					wg.Go(func() { runOne(c) })
+				}
+			} else {
+				// A Worker's copies are compiled already: all of them
+				// are one wave, run slots at a time.
+				sem := make(chan struct{}, slots)
+				for c := range k {
+					wg.Go(func() {
+						sem <- struct{}{}
+						defer func() { <-sem }()
+						runOne(c)
+					})
+				}
+				first = k
+			}
+			wg.Wait()
+		}
+	}()
 	var tick <-chan time.Time
 	var last int64 // what the last snapshot allocated
 	if every > 0 {
@@ -432,20 +478,24 @@ wait:
 		case reason := <-stop:
 			interrupted = true
 			ranOn.Store(true)
-			debug.SetMemoryLimit(math.MaxInt64)
+			gc.stop()
 			runs, in := readLive(cs, runs, lives, readers, finished, reason, start)
-			liveRegions(progs, runs)
+			liveRegions(shells, runs)
 			return runs, in, nil
 		case <-tick:
 			// Room for twice what the last snapshot allocated.
-			headroom(max(runHeadroom/2, 2*last))
+			gc.headroom(max(runHeadroom/2, 2*last))
 			before := heapAllocated()
 			live, in := readLive(cs, runs, lives, readers, finished, profile.SnapshotReason, start)
-			liveRegions(progs, live)
+			liveRegions(shells, live)
 			snapshot(live, in)
 			last = heapAllocated() - before
-			headroom(runHeadroom / 2)
+			gc.headroom(runHeadroom / 2)
 		}
+	}
+	gc.restore()
+	if setupErr != nil {
+		return nil, nil, setupErr
 	}
 	if k > 1 {
 		if err := errors.Join(stdoutCheck.finish(), stderrCheck.finish()); err != nil {
@@ -470,29 +520,163 @@ var ranOn atomic.Bool
 const runningCopy = "running copy %d of %d"
 
 // compileCopies compiles copy c of cs into progs[c] with cfgs[c] for
-// engine, jobs at a time, and returns each copy's compile error.
+// engine, in waves of jobs copies (compileWave), and returns each copy's
+// compile error.
 func compileCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfgs []runner.Config, jobs int, region *Region, engine Engine) []error {
-	errs := make([]error, len(cs.Copy))
-	sem := make(chan struct{}, max(jobs, 1))
+	k := len(cs.Copy)
+	errs := make([]error, k)
+	var regions []*regionRun
+	if region != nil {
+		for c := range k {
+			regions = append(regions, newRegionRun(region, cs.Copy[c]))
+		}
+	}
+	slots := min(max(jobs, 1), k)
+	for first := 0; first < k; first += slots {
+		var wave []int
+		for c := first; c < min(first+slots, k); c++ {
+			wave = append(wave, c)
+		}
+		compileWave(ctx, cs, wave, progs, errs, cfgs, regions, engine)
+	}
+	return errs
+}
+
+// compileWave compiles the copies of wave at once, copy c into progs[c]
+// with cfgs[c] (and regions[c], when there is a region) for engine, its
+// error in errs[c]. The cores are shared out among them as compilation
+// workers: SBL's one copy compiles on every core, not one.
+func compileWave(ctx context.Context, cs *Copies, wave []int, progs []*CopyProgram, errs []error, cfgs []runner.Config, regions []*regionRun, engine Engine) {
 	var wg sync.WaitGroup
-	for c := range cs.Copy {
+	for i, c := range wave {
 		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
 			cfg := cfgs[c]
 			var rr *regionRun
-			if region != nil {
-				rr = newRegionRun(region, cs.Copy[c])
-				cfg.Stubs, cfg.Listener = region.withMarkers(cfg.Stubs), rr
+			if regions != nil {
+				rr = regions[c]
+				cfg.Stubs, cfg.Listener = rr.r.withMarkers(cfg.Stubs), rr
 			}
-			progs[c], errs[c] = compileCopy(ctx, cs.Copy[c], cfg, engine)
+			cctx := ctx
+			if n := compileWorkers(cores, len(wave), i); n > 1 {
+				cctx = experimental.WithCompilationWorkers(ctx, n)
+			}
+			progs[c], errs[c] = compileCopy(cctx, cs.Copy[c], cfg, engine)
 			if errs[c] == nil {
 				progs[c].region = rr
 			}
 		})
 	}
 	wg.Wait()
-	return errs
+}
+
+// cores is how many goroutines the process runs at once by default: the
+// machine's cores, or fewer when it is limited to fewer.
+var cores = runtime.GOMAXPROCS(0)
+
+// compileWorkers is how many compilation workers the i-th of n copies
+// compiled at once gets out of cores: an equal share, the first copies
+// one more while the cores do not divide evenly, and at least one.
+func compileWorkers(cores, n, i int) int {
+	w := cores / n
+	if i < cores%n {
+		w++
+	}
+	return max(w, 1)
+}
+
+// collector keeps the garbage collector off while interruptible copies
+// run and on while they compile (runCopies says why): a wave collects,
+// then turns the collector off with a memory limit (running), and turns
+// it back on after (compiling, restore). Once the run is interrupted
+// (stop), it leaves the collector as it is for good, and no wave starts.
+type collector struct {
+	// managed is set when the collector is to be kept off while copies
+	// run; otherwise only the code of a wave is collected before the
+	// next compiles.
+	managed bool
+
+	mu         sync.Mutex
+	stopped    bool
+	off        bool
+	waves      int
+	limit      int64
+	oldLimit   int64
+	oldPercent int
+}
+
+// compiling is called before a wave compiles, and reports false once the
+// run is interrupted. It frees the code of the last wave, which runs no
+// more, so that the next is compiled in its place.
+func (g *collector) compiling() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopped {
+		return false
+	}
+	g.turnOn()
+	if g.waves++; g.waves > 1 {
+		runtime.GC()
+	}
+	return true
+}
+
+// running is called before a wave runs, and reports false once the run
+// is interrupted.
+func (g *collector) running() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopped {
+		return false
+	}
+	if !g.managed || g.off {
+		return true
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	g.oldPercent = debug.SetGCPercent(-1)
+	g.limit = int64(ms.Sys-ms.HeapReleased) + runHeadroom
+	g.oldLimit = debug.SetMemoryLimit(g.limit)
+	g.off = true
+	return true
+}
+
+// headroom keeps need free below the memory limit while the collector is
+// off (keepHeadroom).
+func (g *collector) headroom(need int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.off {
+		g.limit = keepHeadroom(g.limit, need)
+	}
+}
+
+// stop is called when the run is interrupted: the copies that run then
+// run on, so the collector stays off, without a limit.
+func (g *collector) stop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.stopped = true
+	if g.off {
+		debug.SetMemoryLimit(math.MaxInt64)
+	}
+}
+
+// restore turns the collector back on when the copies have all run.
+func (g *collector) restore() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.stopped {
+		g.turnOn()
+	}
+}
+
+func (g *collector) turnOn() {
+	if g.off {
+		debug.SetMemoryLimit(g.oldLimit)
+		debug.SetGCPercent(g.oldPercent)
+		g.off = false
+	}
 }
 
 // runHeadroom is how much the heap may grow while interruptible copies
@@ -555,14 +739,19 @@ func readLive(cs *Copies, runs []*CopyRun, lives []*runner.Live, readers []count
 		out[c] = r
 	}
 	// A copy between the end of its program and the end of its run
-	// finishes in a moment.
-	wait := time.NewTimer(100 * time.Millisecond)
+	// finishes in a moment; one waiting for its wave does not.
+	expired := make(chan struct{})
+	wait := time.AfterFunc(100*time.Millisecond, func() { close(expired) })
 	defer wait.Stop()
 	for _, c := range idle {
 		select {
 		case <-finished[c]:
+		case <-expired:
+		}
+		select {
+		case <-finished[c]:
 			out[c] = runs[c]
-		case <-wait.C:
+		default:
 		}
 		if out[c] == nil {
 			out[c] = &CopyRun{res: cs.Copy[c], Counts: counters.Counts{}, Err: errors.New("not started when the run was interrupted"), Result: runner.Result{ExitCode: 1}}

@@ -27,7 +27,8 @@ import (
 // Options configure a profiling run.
 type Options struct {
 	// Strategy is SBL, PBL or P3; "" means SBL. Copies is k (1 for SBL)
-	// and Jobs how many copies run at once (default: all).
+	// and Jobs how many copies are compiled and run at once (default:
+	// as many as there are cores).
 	Strategy profile.Strategy
 	Copies   int
 	Jobs     int
@@ -288,7 +289,9 @@ func (pr *Prepared) run(ctx context.Context, progs []*CopyProgram, alone bool, l
 	}
 	jobs := opt.Jobs
 	if jobs < 1 {
-		jobs = len(cs.Copy)
+		// More copies at once than cores would not finish sooner, and
+		// each holds its compiled code and memory.
+		jobs = min(len(cs.Copy), cores)
 	}
 	if cfg.Progress == nil {
 		cfg.Progress = opt.Progress
