@@ -21,8 +21,8 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "bench-out", "write results.md and results.json into `DIR`")
 	runs := fs.Int("runs", 0, fmt.Sprintf("timed runs of each build per program (default %d)", bench.DefaultRuns))
 	prepare := fs.Bool("prepare", false, "prepare (or refresh) the suite and exit: copy the C programs and kernels, build the Go programs and the Debian C programs")
-	noDebian := fs.Bool("no-debian", false, "prepare without building the Debian C programs (which need apt-get source and clang-14); the first --quick run never builds them")
-	big := fs.Bool("big", false, "with --prepare: also fetch the big prebuilt programs (yosys, clang: tens of megabytes each) with npm; otherwise: also run them")
+	noDebian := fs.Bool("no-debian", false, "prepare without building the Debian programs (which need apt-get source and clang-14); the first --quick run never builds them")
+	big := fs.Bool("big", false, "with --prepare: also fetch the big prebuilt programs (yosys, clang: tens of megabytes each) with npm and, unless --no-debian, build the big Debian program (glslang); otherwise: also run them")
 	src := fs.String("src", "", "the pathprof source tree for --prepare (default: found from the current directory)")
 	var only multiFlag
 	fs.Var(&only, "only", "run only the program `NAME` (repeatable)")

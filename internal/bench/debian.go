@@ -21,20 +21,56 @@ import (
 // the source tree.
 const DebianScript = "bench/debian/build.sh"
 
+// DebianBigScript is the build script of the big Debian programs (C++
+// built with libc++), relative to the source tree. Its directory also
+// holds their list, programs.txt, which the script copies into its output
+// with the files it names.
+const DebianBigScript = "bench/debian-big/build.sh"
+
+// debianBuild is a build script and where Prepare keeps what it builds.
+type debianBuild struct {
+	script string // relative to the source tree
+	sub    string // the directory under the suite that holds the builds
+	what   string // what the script builds, for progress lines
+	skip   string // the flag that prepares the suite without them
+	parse  func(data []byte, rel string) ([]Program, error)
+}
+
+var (
+	debianSmall = debianBuild{script: DebianScript, sub: "debian", what: "the Debian programs",
+		skip: "--no-debian", parse: parseDebianList}
+	debianBig = debianBuild{script: DebianBigScript, sub: "debian-big", what: "the big Debian programs",
+		skip: "--no-debian or without --big", parse: parseDebianBigList}
+)
+
 // prepareDebian builds the Debian C programs with bench/debian/build.sh
 // into dir/debian/HASH, unless an earlier preparation did, and returns
 // their manifest entries.
 func prepareDebian(dir string, opt PrepareOptions, progress func(string, ...any)) ([]Program, error) {
-	scriptDir := filepath.Join(opt.Source, filepath.FromSlash(path.Dir(DebianScript)))
+	return prepareBuild(debianSmall, dir, opt, progress)
+}
+
+// prepareDebianBig builds the big Debian programs with
+// bench/debian-big/build.sh into dir/debian-big/HASH, unless an earlier
+// preparation did, and returns their manifest entries.
+func prepareDebianBig(dir string, opt PrepareOptions, progress func(string, ...any)) ([]Program, error) {
+	return prepareBuild(debianBig, dir, opt, progress)
+}
+
+// prepareBuild runs b's script into dir/SUB/HASH, where HASH covers the
+// script's directory, unless an earlier preparation did, and returns the
+// manifest entries of the programs.txt it wrote.
+func prepareBuild(b debianBuild, dir string, opt PrepareOptions, progress func(string, ...any)) ([]Program, error) {
+	scriptDir := filepath.Join(opt.Source, filepath.FromSlash(path.Dir(b.script)))
 	h, err := hashTree(scriptDir)
 	if err != nil {
 		return nil, err
 	}
-	rel := "debian/" + h[:12]
+	rel := b.sub + "/" + h[:12]
 	final := filepath.Join(dir, filepath.FromSlash(rel))
 	list := filepath.Join(final, "programs.txt")
 	if _, err := os.Stat(list); err != nil {
-		if err := buildDebian(dir, final, opt, progress); err != nil {
+		if err := buildDebian(b, final, opt, progress); err != nil {
 			return nil, err
 		}
 	}
@@ -42,31 +78,31 @@ func prepareDebian(dir string, opt PrepareOptions, progress func(string, ...any)
 	if err != nil {
 		return nil, err
 	}
-	progs, err := parseDebianList(data, rel)
+	progs, err := b.parse(data, rel)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", list, err)
 	}
-	progress("%d Debian programs in %s", len(progs), final)
+	progress("%d programs of %s in %s", len(progs), b.script, final)
 	return progs, nil
 }
 
-// buildDebian runs the build script into a fresh directory and renames it
+// buildDebian runs b's build script into a fresh directory and renames it
 // to final when the script succeeded, so that an interrupted or failed
 // build is never taken for a finished one. Builds made from other versions
 // of the script are removed.
-func buildDebian(dir, final string, opt PrepareOptions, progress func(string, ...any)) error {
+func buildDebian(b debianBuild, final string, opt PrepareOptions, progress func(string, ...any)) error {
 	shell := opt.Shell
 	if shell == "" {
 		shell = "bash"
 	}
 	start := time.Now()
 	err := intoDir(final, ".build-", func(tmp string) error {
-		progress("building the Debian programs (%s): fetches source packages, needs clang-14 for wasm32-wasi", DebianScript)
-		cmd := exec.Command(shell, filepath.Join(opt.Source, filepath.FromSlash(DebianScript)), tmp)
+		progress("building %s (%s): fetches source packages, needs clang-14 for wasm32-wasi", b.what, b.script)
+		cmd := exec.Command(shell, filepath.Join(opt.Source, filepath.FromSlash(b.script)), tmp)
 		cmd.Dir = opt.Source
 		// The script's own progress lines are worth seeing live: fetching
-		// and building takes a minute. Without a progress writer only the
-		// end of its output is kept, for the error message.
+		// and building takes a minute or more. Without a progress writer
+		// only the end of its output is kept, for the error message.
 		tail := &tailWriter{max: 4000}
 		var w io.Writer = tail
 		if opt.Progress != nil {
@@ -78,14 +114,14 @@ func buildDebian(dir, final string, opt PrepareOptions, progress func(string, ..
 			if opt.Progress != nil {
 				msg = "see its output above"
 			}
-			return fmt.Errorf("%s: %v (%s); pathprof bench --prepare --no-debian prepares the suite without the Debian programs", DebianScript, err, msg)
+			return fmt.Errorf("%s: %v (%s); pathprof bench --prepare %s prepares the suite without %s", b.script, err, msg, b.skip, b.what)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	progress("built the Debian programs in %.0fs", time.Since(start).Seconds())
+	progress("built %s in %.0fs", b.what, time.Since(start).Seconds())
 	parent := filepath.Dir(final)
 	ents, err := os.ReadDir(parent)
 	if err != nil {
@@ -135,6 +171,58 @@ func parseDebianList(data []byte, rel string) ([]Program, error) {
 			ExpectStdout: rel + "/" + f[3], ExpectExitCode: u32(uint32(code)), Args: f[5:]}
 		if f[2] != "-" {
 			p.Stdin = rel + "/" + f[2]
+		}
+		if err := p.validate(); err != nil {
+			return err
+		}
+		progs = append(progs, p)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(progs) == 0 {
+		return nil, fmt.Errorf("no programs")
+	}
+	return progs, nil
+}
+
+// parseDebianBigList reads the big Debian programs' programs.txt
+// (NAME WASM STDIN EXPECT_STDOUT EXIT_CODE MOUNTS [ARGS...]) into manifest
+// entries whose files are under rel. STDIN and EXPECT_STDOUT are "-" for
+// none; MOUNTS is "-" or a comma-separated list of HOST:GUEST[:ro] whose
+// HOST is under rel or is TempMount. They are big programs of the
+// validation set: the rule puts every big program but yosys there.
+func parseDebianBigList(data []byte, rel string) ([]Program, error) {
+	var progs []Program
+	err := proglist.Each(data, 6, "NAME WASM STDIN EXPECT_STDOUT EXIT_CODE MOUNTS [ARGS...]", func(f []string) error {
+		code, err := strconv.ParseUint(f[4], 10, 32)
+		if err != nil {
+			return fmt.Errorf("exit code: %w", err)
+		}
+		p := Program{Name: f[0], Origin: OriginDebianBig, Wasm: rel + "/" + f[1],
+			ExpectExitCode: u32(uint32(code)), Args: f[6:], Validation: true, Big: true}
+		if f[2] != "-" {
+			p.Stdin = rel + "/" + f[2]
+		}
+		if f[3] != "-" {
+			p.ExpectStdout = rel + "/" + f[3]
+		}
+		if f[5] != "-" {
+			for _, m := range strings.Split(f[5], ",") {
+				pm, err := ParseMount(m)
+				if err != nil {
+					return err
+				}
+				if pm.Host != TempMount {
+					h, err := insideDir(pm.Host)
+					if err != nil {
+						return fmt.Errorf("mount %q: %w", m, err)
+					}
+					m = rel + "/" + filepath.ToSlash(h) + strings.TrimPrefix(m, pm.Host)
+				}
+				p.Mounts = append(p.Mounts, m)
+			}
 		}
 		if err := p.validate(); err != nil {
 			return err

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -115,6 +116,110 @@ func TestParseDebianListErrors(t *testing.T) {
 	} {
 		if _, err := parseDebianList([]byte(c.list), "debian/x"); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want %q", c.list, err, c.want)
+		}
+	}
+}
+
+// fakeDebianBigSource makes a source tree whose bench/debian-big/build.sh
+// writes the files its programs.txt names and counts its runs.
+func fakeDebianBigSource(t *testing.T) string {
+	t.Helper()
+	src := t.TempDir()
+	dir := filepath.Join(src, filepath.FromSlash(path.Dir(DebianBigScript)))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := `set -e
+echo run >>"$(dirname "$0")/../../runs.txt"
+mkdir -p "$1/bin" "$1/shaders"
+printf 'wasm' >"$1/bin/g.wasm"
+echo x >"$1/shaders/a.comp"
+echo out >"$1/g.expected"
+cp "$(dirname "$0")/programs.txt" "$1/programs.txt"
+`
+	list := "# NAME WASM STDIN EXPECT EXIT MOUNTS ARGS\n" +
+		"g bin/g.wasm - g.expected 0 shaders:/in:ro,@tmp:/ -V in/a.comp\n" +
+		"h bin/g.wasm shaders/a.comp - 2 - --stdin\n"
+	for name, data := range map[string]string{"build.sh": script, "programs.txt": list} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return src
+}
+
+// TestPrepareDebianBig builds the big Debian programs with a stand-in
+// script: the entries are big, in the validation set, with their mounts
+// under the build's directory, and a second preparation builds nothing.
+func TestPrepareDebianBig(t *testing.T) {
+	src := fakeDebianBigSource(t)
+	dir := t.TempDir()
+	opt := PrepareOptions{Source: src}
+	quiet := func(string, ...any) {}
+	progs, err := prepareDebianBig(dir, opt, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(progs) != 2 {
+		t.Fatalf("%d programs: %+v", len(progs), progs)
+	}
+	g, h := progs[0], progs[1]
+	rel := strings.TrimSuffix(g.Wasm, "/bin/g.wasm")
+	if !strings.HasPrefix(rel, "debian-big/") || g.Origin != OriginDebianBig || !g.Big || !g.Validation ||
+		g.Stdin != "" || g.ExpectStdout != rel+"/g.expected" || *g.ExpectExitCode != 0 ||
+		strings.Join(g.Mounts, " ") != rel+"/shaders:/in:ro @tmp:/" || strings.Join(g.Args, " ") != "-V in/a.comp" {
+		t.Errorf("first program: %+v", g)
+	}
+	if h.Stdin != rel+"/shaders/a.comp" || h.ExpectStdout != "" || *h.ExpectExitCode != 2 || len(h.Mounts) != 0 {
+		t.Errorf("second program: %+v", h)
+	}
+	s := &Suite{Version: ManifestVersion, Dir: dir, Programs: progs}
+	if err := s.checkFiles(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := prepareDebianBig(dir, opt, quiet); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := os.ReadFile(filepath.Join(src, "runs.txt"))
+	if err != nil || string(runs) != "run\n" {
+		t.Fatalf("the script ran %q times", runs)
+	}
+}
+
+func TestParseDebianBigListErrors(t *testing.T) {
+	for _, c := range []struct{ list, want string }{
+		{"", "no programs"},
+		{"g bin/g.wasm - g.expected 0\n", "line 1: want NAME"},
+		{"g bin/g.wasm - g.expected x -\n", "line 1: exit code"},
+		{"g bin/g.wasm - - 0 shaders:in\n", "not absolute"},
+		{"g bin/g.wasm - - 0 ../../etc:/etc:ro\n", "leaves its directory"},
+		{"g bin/g.wasm - - 0 /etc:/etc:ro\n", "leaves its directory"},
+		{"g bin/g.wasm - - 0 a:/in,b:/in\n", "mounted twice"},
+	} {
+		if _, err := parseDebianBigList([]byte(c.list), "debian-big/x"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.list, err, c.want)
+		}
+	}
+}
+
+// TestDebianBigList reads the committed list of the big Debian programs:
+// it must parse, and every program must be big and in the validation set.
+func TestDebianBigList(t *testing.T) {
+	src, err := FindSource(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(path.Dir(DebianBigScript)), "programs.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs, err := parseDebianBigList(data, "debian-big/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range progs {
+		if !p.Big || !p.Validation || p.ExpectExitCode == nil {
+			t.Errorf("%+v", p)
 		}
 	}
 }

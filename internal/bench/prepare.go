@@ -36,8 +36,10 @@ type PrepareOptions struct {
 	// Shell runs the build script; default "bash".
 	Shell string
 	// Big also fetches the large prebuilt programs (npm.go) with npm, at
-	// pinned versions checked against their digests. Without it, big
-	// programs of an earlier preparation are kept as they are.
+	// pinned versions checked against their digests, and, with Debian,
+	// builds the big Debian programs with bench/debian-big/build.sh.
+	// Without it, big programs of an earlier preparation are kept as they
+	// are.
 	Big bool
 	// NPM is the npm command; default "npm" from $PATH.
 	NPM string
@@ -53,6 +55,9 @@ const (
 	OriginDebian  = "debian"
 	OriginKernels = "bench/kernels"
 	OriginNPM     = "npm"
+	// OriginDebianBig is the big Debian programs (DebianBigScript), built
+	// with --big unless --no-debian.
+	OriginDebianBig = "debian-big"
 )
 
 // KernelsDir holds the kernels, relative to the source tree.
@@ -61,8 +66,8 @@ const KernelsDir = "bench/kernels"
 // ValidationRuleText is the rule that fixes the validation set, as the
 // manifest states it (Suite.ValidationRule).
 const ValidationRuleText = "fixed when the programs were added, before any measurement: " +
-	"the kernels that bench/kernels/programs.txt marks valid and the prebuilt programs other than yosys; " +
-	"not the programs of testdata/c, Go and Debian, which earlier changes were tuned on, " +
+	"the kernels that bench/kernels/programs.txt marks valid and the big programs (prebuilt or Debian) other than yosys; " +
+	"not the programs of testdata/c, Go and the small Debian ones, which earlier changes were tuned on, " +
 	"nor the kernel shapes (filter, apsp, fft, bsearch) and the 30 MB module (yosys) that changes target"
 
 // stdTests are the standard-library packages whose test binaries are in
@@ -238,6 +243,13 @@ func Prepare(dir string, opt PrepareOptions) (*Suite, error) {
 			return nil, err
 		}
 		s.Programs = append(s.Programs, progs...)
+		if opt.Debian {
+			progs, err := prepareDebianBig(dir, opt, progress)
+			if err != nil {
+				return nil, err
+			}
+			s.Programs = append(s.Programs, progs...)
+		}
 	}
 
 	// Programs added to the manifest by hand or by later preparation
@@ -248,7 +260,8 @@ func Prepare(dir string, opt PrepareOptions) (*Suite, error) {
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, ManifestName), err)
 		}
 		for _, p := range prev.Programs {
-			if mine(p.Origin) || opt.Debian && p.Origin == OriginDebian || opt.Big && p.Origin == OriginNPM {
+			if mine(p.Origin) || opt.Debian && p.Origin == OriginDebian || opt.Big && p.Origin == OriginNPM ||
+				opt.Big && opt.Debian && p.Origin == OriginDebianBig {
 				continue
 			}
 			if _, dup := s.Program(p.Name); dup {

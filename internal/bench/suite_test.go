@@ -3,6 +3,7 @@ package bench
 import (
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -209,6 +210,21 @@ func TestValidationThird(t *testing.T) {
 			} else {
 				train++
 			}
+		}
+	}
+	bigList, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(path.Dir(DebianBigScript)), "programs.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, err := parseDebianBigList(bigList, "debian-big/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range big {
+		if p.Validation {
+			valid++
+		} else {
+			train++
 		}
 	}
 	third("with the big programs", train, valid)
