@@ -99,8 +99,14 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			f.LoopCounters, f.IterationCounters = int(lc.total), lc.iteration
 		}
 	}
+	z := &sizer{}
 	// memCount appends a count op in memory (or a counter module).
 	memCount := func(a *wasm.Asm, o numbering.Op) {
+		mk, kind := z.mark(a), SizeHashed
+		if dense {
+			kind = SizeDense
+		}
+		defer z.end(kind, a, mk)
 		push := func() {
 			if o.Kind == numbering.CountConst {
 				a.I64(o.Value)
@@ -130,13 +136,15 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 	// hit adds the run-time hit count of one sequence, when asked for.
 	hit := func(a *wasm.Asm) {
 		if hitsGlobal >= 0 {
+			mk := z.mark(a)
 			a.Idx(wasm.OpGlobalGet, uint32(hitsGlobal)).I64(1).Op(wasm.OpI64Add).Idx(wasm.OpGlobalSet, uint32(hitsGlobal))
+			z.end(SizeHits, a, mk)
 		}
 	}
 	// place returns the edits that put a variant's probes in the body,
 	// ordered for Splice.
 	place := func(v *variant) ([]wasm.Edit, error) {
-		p := &placer{m: m, c: c, f: f, ops: v.ops, hit: hit}
+		p := &placer{m: m, c: c, f: f, ops: v.ops, hit: hit, z: z}
 		p.has = func(e int32) bool {
 			return len(v.ops[e]) > 0 || lc.flushes(e) || v.extra != nil && len(v.extra[e]) > 0
 		}
@@ -147,28 +155,37 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			}
 			hit(a)
 			for i, o := range v.ops[e] {
+				mk := z.mark(a)
 				if i == 0 && lc.counts(e) {
 					lc.emitCount(a, e, o, reg, func() { memCount(a, o) })
+					z.end(SizeLoopCount, a, mk)
 					continue
 				}
 				switch o.Kind {
 				case numbering.Init:
 					a.I64(o.Value).Idx(wasm.OpLocalSet, reg)
+					z.end(SizeInit, a, mk)
 				case numbering.Add:
 					a.Idx(wasm.OpLocalGet, reg).AddI64(o.Value).Idx(wasm.OpLocalSet, reg)
+					z.end(SizeAdd, a, mk)
 				case numbering.Count, numbering.CountConst:
 					if v.guard >= 0 {
 						a.Idx(wasm.OpLocalGet, uint32(v.guard)).Block(wasm.OpIf)
 						memCount(a, o)
 						a.Op(wasm.OpEnd)
+						z.end(SizeLoopSlices, a, mk)
 					} else {
 						memCount(a, o)
 					}
 				}
 			}
+			mk := z.mark(a)
 			lc.emitFlush(a, e)
+			z.end(SizeLoopFlush, a, mk)
 			if v.extra != nil {
+				mk := z.mark(a)
 				a.B = append(a.B, v.extra[e]...)
+				z.end(SizeLoopSlices, a, mk)
 			}
 		}
 		list, err := p.place()
@@ -202,6 +219,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 	if lc != nil {
 		more = append(more, lc.decl())
 	}
+	f.sizes = z.s
 	if more != nil {
 		return c.SetLocals(append(append([]wasm.LocalDecl(nil), c.Locals...), more...))
 	}

@@ -90,6 +90,8 @@ type Func struct {
 	// seqs holds, per Graph edge, how many instrumentation sequences run
 	// when the edge is taken: the probe hits of the edge.
 	seqs []uint8
+	// sizes is what emitting added to the body, by kind.
+	sizes Sizes
 	// loop holds the rest of them where a loop's iterations are shared
 	// out (Mode.Loop).
 	loop *loopSlices

@@ -73,6 +73,8 @@ type Result struct {
 	// FuncShift is how many function imports the copy adds (the counter
 	// module's): original function i is the copy's i + FuncShift.
 	FuncShift uint32
+	// Sizes is what the copy adds to the code section, by kind.
+	Sizes Sizes
 }
 
 // Instrument instruments every defined function of the module.
@@ -124,6 +126,12 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 			defer mu.Unlock()
 			return opt.Mode(f)
 		}
+	}
+	origLen, origExpr := make([]int64, len(m.Code)), make([]int64, len(m.Code))
+	origPayload := lebLen(uint64(len(m.Code)))
+	for i := range m.Code {
+		origLen[i], origExpr[i] = int64(len(m.Code[i].Body)), int64(m.Code[i].ExprOff)
+		origPayload += lebLen(uint64(origLen[i])) + origLen[i]
 	}
 	errs := make([]error, len(m.Code))
 	forEach(len(m.Code), func(i int) { errs[i] = planFunc(m, i, res.Funcs[i], cfgOpt, choose) })
@@ -215,18 +223,55 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("function %d (%s): %w", f.Index, f.Name, err)
 		}
+		sz := &f.sizes
 		if p, ok := plain[i]; ok {
+			n := len(m.Code[i].Body)
 			if err := emitSlices(m, i, f, p, hitsGlobal); err != nil {
 				return nil, fmt.Errorf("function %d (%s): %w", f.Index, f.Name, err)
 			}
+			sz.Bytes[SizeSliced] += int64(len(m.Code[i].Body) - n)
+			sz.Count[SizeSliced]++
 		}
+	}
+	for i, f := range res.Funcs {
+		sz := &f.sizes
+		sz.Bytes[SizeLocals] = int64(m.Code[i].ExprOff) - origExpr[i]
+		rest := int64(len(m.Code[i].Body)) - origLen[i] - sz.Total()
+		if f.Mode.Loop != 0 {
+			// The loop's replicas are copies of the body.
+			sz.Bytes[SizeLoopSlices] += rest
+		} else {
+			sz.Bytes[SizeOther] += rest
+		}
+		res.Sizes.addAll(sz)
+	}
+	for _, p := range plain {
+		b := m.Code[p-m.NumImportedFuncs].Body
+		res.Sizes.Bytes[SizeSliced] += lebLen(uint64(len(b))) + int64(len(b))
 	}
 	m.Touch(wasm.SecCode)
 	if fns.emb != nil {
+		n, bodies := len(m.Code), int64(0)
+		for i := range m.Code {
+			bodies += int64(len(m.Code[i].Body))
+		}
 		if err := fns.emb.Finish(m); err != nil {
 			return nil, err
 		}
+		for i := range m.Code[:n] {
+			bodies -= int64(len(m.Code[i].Body))
+		}
+		res.Sizes.Bytes[SizeMemory] -= bodies
+		for _, c := range m.Code[n:] {
+			res.Sizes.Bytes[SizeFuncs] += lebLen(uint64(len(c.Body))) + int64(len(c.Body))
+			res.Sizes.Count[SizeFuncs]++
+		}
 	}
+	frame := lebLen(uint64(len(m.Code))) - origPayload
+	for i := range m.Code[:len(origLen)] {
+		frame += lebLen(uint64(len(m.Code[i].Body))) + origLen[i]
+	}
+	res.Sizes.Bytes[SizeFrame] = frame
 	if res.Module, err = m.Encode(); err != nil {
 		return nil, err
 	}

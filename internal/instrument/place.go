@@ -46,6 +46,9 @@ type placer struct {
 	// copy's own hit count), if anything.
 	hit func(a *wasm.Asm)
 
+	// z attributes the added bytes to kinds (nil: not asked).
+	z *sizer
+
 	edits []edit
 	// seqs is set by place: per Graph edge, the sequences run when the
 	// edge is taken.
@@ -114,8 +117,10 @@ func (p *placer) place() ([]wasm.Edit, error) {
 				p.emit(&a, int32(i), -1)
 				p.put(uint32(els)+s.instrLen[uint32(els)], 0, 0, a.B)
 			} else {
+				mk := p.z.mark(&a)
 				a.Op(wasm.OpElse)
 				p.emit(&a, int32(i), -1)
+				p.z.end(SizeElse, &a, mk)
 				p.put(s.ifEnd[e.Instr], 0, 2, a.B)
 			}
 			p.seqs[i] = 1
@@ -130,11 +135,13 @@ func (p *placer) place() ([]wasm.Edit, error) {
 	for _, site := range slices.Sorted(maps.Keys(bySite)) {
 		es := bySite[site]
 		if g.Edges[es[0]].Kind == cfg.EdgeBrTable {
+			done := p.z.attributed()
 			code, err := brTableCode(p.addType, s, site, g, es, p.has, p.emit, idx, p.seqs)
 			if err != nil {
 				return nil, err
 			}
 			if code != nil {
+				p.z.rest(SizeBrTable, int64(len(code))-int64(s.instrLen[site]), done)
 				p.put(site, s.instrLen[site], 1, code)
 			}
 			continue
@@ -153,6 +160,8 @@ func (p *placer) place() ([]wasm.Edit, error) {
 			continue
 		}
 		var a wasm.Asm
+		mk := p.z.mark(&a)
+		kind := SizeValuedBrIf
 		var del uint32 // the original's bytes the code replaces
 		if l, ok := s.voidBr[site]; ok {
 			// The condition is tested once, by a branch whose edge
@@ -168,6 +177,7 @@ func (p *placer) place() ([]wasm.Edit, error) {
 			//	local.set c  block  block  local.get c  br_if 0
 			//	<not taken>  br 1  end  <taken>  br L+1  end
 			if ti >= 0 && g.Edges[ti].Back {
+				kind = SizeBackIf
 				a.Block(wasm.OpIf)
 				if hasT {
 					p.emit(&a, ti, int64(l)+1)
@@ -177,6 +187,7 @@ func (p *placer) place() ([]wasm.Edit, error) {
 					p.emit(&a, ni, -1)
 				}
 			} else {
+				kind = SizeBrIf
 				a.Idx(wasm.OpLocalSet, cond).Block(wasm.OpBlock).Block(wasm.OpBlock).Idx(wasm.OpLocalGet, cond).Idx(wasm.OpBrIf, 0)
 				if hasN {
 					p.emit(&a, ni, -1)
@@ -190,6 +201,7 @@ func (p *placer) place() ([]wasm.Edit, error) {
 			del = s.instrLen[site]
 		} else if isAdds(taken) && isAdds(not) && (ti < 0 || p.plain(ti)) && (ni < 0 || p.plain(ni)) {
 			// Branch-free: r += select(k_taken, k_not, cond).
+			kind = SizeSelect
 			p.hit(&a)
 			a.Idx(wasm.OpLocalSet, cond).Idx(wasm.OpLocalGet, reg).I64(addValue(taken)).I64(addValue(not)).Idx(wasm.OpLocalGet, cond).Op(wasm.OpSelect).Op(wasm.OpI64Add).Idx(wasm.OpLocalSet, reg).Idx(wasm.OpLocalGet, cond)
 			p.seqs[ti], p.seqs[ni] = 1, 1
@@ -206,6 +218,7 @@ func (p *placer) place() ([]wasm.Edit, error) {
 			}
 			a.Op(wasm.OpEnd).Idx(wasm.OpLocalGet, cond)
 		}
+		p.z.rest(kind, int64(len(a.B))-int64(del), mk.done)
 		p.put(site, del, 1, a.B)
 		if hasT {
 			p.seqs[ti] = 1
