@@ -101,7 +101,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 	}
 	z := &sizer{}
 	// memCount appends a count op in memory (or a counter module).
-	memCount := func(a *wasm.Asm, o numbering.Op) {
+	memCount := func(a *wasm.Asm, o numbering.Op, e int32) {
 		mk, kind := z.mark(a), SizeHashed
 		if dense {
 			kind = SizeDense
@@ -123,7 +123,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 		case dense:
 			a.Idx(wasm.OpLocalGet, reg)
 			fns.countID(a, slot, o.Value, idx+1)
-		case hashP >= 0:
+		case hashP >= 0 && !callHash(f, e):
 			push()
 			a.Idx(wasm.OpLocalSet, uint32(hashP))
 			fns.emb.HashCount(a, f.Index, uint32(hashP), idx+1)
@@ -144,7 +144,8 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 	// place returns the edits that put a variant's probes in the body,
 	// ordered for Splice.
 	place := func(v *variant) ([]wasm.Edit, error) {
-		p := &placer{m: m, c: c, f: f, ops: v.ops, hit: hit, z: z}
+		p := &placer{m: m, c: c, f: f, ops: v.ops, hit: hit, z: z, ifTaken: true}
+
 		p.has = func(e int32) bool {
 			return len(v.ops[e]) > 0 || lc.flushes(e) || v.extra != nil && len(v.extra[e]) > 0
 		}
@@ -157,7 +158,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			for i, o := range v.ops[e] {
 				mk := z.mark(a)
 				if i == 0 && lc.counts(e) {
-					lc.emitCount(a, e, o, reg, func() { memCount(a, o) })
+					lc.emitCount(a, e, o, reg, func() { memCount(a, o, -1) })
 					z.end(SizeLoopCount, a, mk)
 					continue
 				}
@@ -171,11 +172,11 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 				case numbering.Count, numbering.CountConst:
 					if v.guard >= 0 {
 						a.Idx(wasm.OpLocalGet, uint32(v.guard)).Block(wasm.OpIf)
-						memCount(a, o)
+						memCount(a, o, e)
 						a.Op(wasm.OpEnd)
 						z.end(SizeLoopSlices, a, mk)
 					} else {
-						memCount(a, o)
+						memCount(a, o, e)
 					}
 				}
 			}
@@ -274,4 +275,18 @@ func (fns countFns) add(a *wasm.Asm, slot int64, addr uint32, push func()) {
 		push()
 		a.Idx(wasm.OpCall, fns.countN)
 	}
+}
+
+// callHash says whether a count of a hashed function on edge e calls the
+// function that counts hashed paths rather than probing the table's first
+// slot inline: where the path ends outside every loop, or in a loop that
+// calls anyway (its live values are spilled around that call already), a
+// call costs little, and the inline probe is five times its bytes. e is -1
+// where the count is a loop counter's other case, which stays inline.
+func callHash(f *Func, e int32) bool {
+	if e < 0 {
+		return false
+	}
+	in, calls := f.scan.innermostLoopCalls(f.Graph.Edges[e].Instr)
+	return !in || calls
 }

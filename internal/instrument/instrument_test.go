@@ -316,9 +316,10 @@ func TestCountersFallBackNear4GiB(t *testing.T) {
 // values and whose edges carry probes: at a back edge an if that takes
 // the branch, with the original br_if gone (a loop's back edge always
 // carries a probe, so no br_if may be left that goes to a loop); at a
-// forward edge a br_if to a block of its own, with the taken edge's
-// probes after it (so at most the forward exit's and the br_if that
-// carries a value are left). The function, a loop with a forward exit,
+// forward edge an if too where only the taken edge has probes, else a
+// br_if to a block of its own with the taken edge's probes after it (so
+// at most the forward exit's and the br_if that carries a value are
+// left). The function, a loop with a forward exit,
 // an if/else and a br_if that carries a value, must compute what the
 // original does, and count one path per iteration.
 func TestBrIfBecomesIf(t *testing.T) {

@@ -48,6 +48,12 @@ type placer struct {
 
 	// z attributes the added bytes to kinds (nil: not asked).
 	z *sizer
+	// ifTaken makes a br_if whose taken edge alone has probes an if
+	// around them that takes the branch, as at a back edge: a third of
+	// the bytes of the block nest below. Counting copies' probes are a
+	// few instructions, and with them in line the copies ran no slower;
+	// OSP's end code is larger, and its copies keep the nest.
+	ifTaken bool
 
 	edits []edit
 	// seqs is set by place: per Graph edge, the sequences run when the
@@ -168,7 +174,8 @@ func (p *placer) place() ([]wasm.Edit, error) {
 			// is not critical, so that a compare that makes it is
 			// fused into the jump (wazero tests a condition used
 			// twice, or on a critical edge, as a flag set, widened
-			// and tested again). At a back edge, an if that takes
+			// and tested again). At a back edge, and where only the
+			// taken edge has probes (ifTaken), an if that takes
 			// the branch: going round the loop falls into the jump
 			// back. Elsewhere the taken edge's probes go after the
 			// other's, where wazero lays them out of line, as the
@@ -176,8 +183,17 @@ func (p *placer) place() ([]wasm.Edit, error) {
 			//
 			//	local.set c  block  block  local.get c  br_if 0
 			//	<not taken>  br 1  end  <taken>  br L+1  end
-			if ti >= 0 && g.Edges[ti].Back {
+			if !hasT {
+				// Only the edge that does not branch has probes:
+				// they follow the br_if, which stays as it is.
+				kind = SizeBrIf
+				a.Idx(wasm.OpBrIf, l)
+				p.emit(&a, ni, -1)
+			} else if ti >= 0 && g.Edges[ti].Back || !hasN && p.ifTaken {
 				kind = SizeBackIf
+				if !g.Edges[ti].Back {
+					kind = SizeTakenIf
+				}
 				a.Block(wasm.OpIf)
 				if hasT {
 					p.emit(&a, ti, int64(l)+1)

@@ -170,3 +170,23 @@ func (s *scan) shift(d int64) {
 		s.calls[i] = mv(o)
 	}
 }
+
+// innermostLoopCalls says whether the instruction at off lies in a loop,
+// and whether the innermost such loop holds a call.
+func (s *scan) innermostLoopCalls(off uint32) (in, calls bool) {
+	var best loopAt
+	for _, l := range s.loops {
+		if l.off < off && off < l.end && (!in || l.off > best.off) {
+			best, in = l, true
+		}
+	}
+	if !in {
+		return false, false
+	}
+	for _, c := range s.calls {
+		if best.off < c && c < best.end {
+			return true, true
+		}
+	}
+	return true, false
+}

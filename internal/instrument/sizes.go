@@ -16,6 +16,7 @@ const (
 	SizeHashed                     // a count of a hashed function
 	SizeBrIf                       // a br_if's block nest (its probes apart), less the br_if it replaces
 	SizeBackIf                     // a back edge's if (its probes apart), less the br_if it replaces
+	SizeTakenIf                    // the if of a br_if whose taken edge alone has probes, less the br_if
 	SizeValuedBrIf                 // the if/else before a br_if that carries values
 	SizeElse                       // an else arm added to an if
 	SizeBrTable                    // a br_table's trampolines (their probes apart), less the br_table
@@ -33,7 +34,7 @@ const (
 )
 
 var sizeNames = [NumSizeKinds]string{
-	"init", "add", "select", "dense count", "hashed count", "br_if nest", "back-edge if",
+	"init", "add", "select", "dense count", "hashed count", "br_if nest", "back-edge if", "taken if",
 	"valued br_if", "added else", "br_table", "loop count", "loop flush", "locals", "hits",
 	"sliced calls", "loop slices", "body sizes", "counter functions", "memory ops", "other",
 }
