@@ -5,10 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/pathprof/pathprof/internal/counters"
 	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/testprogs"
-	"github.com/pathprof/pathprof/profile"
 )
 
 // codePayload returns the size of a module's code section payload, read
@@ -65,42 +63,5 @@ func TestSizes(t *testing.T) {
 				t.Errorf("%s, options %d: %d bytes of hit counts, %d of sliced calls", path, i, s.Bytes[SizeHits], s.Bytes[SizeSliced])
 			}
 		}
-	}
-}
-
-// TestSmallDenseBudget profiles the C programs with a dense budget that
-// holds only some functions' arrays, so that most functions are hashed
-// beside dense ones, and checks the profiles equal those of the default
-// layout.
-func TestSmallDenseBudget(t *testing.T) {
-	for _, p := range testprogs.CPrograms(t) {
-		t.Run(p.Name, func(t *testing.T) {
-			orig, err := os.ReadFile(p.Wasm)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg := p.Config(t)
-			out, code, fs, _ := runProfiledWith(t, orig, cfg, Options{})
-			small := Options{Counters: counters.Options{DenseBudget: 64 << 10}}
-			sout, scode, sfs, res := runProfiledWith(t, orig, cfg, small)
-			dense, hashed := 0, 0
-			for _, f := range res.Layout.Funcs {
-				switch f.Kind {
-				case counters.KindDense:
-					dense++
-				case counters.KindHash:
-					hashed++
-				}
-			}
-			if dense == 0 || hashed == 0 {
-				t.Fatalf("%d dense functions, %d hashed: the budget does not split them", dense, hashed)
-			}
-			if sout != out || scode != code {
-				t.Fatalf("with a small budget: exit %d, output %.200q; default: exit %d, %.200q", scode, sout, code, out)
-			}
-			if ok, diff := (&profile.Profile{Functions: sfs}).Equal(&profile.Profile{Functions: fs}); !ok {
-				t.Fatalf("a small dense budget changes the profile: %s", diff)
-			}
-		})
 	}
 }
