@@ -220,7 +220,7 @@ func TestSlurm(t *testing.T) {
 		t.Fatalf("collect --resubmit: exit %d\n%s%s", code, out, errs)
 	}
 	local := filepath.Join(dir, "local.json")
-	if code, _, errs := runCmd("profile", "-q", "--runs", runsFile, "--strategy", "p3", "--copies", "4", "-o", local, spin); code != 0 {
+	if code, _, errs := runCmd("profile", "-q", "--no-history", "--runs", runsFile, "--strategy", "p3", "--copies", "4", "-o", local, spin); code != 0 {
 		t.Fatalf("profile --runs: exit %d\n%s", code, errs)
 	}
 	sameAsLocal(t, collected, local)
