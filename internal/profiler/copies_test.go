@@ -544,7 +544,7 @@ func TestManifestVersion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		newer := strings.Replace(string(b), fmt.Sprintf(`"version": %d,`, tc.want), fmt.Sprintf(`"version": %d,`, LoopVersion+1), 1)
+		newer := strings.Replace(string(b), fmt.Sprintf(`"version":%d,`, tc.want), fmt.Sprintf(`"version":%d,`, LoopVersion+1), 1)
 		if err := os.WriteFile(path, []byte(newer), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -189,9 +189,11 @@ func WriteDir(dir, modulePath string, orig []byte, cs *Copies, host string) (*Ma
 	return man, WriteManifest(dir, man)
 }
 
-// WriteManifest writes man as dir's manifest.
+// WriteManifest writes man as dir's manifest, without indentation: a big
+// module's plan is megabytes, which every copy's exec and every work unit
+// reads, and indentation more than doubled it.
 func WriteManifest(dir string, man *Manifest) error {
-	mb, err := json.MarshalIndent(man, "", "  ")
+	mb, err := json.Marshal(man)
 	if err != nil {
 		return err
 	}
