@@ -156,7 +156,12 @@ ninja -C build -j "$JOBS" glslangValidator >ninja.log 2>&1 || {
 	die "building glslangValidator failed"
 }
 mkdir -p "$out/bin"
-cp build/StandAlone/glslangValidator.wasm "$out/bin/glslang.wasm"
+# CMake's Linux platform resets the toolchain's executable suffix, so the
+# module may come out without .wasm.
+bin=build/StandAlone/glslangValidator
+[ -f "$bin.wasm" ] && bin=$bin.wasm
+[ -f "$bin" ] || die "ninja built no $bin"
+cp "$bin" "$out/bin/glslang.wasm"
 
 # --- input and expected output -------------------------------------------
 
