@@ -360,13 +360,15 @@ func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, alone bool
 	// must not keep an owned copy's code alive once it has run.
 	shells := make([]*CopyProgram, k)
 	var regions []*regionRun
+	if owned {
+		regions = regionRuns(region, cs)
+	}
 	for c := range shells {
 		shells[c] = &CopyProgram{}
 		switch {
 		case !owned:
 			shells[c].region = progs[c].region
-		case region != nil:
-			regions = append(regions, newRegionRun(region, cs.Copy[c]))
+		case regions != nil:
 			shells[c].region = regions[c]
 		}
 	}
@@ -417,11 +419,7 @@ func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, alone bool
 	start := time.Now()
 	go func() {
 		defer close(done)
-		for first := 0; first < k; first += slots {
-			wave := make([]int, 0, slots)
-			for c := first; c < min(first+slots, k); c++ {
-				wave = append(wave, c)
-			}
+		for _, wave := range waves(k, slots) {
 			if owned {
 				if !gc.compiling() {
 					return // interrupted: the copies not started stay so
@@ -458,9 +456,11 @@ func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, alone bool
 						runOne(c)
 					})
 				}
-				first = k
 			}
 			wg.Wait()
+			if !owned {
+				break
+			}
 		}
 	}()
 	var tick <-chan time.Time
@@ -525,21 +525,37 @@ const runningCopy = "running copy %d of %d"
 func compileCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfgs []runner.Config, jobs int, region *Region, engine Engine) []error {
 	k := len(cs.Copy)
 	errs := make([]error, k)
-	var regions []*regionRun
-	if region != nil {
-		for c := range k {
-			regions = append(regions, newRegionRun(region, cs.Copy[c]))
-		}
+	regions := regionRuns(region, cs)
+	for _, wave := range waves(k, min(max(jobs, 1), k)) {
+		compileWave(ctx, cs, wave, progs, errs, cfgs, regions, engine)
 	}
-	slots := min(max(jobs, 1), k)
+	return errs
+}
+
+// waves splits copies 0 to k-1 into consecutive waves of at most slots
+// copies.
+func waves(k, slots int) [][]int {
+	var ws [][]int
 	for first := 0; first < k; first += slots {
 		var wave []int
 		for c := first; c < min(first+slots, k); c++ {
 			wave = append(wave, c)
 		}
-		compileWave(ctx, cs, wave, progs, errs, cfgs, regions, engine)
+		ws = append(ws, wave)
 	}
-	return errs
+	return ws
+}
+
+// regionRuns returns each copy's follower of region, or nil without one.
+func regionRuns(region *Region, cs *Copies) []*regionRun {
+	if region == nil {
+		return nil
+	}
+	rs := make([]*regionRun, len(cs.Copy))
+	for c := range rs {
+		rs[c] = newRegionRun(region, cs.Copy[c])
+	}
+	return rs
 }
 
 // compileWave compiles the copies of wave at once, copy c into progs[c]
