@@ -183,10 +183,7 @@ func (s *scan) innermostLoopCalls(off uint32) (in, calls bool) {
 	if !in {
 		return false, false
 	}
-	for _, c := range s.calls {
-		if best.off < c && c < best.end {
-			return true, true
-		}
-	}
-	return true, false
+	// calls are in body order: the first after the loop's start decides.
+	i, _ := slices.BinarySearch(s.calls, best.off+1)
+	return true, i < len(s.calls) && s.calls[i] < best.end
 }
