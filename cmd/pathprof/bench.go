@@ -86,6 +86,11 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		// what building them needs (root or clang-14, APT's sources).
 		popt.Debian = popt.Debian && !*quick
 		s, err = bench.Prepare(*suiteDir, popt)
+		// What did build is measured; what did not is said.
+		if partial := (*bench.PartialError)(nil); errors.As(err, &partial) {
+			fmt.Fprintf(stderr, "pathprof: %v\n", err)
+			err = nil
+		}
 	} else {
 		s, err = bench.Load(*suiteDir)
 	}

@@ -3,6 +3,7 @@ package bench
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -21,11 +22,13 @@ import (
 // the source tree.
 const DebianScript = "bench/debian/build.sh"
 
-// DebianBigScript is the build script of the big Debian programs (C++
-// built with libc++), relative to the source tree. Its directory also
-// holds their list, programs.txt, which the script copies into its output
-// with the files it names.
-const DebianBigScript = "bench/debian-big/build.sh"
+// DebianBigDir holds the builds of the big Debian programs, relative to
+// the source tree: each subdirectory with a build.sh is one build, whose
+// directory also holds its list, programs.txt, which the script copies
+// into its output with the files it names. Each is built, cached and may
+// fail on its own, so that one program that does not build on a machine
+// leaves the others in the suite.
+const DebianBigDir = "bench/debian-big"
 
 // debianBuild is a build script and where Prepare keeps what it builds.
 type debianBuild struct {
@@ -39,9 +42,32 @@ type debianBuild struct {
 var (
 	debianSmall = debianBuild{script: DebianScript, sub: "debian", what: "the Debian programs",
 		skip: "--no-debian", parse: parseDebianList}
-	debianBig = debianBuild{script: DebianBigScript, sub: "debian-big", what: "the big Debian programs",
-		skip: "--no-debian or without --big", parse: parseDebianBigList}
 )
+
+// debianBigBuilds lists the builds of DebianBigDir in the source tree src,
+// in the order of their names.
+func debianBigBuilds(src string) ([]debianBuild, error) {
+	ents, err := os.ReadDir(filepath.Join(src, filepath.FromSlash(DebianBigDir)))
+	if err != nil {
+		return nil, err
+	}
+	var builds []debianBuild
+	for _, e := range ents {
+		script := path.Join(DebianBigDir, e.Name(), "build.sh")
+		if !e.IsDir() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(src, filepath.FromSlash(script))); err != nil {
+			continue
+		}
+		builds = append(builds, debianBuild{script: script, sub: "debian-big/" + e.Name(),
+			what: "the big Debian program " + e.Name(), skip: "--no-debian or without --big", parse: parseDebianBigList})
+	}
+	if len(builds) == 0 {
+		return nil, fmt.Errorf("%s holds no build (DIR/build.sh)", DebianBigDir)
+	}
+	return builds, nil
+}
 
 // prepareDebian builds the Debian C programs with bench/debian/build.sh
 // into dir/debian/HASH, unless an earlier preparation did, and returns
@@ -50,11 +76,28 @@ func prepareDebian(dir string, opt PrepareOptions, progress func(string, ...any)
 	return prepareBuild(debianSmall, dir, opt, progress)
 }
 
-// prepareDebianBig builds the big Debian programs with
-// bench/debian-big/build.sh into dir/debian-big/HASH, unless an earlier
-// preparation did, and returns their manifest entries.
+// prepareDebianBig builds the big Debian programs, each build of
+// DebianBigDir into dir/debian-big/NAME/HASH unless an earlier preparation
+// did, and returns the manifest entries of those that built. A build that
+// fails is reported and the others go on: the error lists every failed
+// build, beside the programs of the rest.
 func prepareDebianBig(dir string, opt PrepareOptions, progress func(string, ...any)) ([]Program, error) {
-	return prepareBuild(debianBig, dir, opt, progress)
+	builds, err := debianBigBuilds(opt.Source)
+	if err != nil {
+		return nil, err
+	}
+	var progs []Program
+	var failed []error
+	for _, b := range builds {
+		ps, err := prepareBuild(b, dir, opt, progress)
+		if err != nil {
+			progress("%s failed; the suite goes on without it", b.script)
+			failed = append(failed, err)
+			continue
+		}
+		progs = append(progs, ps...)
+	}
+	return progs, errors.Join(failed...)
 }
 
 // prepareBuild runs b's script into dir/SUB/HASH, where HASH covers the

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -120,17 +121,14 @@ func TestParseDebianListErrors(t *testing.T) {
 	}
 }
 
-// fakeDebianBigSource makes a source tree whose bench/debian-big/build.sh
-// writes the files its programs.txt names and counts its runs.
-func fakeDebianBigSource(t *testing.T) string {
+// fakeDebianBigSource makes a source tree whose bench/debian-big/g/build.sh
+// writes the files its programs.txt names and counts its runs, and whose
+// bench/debian-big/f/build.sh, when given, is failing.
+func fakeDebianBigSource(t *testing.T, failing string) string {
 	t.Helper()
 	src := t.TempDir()
-	dir := filepath.Join(src, filepath.FromSlash(path.Dir(DebianBigScript)))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	script := `set -e
-echo run >>"$(dirname "$0")/../../runs.txt"
+echo run >>"$(dirname "$0")/../../../runs.txt"
 mkdir -p "$1/bin" "$1/shaders"
 printf 'wasm' >"$1/bin/g.wasm"
 echo x >"$1/shaders/a.comp"
@@ -140,8 +138,16 @@ cp "$(dirname "$0")/programs.txt" "$1/programs.txt"
 	list := "# NAME WASM STDIN EXPECT EXIT MOUNTS ARGS\n" +
 		"g bin/g.wasm - g.expected 0 shaders:/in:ro,@tmp:/ -V in/a.comp\n" +
 		"h bin/g.wasm shaders/a.comp - 2 - --stdin\n"
-	for name, data := range map[string]string{"build.sh": script, "programs.txt": list} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o755); err != nil {
+	files := map[string]string{"g/build.sh": script, "g/programs.txt": list, "README.md": "not a build\n"}
+	if failing != "" {
+		files["f/build.sh"] = failing
+	}
+	for name, data := range files {
+		p := filepath.Join(src, filepath.FromSlash(DebianBigDir), filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -152,7 +158,7 @@ cp "$(dirname "$0")/programs.txt" "$1/programs.txt"
 // script: the entries are big, in the validation set, with their mounts
 // under the build's directory, and a second preparation builds nothing.
 func TestPrepareDebianBig(t *testing.T) {
-	src := fakeDebianBigSource(t)
+	src := fakeDebianBigSource(t, "")
 	dir := t.TempDir()
 	opt := PrepareOptions{Source: src}
 	quiet := func(string, ...any) {}
@@ -165,7 +171,7 @@ func TestPrepareDebianBig(t *testing.T) {
 	}
 	g, h := progs[0], progs[1]
 	rel := strings.TrimSuffix(g.Wasm, "/bin/g.wasm")
-	if !strings.HasPrefix(rel, "debian-big/") || g.Origin != OriginDebianBig || !g.Big || !g.Validation ||
+	if !strings.HasPrefix(rel, "debian-big/g/") || g.Origin != OriginDebianBig || !g.Big || !g.Validation ||
 		g.Stdin != "" || g.ExpectStdout != rel+"/g.expected" || *g.ExpectExitCode != 0 ||
 		strings.Join(g.Mounts, " ") != rel+"/shaders:/in:ro @tmp:/" || strings.Join(g.Args, " ") != "-V in/a.comp" {
 		t.Errorf("first program: %+v", g)
@@ -183,6 +189,37 @@ func TestPrepareDebianBig(t *testing.T) {
 	runs, err := os.ReadFile(filepath.Join(src, "runs.txt"))
 	if err != nil || string(runs) != "run\n" {
 		t.Fatalf("the script ran %q times", runs)
+	}
+}
+
+// TestPrepareDebianBigFailed: a big Debian build that fails (f, before g
+// in name order) is reported with its output, leaves nothing behind, and
+// does not stop the other (g), whose programs come back with the error; a
+// second preparation tries f again and takes g from its cache.
+func TestPrepareDebianBigFailed(t *testing.T) {
+	src := fakeDebianBigSource(t, "echo 'no deb-src entry' >&2\nmkdir -p \"$1/bin\"\nexit 3\n")
+	dir := t.TempDir()
+	opt := PrepareOptions{Source: src}
+	var log strings.Builder
+	progress := func(format string, args ...any) { fmt.Fprintf(&log, format+"\n", args...) }
+	for i := range 2 {
+		progs, err := prepareDebianBig(dir, opt, progress)
+		if err == nil || !strings.Contains(err.Error(), "bench/debian-big/f/build.sh") || !strings.Contains(err.Error(), "no deb-src entry") {
+			t.Fatalf("preparation %d: error %v", i, err)
+		}
+		if len(progs) != 2 || progs[0].Name != "g" || progs[1].Name != "h" {
+			t.Fatalf("preparation %d: programs %+v", i, progs)
+		}
+		if !strings.Contains(log.String(), "bench/debian-big/f/build.sh failed; the suite goes on without it") {
+			t.Errorf("preparation %d: the failure was not reported:\n%s", i, log.String())
+		}
+		if ents, err := os.ReadDir(filepath.Join(dir, "debian-big", "f")); err != nil || len(ents) != 0 {
+			t.Errorf("preparation %d: the failed build left %v (%v)", i, ents, err)
+		}
+	}
+	runs, err := os.ReadFile(filepath.Join(src, "runs.txt"))
+	if err != nil || string(runs) != "run\n" {
+		t.Fatalf("the good script ran %q times", runs)
 	}
 }
 
@@ -209,17 +246,33 @@ func TestDebianBigList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(path.Dir(DebianBigScript)), "programs.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	progs, err := parseDebianBigList(data, "debian-big/x")
-	if err != nil {
-		t.Fatal(err)
-	}
+	progs := debianBigLists(t, src)
 	for _, p := range progs {
 		if !p.Big || !p.Validation || p.ExpectExitCode == nil {
 			t.Errorf("%+v", p)
 		}
 	}
+}
+
+// debianBigLists reads the programs.txt of every build of DebianBigDir in
+// the source tree src.
+func debianBigLists(t *testing.T, src string) []Program {
+	t.Helper()
+	builds, err := debianBigBuilds(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progs []Program
+	for _, b := range builds {
+		data, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(path.Dir(b.script)), "programs.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := parseDebianBigList(data, b.sub+"/x")
+		if err != nil {
+			t.Fatalf("%s: %v", b.script, err)
+		}
+		progs = append(progs, ps...)
+	}
+	return progs
 }

@@ -37,7 +37,8 @@ type PrepareOptions struct {
 	Shell string
 	// Big also fetches the large prebuilt programs (npm.go) with npm, at
 	// pinned versions checked against their digests, and, with Debian,
-	// builds the big Debian programs with bench/debian-big/build.sh.
+	// builds the big Debian programs of bench/debian-big, each on its own:
+	// one that fails is left out and reported by a PartialError.
 	// Without it, big programs of an earlier preparation are kept as they
 	// are.
 	Big bool
@@ -55,7 +56,7 @@ const (
 	OriginDebian  = "debian"
 	OriginKernels = "bench/kernels"
 	OriginNPM     = "npm"
-	// OriginDebianBig is the big Debian programs (DebianBigScript), built
+	// OriginDebianBig is the big Debian programs (DebianBigDir), built
 	// with --big unless --no-debian.
 	OriginDebianBig = "debian-big"
 )
@@ -108,6 +109,8 @@ func DefaultDir() string {
 // kept under debian/HASH where HASH covers bench/debian (the build script,
 // its stubs and the Lua scripts), so they too are built once. Programs of
 // the existing manifest that Prepare did not make are kept, after its own.
+// A big Debian program that fails to build is left out: Prepare still
+// writes the suite and returns it with a *PartialError.
 func Prepare(dir string, opt PrepareOptions) (*Suite, error) {
 	if opt.Go == "" {
 		opt.Go = "go"
@@ -230,6 +233,7 @@ func Prepare(dir string, opt PrepareOptions) (*Suite, error) {
 	// After the Go programs, so that the rows of earlier reports keep
 	// their order.
 	s.Programs = append(s.Programs, kprogs...)
+	var bigFailed error
 	if opt.Debian {
 		progs, err := prepareDebian(dir, opt, progress)
 		if err != nil {
@@ -245,10 +249,10 @@ func Prepare(dir string, opt PrepareOptions) (*Suite, error) {
 		s.Programs = append(s.Programs, progs...)
 		if opt.Debian {
 			progs, err := prepareDebianBig(dir, opt, progress)
-			if err != nil {
-				return nil, err
-			}
 			s.Programs = append(s.Programs, progs...)
+			if err != nil {
+				bigFailed = err
+			}
 		}
 	}
 
@@ -277,8 +281,21 @@ func Prepare(dir string, opt PrepareOptions) (*Suite, error) {
 		return nil, err
 	}
 	progress("suite %s: %d programs", dir, len(s.Programs))
+	if bigFailed != nil {
+		return s, &PartialError{Err: bigFailed}
+	}
 	return s, nil
 }
+
+// PartialError is Prepare's error when big Debian programs failed to
+// build: the suite was written without them, and is returned beside it.
+type PartialError struct{ Err error }
+
+func (e *PartialError) Error() string {
+	return fmt.Sprintf("the suite was prepared without what failed to build: %v", e.Err)
+}
+
+func (e *PartialError) Unwrap() error { return e.Err }
 
 func mine(origin string) bool {
 	switch origin {

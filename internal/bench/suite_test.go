@@ -3,7 +3,6 @@ package bench
 import (
 	"math"
 	"os"
-	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -212,15 +211,7 @@ func TestValidationThird(t *testing.T) {
 			}
 		}
 	}
-	bigList, err := os.ReadFile(filepath.Join(src, filepath.FromSlash(path.Dir(DebianBigScript)), "programs.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	big, err := parseDebianBigList(bigList, "debian-big/x")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range big {
+	for _, p := range debianBigLists(t, src) {
 		if p.Validation {
 			valid++
 		} else {

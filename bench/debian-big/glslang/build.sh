@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the benchmark suite's big Debian programs into OUT:
+# Builds the benchmark suite's big Debian program glslang into OUT:
 #
 #   build.sh OUT
 #
