@@ -279,20 +279,33 @@ func (r *Result) hitsOf(exact, own []profile.Function, calls map[uint32]uint64) 
 // since every sequence sits on one edge (a back edge's on its dummy exit
 // edge).
 func (r *Result) HitsOfFrequencies(freq [][]float64) (float64, error) {
-	if len(freq) != len(r.Funcs) {
-		return 0, fmt.Errorf("frequencies of %d functions for %d", len(freq), len(r.Funcs))
+	per, err := r.FuncHitsOfFrequencies(freq)
+	if err != nil {
+		return 0, err
 	}
 	var hits float64
+	for _, h := range per {
+		hits += h
+	}
+	return hits, nil
+}
+
+// FuncHitsOfFrequencies is HitsOfFrequencies per defined function.
+func (r *Result) FuncHitsOfFrequencies(freq [][]float64) ([]float64, error) {
+	if len(freq) != len(r.Funcs) {
+		return nil, fmt.Errorf("frequencies of %d functions for %d", len(freq), len(r.Funcs))
+	}
+	per := make([]float64, len(r.Funcs))
 	for i, f := range r.Funcs {
 		w := freq[i]
 		if f.Placement == nil || w == nil {
 			continue
 		}
 		if len(w) != len(f.DAG.Edges) {
-			return 0, fmt.Errorf("function %d (%s): %d frequencies for %d DAG edges", f.Index, f.Name, len(w), len(f.DAG.Edges))
+			return nil, fmt.Errorf("function %d (%s): %d frequencies for %d DAG edges", f.Index, f.Name, len(w), len(f.DAG.Edges))
 		}
 		part := float64(len(f.Mode.Slots)) / float64(max(f.Mode.Slices, 1))
-		var h float64
+		var h, hits float64
 		for e, de := range f.DAG.Edges {
 			switch {
 			case de.Orig >= 0 && f.loop != nil && f.loop.inside[de.Orig]:
@@ -318,9 +331,9 @@ func (r *Result) HitsOfFrequencies(freq [][]float64) (float64, error) {
 			// An estimate, as HitsOf's.
 			h *= float64(len(f.Mode.Slots)) / float64(f.Mode.Slices)
 		}
-		hits += h
+		per[i] = hits + h
 	}
-	return hits, nil
+	return per, nil
 }
 
 // EdgeFrequencies turns an exact profile into how often each DAG edge of

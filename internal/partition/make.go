@@ -5,6 +5,7 @@ package partition
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -60,6 +61,16 @@ type Options struct {
 	// is not hedged: it is likely called often, and every copy would pay
 	// its probes around the loop at every call.
 	Guessed bool
+	// WholeHits optionally holds, per defined function with Weights, the
+	// probe hits the instrumenter's copy makes on those weights when it
+	// profiles the function whole (instrument's FuncHitsOfFrequencies;
+	// a negative entry: unknown). The planner's model of the probes
+	// leaves out what the instrumenter adds around them, such as the
+	// clearing and flushing of local loop counters at every entry into a
+	// loop and exit from it, which in a short loop of a function called
+	// often is as much again as its probes. A whole-function task is
+	// priced by it, and the slots of a shared function start from it.
+	WholeHits []float64
 }
 
 // task is one task during planning.
@@ -107,6 +118,8 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy profile.Strategy, k int, o
 		return nil, fmt.Errorf("partition: %d graphs for %d functions", len(graphs), len(m.Code))
 	case opt.Weights != nil && len(opt.Weights) != len(m.Code):
 		return nil, fmt.Errorf("partition: weights for %d of %d functions", len(opt.Weights), len(m.Code))
+	case opt.WholeHits != nil && len(opt.WholeHits) != len(m.Code):
+		return nil, fmt.Errorf("partition: whole hits of %d of %d functions", len(opt.WholeHits), len(m.Code))
 	case opt.Candidates != nil && len(opt.Candidates) != len(m.Code):
 		return nil, fmt.Errorf("partition: candidate flags for %d of %d functions", len(opt.Candidates), len(m.Code))
 	}
@@ -161,6 +174,14 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy profile.Strategy, k int, o
 	}
 
 	if opt.Weights != nil {
+		// Slicing is tried on split functions too, from their whole
+		// cost: a loop that every class pays is divided only by slots.
+		whole := make([]int64, len(perFunc))
+		for i, ts := range perFunc {
+			if len(ts) > 0 {
+				whole[i] = ts[len(ts)-1].cost
+			}
+		}
 		if err := chooseSplits(perFunc, k, graphs, lives, opt.Weights); err != nil {
 			return nil, err
 		}
@@ -175,7 +196,7 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy profile.Strategy, k int, o
 					hedged[i] = callers.Sites[m.NumImportedFuncs+uint32(i)] <= 1
 				}
 			}
-			chooseSlices(perFunc, k, m, graphs, opt.Weights, opt.ShareLoop, hedged)
+			chooseSlices(perFunc, whole, k, m, graphs, opt.Weights, opt.ShareLoop, hedged)
 		}
 	} else {
 		for i, ts := range perFunc {
@@ -316,7 +337,7 @@ func planFunc(def int, d *cfg.DAG, partition bool, k int, opt *Options, c *coste
 				}
 				ts[j] = task{def: def, cost: int64(cost), edges: set}
 			}
-			whole, err := c.cost(d, live, nil)
+			whole, err := wholeCost(def, d, live, opt, c)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -325,11 +346,20 @@ func planFunc(def int, d *cfg.DAG, partition bool, k int, opt *Options, c *coste
 			return append(ts, task{def: def, cost: int64(whole), whole: true}), live, nil
 		}
 	}
-	cost, err := c.cost(d, live, nil)
+	cost, err := wholeCost(def, d, live, opt, c)
 	if err != nil {
 		return nil, nil, err
 	}
 	return []task{{def: def, cost: int64(cost)}}, live, nil
+}
+
+// wholeCost prices the task of a whole function: by Options.WholeHits
+// when it holds the function's hits, else by the model.
+func wholeCost(def int, d *cfg.DAG, live []bool, opt *Options, c *coster) (int, error) {
+	if c.w != nil && opt.WholeHits != nil && opt.WholeHits[def] >= 0 {
+		return int(min(math.Round(opt.WholeHits[def]), math.MaxInt32)), nil
+	}
+	return c.cost(d, live, nil)
 }
 
 // ran says whether a function's weights say it ran. Only then is it

@@ -1448,3 +1448,45 @@ func TestGuessedHedges(t *testing.T) {
 		}
 	}
 }
+
+// TestWholeHits: given the instrumenter's hits of whole functions
+// (Options.WholeHits), a whole-function task costs them, and a function
+// that class splits would then divide is still shared out by its loop's
+// iterations when that divides it better: every class pays the loop.
+func TestWholeHits(t *testing.T) {
+	_, ms, _ := realModules(t)
+	m := ms[0]
+	graphs, ws := loopFuncs(t, m, 11, func(paths float64) float64 { return 1 / paths })
+	opt := Options{Weights: ws, ShareLoop: func(int, int32) bool { return true }}
+	p, err := Make(m, graphs, profile.PBL, 4, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the instrumenter adds around the probes: a tenth more.
+	opt.WholeHits = make([]float64, len(ws))
+	for def, f := range p.Funcs {
+		opt.WholeHits[def] = -1
+		if ws[def] != nil && len(f.Tasks) == 1 {
+			opt.WholeHits[def] = float64(f.Tasks[0].Cost) * 1.1
+		}
+	}
+	if p, err = Make(m, graphs, profile.PBL, 4, opt); err != nil {
+		t.Fatal(err)
+	}
+	for def, f := range p.Funcs {
+		if opt.WholeHits[def] >= 0 && float64(f.Tasks[0].Cost) != math.Round(opt.WholeHits[def]) {
+			t.Fatalf("function %d: whole task costs %d, its hits %v", def, f.Tasks[0].Cost, opt.WholeHits[def])
+		}
+	}
+	pbl := p
+	if p, err = Make(m, graphs, profile.P3, 4, opt); err != nil {
+		t.Fatal(err)
+	}
+	checkPlan(t, m, graphs, p, ws)
+	if f := p.Funcs[0]; f.Slices < 2 || f.Loop == 0 {
+		t.Fatalf("the loop is not shared out: slices %d, loop %d, %d tasks", f.Slices, f.Loop, len(f.Tasks))
+	}
+	if largestLoad(p) >= largestLoad(pbl) {
+		t.Fatalf("plan's largest load %d, PBL's %d", largestLoad(p), largestLoad(pbl))
+	}
+}

@@ -12,8 +12,9 @@ import (
 	"github.com/pathprof/pathprof/internal/wasm"
 )
 
-// chooseSlices shares out the calls of the heaviest functions that stay
-// whole among copies, or the iterations of one of their three heaviest
+// chooseSlices shares out the calls of the heaviest functions among
+// copies (whole or split: whole holds each function's whole cost), or the
+// iterations of one of their three heaviest
 // loops, where that lowers the largest copy load by LPT: a function in g
 // slots costs each slot about a g-th of its cost, plus the test that every
 // copy sharing its calls runs at each call, or, for a loop, the probes
@@ -23,7 +24,7 @@ import (
 // iteration's back edge. Slots are priced by slotCosts and
 // loopCost.slotCosts. Like splits, the slicings kept must lower the
 // largest load by minSplitGain in all.
-func chooseSlices(perFunc [][]task, k int, m *wasm.Module, graphs []*cfg.DAG, weights [][]float64, shareLoop func(int, int32) bool, hedged []bool) {
+func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs []*cfg.DAG, weights [][]float64, shareLoop func(int, int32) bool, hedged []bool) {
 	type option struct {
 		def  int
 		cost int64
@@ -40,8 +41,8 @@ func chooseSlices(perFunc [][]task, k int, m *wasm.Module, graphs []*cfg.DAG, we
 	costs := make([][]int64, len(perFunc))
 	for i, ts := range perFunc {
 		costs[i] = taskCosts(ts)
-		if len(ts) == 1 && ts[0].edges == nil && weights[i] != nil {
-			tries = append(tries, option{i, ts[0].cost})
+		if len(ts) > 0 && weights[i] != nil {
+			tries = append(tries, option{i, whole[i]})
 		}
 	}
 	slices.SortStableFunc(tries, func(a, b option) int { return cmp.Compare(b.cost, a.cost) })
@@ -77,7 +78,7 @@ func chooseSlices(perFunc [][]task, k int, m *wasm.Module, graphs []*cfg.DAG, we
 				}
 			}
 		}
-		whole := costs[t.def]
+		before := costs[t.def]
 		if hedged != nil && hedged[t.def] {
 			// The most slots of the heaviest loop that fits.
 			var pick *slicing
@@ -100,7 +101,7 @@ func chooseSlices(perFunc [][]task, k int, m *wasm.Module, graphs []*cfg.DAG, we
 				best, chosen[t.def] = l, a
 			}
 		}
-		costs[t.def] = whole
+		costs[t.def] = before
 		if a, ok := chosen[t.def]; ok {
 			costs[t.def] = a.costs
 			if a.loop != 0 {

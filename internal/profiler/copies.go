@@ -80,6 +80,12 @@ func Build(orig []byte, strategy profile.Strategy, k int, opt instrument.Options
 		}
 		popt.Guessed = true
 	}
+	if strategy != profile.SBL && popt.Weights != nil && !popt.Guessed && popt.WholeHits == nil {
+		// An estimate's costs are wrong by more than the model.
+		if popt.WholeHits, err = wholeHits(orig, m, opt, popt.Weights); err != nil {
+			return nil, err
+		}
+	}
 	if popt.ShareLoop == nil {
 		popt.ShareLoop = func(def int, h int32) bool { return analysis.Funcs[def].CanShareLoop(h) == nil }
 	}
