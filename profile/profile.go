@@ -285,8 +285,9 @@ type Function struct {
 	// PossiblePaths is the number of acyclic paths of the function's DAG
 	// (after cuts), in decimal.
 	PossiblePaths string `json:"possible_paths"`
-	// Cuts lists the blocks (by offset) at which the DAG was cut because
-	// the function has more paths than a 64-bit register can number.
+	// Cuts lists the blocks (by offset) at which the DAG was cut: the loop
+	// headers of a function of many paths, and more blocks where a 64-bit
+	// register could not number its paths.
 	Cuts  []int  `json:"cuts,omitempty"`
 	Paths []Path `json:"paths"`
 }

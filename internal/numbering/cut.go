@@ -36,6 +36,13 @@ type CutResult struct {
 	EdgeMap []int32
 }
 
+// LoopCutPaths is the most paths a DAG keeps uncut: one with more is cut at
+// its loop headers first, so that a loop's paths are numbered apart from
+// the code before the loop. It is the paths a dense counter array holds
+// (counters.Options.DenseMax's default), so a function that the header
+// cuts bring under it is counted densely rather than hashed.
+const LoopCutPaths = 1 << 18
+
 // Cut returns d unchanged when its paths fit in MaxPaths, and otherwise cuts
 // it at chosen vertices so that they do.
 //
@@ -64,16 +71,19 @@ func CutTo(d *cfg.DAG, limit int64) (*CutResult, error) {
 }
 
 func cut(d *cfg.DAG, limit int64) (*CutResult, error) {
-	_, err := number(d, limit, MostPathsFirst)
-	if err == nil {
+	uncut := func() *CutResult {
 		id := make([]int32, len(d.Edges))
 		for i := range id {
 			id[i] = int32(i)
 		}
-		return &CutResult{DAG: d, EdgeMap: id}, nil
+		return &CutResult{DAG: d, EdgeMap: id}
+	}
+	n, err := number(d, limit, MostPathsFirst)
+	if err == nil && n.Paths() <= LoopCutPaths {
+		return uncut(), nil
 	}
 	var oe *OverflowError
-	if !errors.As(err, &oe) {
+	if err != nil && !errors.As(err, &oe) {
 		return nil, err
 	}
 
@@ -85,10 +95,26 @@ func cut(d *cfg.DAG, limit int64) (*CutResult, error) {
 			cuttable[e.To] = true
 		}
 	}
+	// The loop headers first: where a path enters a loop it ends, and
+	// the loop's paths start at its header whether a back edge or the
+	// code before the loop led there.
+	headers := make([]bool, d.NumNodes)
+	for _, e := range d.Edges {
+		if e.Kind == cfg.EdgeDummyEntry && cuttable[e.To] {
+			headers[e.To] = true
+		}
+	}
+	hr := buildCut(d, reach, headers)
+	if err == nil && len(hr.Vertices) == 0 {
+		return uncut(), nil
+	}
+	if _, err := number(hr.DAG, limit, MostPathsFirst); err == nil {
+		return hr, nil
+	}
 
 	t := limit
 	for {
-		r := buildCut(d, reach, greedyCut(d, live, cuttable, uint64(t)))
+		r := buildCut(d, reach, greedyCut(d, live, cuttable, headers, uint64(t)))
 		if _, err := number(r.DAG, limit, MostPathsFirst); err == nil {
 			return r, nil
 		}
@@ -116,10 +142,10 @@ func sadd(a, b uint64) uint64 {
 // greedyCut picks the vertices to cut for threshold t. Its path counts are
 // upper bounds: a vertex cut after some of its predecessors were counted
 // only lowers theirs.
-func greedyCut(d *cfg.DAG, live, cuttable []bool, t uint64) []bool {
+func greedyCut(d *cfg.DAG, live, cuttable, pre []bool, t uint64) []bool {
 	est := make([]uint64, d.NumNodes)
 	est[cfg.Exit] = 1
-	cutv := make([]bool, d.NumNodes)
+	cutv := slices.Clone(pre)
 	hasDummyExit := make([]bool, d.NumNodes)
 	for _, e := range d.Edges {
 		if e.Kind == cfg.EdgeDummyExit {
@@ -281,7 +307,7 @@ func NumberCut(g *cfg.Graph, limit int64) (d *cfg.DAG, n *Numbering, cuts []int3
 	d = g.DAG()
 	n, err = Number(d)
 	var over *OverflowError
-	if errors.As(err, &over) || err == nil && n.Paths() > limit {
+	if errors.As(err, &over) || err == nil && (n.Paths() > limit || n.Paths() > LoopCutPaths) {
 		cr, cerr := CutTo(d, limit)
 		if cerr != nil {
 			return nil, nil, nil, cerr

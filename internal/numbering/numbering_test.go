@@ -833,3 +833,69 @@ func TestPlaceFixed(t *testing.T) {
 		t.Fatal("Place took fixed marks for the wrong number of edges")
 	}
 }
+
+// TestCutLoopHeaders checks that a DAG of more than LoopCutPaths paths is
+// cut at each of its loop headers that a block leads to, and at nothing
+// else when that is enough, while one of fewer paths is left alone: chains
+// of diamonds with random loops (a dummy entry edge to a header, a dummy
+// exit edge from a latch after it), each cut checked by regenerating and
+// counting the pieces of random paths.
+func TestCutLoopHeaders(t *testing.T) {
+	r := rand.New(rand.NewPCG(32, 18))
+	var cut, cutFit, uncut int
+	for trial := range iterations(300) {
+		k := 10 + r.IntN(60)
+		d0 := diamonds(k, r.IntN(3) == 0)
+		edges := slices.Clone(d0.Edges)
+		tops := []int32{2}
+		for i := range k {
+			tops = append(tops, int32(5+3*i))
+		}
+		headers := map[int32]bool{}
+		for l := range r.IntN(6) {
+			a := r.IntN(len(tops))
+			b := a + r.IntN(len(tops)-a)
+			back := int32(9000 + l)
+			edges = append(edges,
+				cfg.DAGEdge{From: tops[b], To: cfg.Exit, Kind: cfg.EdgeDummyExit, Orig: -1, Back: []int32{back}},
+				cfg.DAGEdge{From: cfg.Entry, To: tops[a], Kind: cfg.EdgeDummyEntry, Orig: -1, Back: []int32{back}})
+			if a > 0 { // tops[0] follows the entry only
+				headers[tops[a]] = true
+			}
+		}
+		d := mkDAG(d0.NumNodes, edges)
+		cr, err := Cut(d)
+		if err != nil {
+			t.Fatalf("trial %d: %v", trial, err)
+		}
+		full := d.NumPaths()
+		if full.Fits63() && full.Small <= LoopCutPaths {
+			if cr.DAG != d || len(cr.Vertices) != 0 {
+				t.Fatalf("trial %d: %d paths cut at %v", trial, full.Small, cr.Vertices)
+			}
+			uncut++
+			continue
+		}
+		cut++
+		if full.Fits63() {
+			cutFit++
+		}
+		for h := range headers {
+			if !slices.Contains(cr.Vertices, h) {
+				t.Fatalf("trial %d: header %d not cut (cut at %v)", trial, h, cr.Vertices)
+			}
+		}
+		byHeaders := make([]bool, d.NumNodes)
+		for h := range headers {
+			byHeaders[h] = true
+		}
+		if _, err := Number(buildCut(d, d.Reachable(), byHeaders).DAG); err == nil && len(cr.Vertices) != len(headers) {
+			t.Fatalf("trial %d: the headers %v suffice, cut at %v", trial, headers, cr.Vertices)
+		}
+		checkCut(t, d, cr, MaxPaths, 20, r)
+	}
+	t.Logf("%d DAGs cut (%d that fit 63 bits), %d left alone", cut, cutFit, uncut)
+	if cutFit == 0 || cut == cutFit || uncut == 0 {
+		t.Fatalf("%d DAGs cut (%d that fit 63 bits), %d left alone: want each", cut, cutFit, uncut)
+	}
+}

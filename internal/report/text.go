@@ -164,7 +164,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	for _, f := range r.Functions {
 		if len(f.Cuts) > 0 {
-			fmt.Fprintf(bw, "%s: paths cut at %s (more paths than a 64-bit register numbers)\n", f.Name, blockList(f.Cuts, 0, wrapAt))
+			fmt.Fprintf(bw, "%s: paths cut at %s (a function of many paths is cut at its loop headers, and where a 64-bit register would overflow)\n", f.Name, blockList(f.Cuts, 0, wrapAt))
 		}
 	}
 

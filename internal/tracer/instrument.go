@@ -6,8 +6,10 @@
 // Path numbering, probe placement and the counter module play no part, so a
 // mistake in any of them shows up as a difference between the two
 // profiles. The one borrowed decision is where numbering.Cut splits the
-// paths of a function with more than 2^63-1 of them: the tracer calls it to
-// learn the cut edges, which end and restart paths like back edges do.
+// paths of a function with more than numbering.LoopCutPaths of them (at its
+// loop headers, and further where 2^63-1 would not hold them): the tracer
+// calls it to learn the cut edges, which end and restart paths like back
+// edges do.
 //
 // Instrument inserts "i32.const FUNC; i32.const BLOCK; call $block" before
 // the first instruction of every reachable block. Run runs the result
@@ -222,7 +224,7 @@ func (f *Func) analyse(origOff int) error {
 		}
 	}
 	d := g.DAG()
-	if n := d.NumPaths(); n.Fits63() {
+	if n := d.NumPaths(); n.Fits63() && n.Small <= numbering.LoopCutPaths {
 		f.PossiblePaths = n.String()
 	} else {
 		cut, err := numbering.Cut(d)
