@@ -127,7 +127,7 @@ mkdir build
 	tail -n 40 configure.log >&2
 	die "configure failed"
 }
-say "building python.wasm (about 300 C files)"
+say "building python.wasm (about 200 C files)"
 make -C build -j "$JOBS" python.wasm >make.log 2>&1 || {
 	tail -n 40 make.log >&2
 	die "building python.wasm failed"
