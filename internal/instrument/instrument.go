@@ -52,6 +52,12 @@ type Options struct {
 	// the copy imports and calls, even where they could live in the
 	// program's memory (counters.Embed).
 	SeparateCounters bool
+	// Analysis, if set, is an earlier result of Instrument on the same
+	// module with the same options but Mode: each function's graph, DAG
+	// and numbering, which the mode does not change, are taken from it
+	// instead of built again, and shared with it. The copies of a plan
+	// then hold one analysis between them, not one each.
+	Analysis *Result
 }
 
 // defaultNoReturn is Options.NoReturn's default: WASI's proc_exit.
@@ -133,8 +139,20 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		origLen[i], origExpr[i] = int64(len(m.Code[i].Body)), int64(m.Code[i].ExprOff)
 		origPayload += lebLen(uint64(origLen[i])) + origLen[i]
 	}
+	// An analysis made before the counters' imports changed in number
+	// (see SeparateCounters below) numbered other bodies.
+	from := opt.Analysis
+	if from != nil && (from.FuncShift != shift || len(from.Funcs) != len(m.Code)) {
+		from = nil
+	}
 	errs := make([]error, len(m.Code))
-	forEach(len(m.Code), func(i int) { errs[i] = planFunc(m, i, res.Funcs[i], cfgOpt, choose) })
+	forEach(len(m.Code), func(i int) {
+		var a *Func
+		if from != nil {
+			a = from.Funcs[i]
+		}
+		errs[i] = planFunc(m, i, res.Funcs[i], a, cfgOpt, choose)
+	})
 	for i, f := range res.Funcs {
 		orig := f.Index
 		if err := errs[i]; err != nil {

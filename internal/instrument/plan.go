@@ -59,14 +59,17 @@ func (f *Func) prepare(m *wasm.Module, def int, i32s uint32, extra ...wasm.Local
 	return ft, locals, nil
 }
 
-// planFunc adds the scratch locals, builds the graph and chooses the
-// probes of a counting copy.
-func planFunc(m *wasm.Module, def int, f *Func, cfgOpt cfg.Options, choose func(*Func) Mode) error {
+// planFunc adds the scratch locals, builds the graph (or takes it from a,
+// the function's analysis, when a has one) and chooses the probes of a
+// counting copy.
+func planFunc(m *wasm.Module, def int, f *Func, a *Func, cfgOpt cfg.Options, choose func(*Func) Mode) error {
 	// The third scratch i32, idx+1, is a counter's address.
 	if _, _, err := f.prepare(m, def, 3); err != nil {
 		return err
 	}
-	if err := f.number(&m.Code[def], cfgOpt, numbering.MaxPaths); err != nil {
+	if a != nil && a.Graph != nil {
+		f.Graph, f.bodyMap, f.Cuts, f.DAG, f.Num = a.Graph, a.bodyMap, a.Cuts, a.DAG, a.Num
+	} else if err := f.number(&m.Code[def], cfgOpt, numbering.MaxPaths); err != nil {
 		return err
 	}
 	var err error

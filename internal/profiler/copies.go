@@ -95,7 +95,7 @@ func Build(orig []byte, strategy profile.Strategy, k int, opt instrument.Options
 		return nil, err
 	}
 	planSecs := time.Since(start).Seconds()
-	cs, err := instrumentCopies(orig, m, plan, analysis.Funcs, opt)
+	cs, err := instrumentCopies(orig, m, plan, analysis, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func Build(orig []byte, strategy profile.Strategy, k int, opt instrument.Options
 			return nil, err
 		}
 		cs.PlanSeconds += time.Since(start).Seconds()
-		pcs, err := instrumentCopies(orig, m, pbl, analysis.Funcs, opt)
+		pcs, err := instrumentCopies(orig, m, pbl, analysis, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +201,7 @@ func BuildPlan(orig []byte, plan *partition.Plan, opt instrument.Options) (*Copi
 	if err := plan.Check(dags); err != nil {
 		return nil, fmt.Errorf("the plan does not fit this module: %w", err)
 	}
-	return instrumentCopies(orig, m, plan, analysis.Funcs, opt)
+	return instrumentCopies(orig, m, plan, analysis, opt)
 }
 
 // analyze finds every function's DAG with one pass that inserts no
@@ -223,26 +223,13 @@ func analyze(orig []byte, opt instrument.Options) (*instrument.Result, *wasm.Mod
 	return analysis, m, dags, nil
 }
 
-func instrumentCopies(orig []byte, m *wasm.Module, plan *partition.Plan, funcs []*instrument.Func, opt instrument.Options) (*Copies, error) {
-	cs := &Copies{Plan: plan, Funcs: funcs}
+// instrumentCopies instruments each copy of plan, made from analysis: the
+// copies share its graphs, DAGs and numberings (instrument.Options.Analysis).
+func instrumentCopies(orig []byte, m *wasm.Module, plan *partition.Plan, analysis *instrument.Result, opt instrument.Options) (*Copies, error) {
+	cs := &Copies{Plan: plan, Funcs: analysis.Funcs}
 	for c := range plan.Copies {
-		cp := &plan.Copies[c]
-		copt := opt
-		copt.Mode = func(f *instrument.Func) instrument.Mode {
-			def := int(f.Index - m.NumImportedFuncs)
-			mode, edges := cp.Mode(def)
-			fi := &plan.Funcs[def]
-			md := instrument.Mode{Kind: mode, Freq: fi.Freq}
-			switch mode {
-			case partition.None:
-				md.Freq = nil
-			case partition.Selective:
-				md.Interesting = partition.EdgeSet(edges, len(f.DAG.Edges))
-			case partition.Sliced:
-				md.Slices, md.Slots, md.Loop = fi.Slices, cp.Slots(def), fi.Loop
-			}
-			return md
-		}
+		copt := copyOptions(m, plan, c, opt)
+		copt.Analysis = analysis
 		res, err := instrument.Instrument(orig, copt)
 		if err != nil {
 			return nil, fmt.Errorf("copy %d: %w", c, err)
@@ -250,6 +237,27 @@ func instrumentCopies(orig []byte, m *wasm.Module, plan *partition.Plan, funcs [
 		cs.Copy = append(cs.Copy, res)
 	}
 	return cs, nil
+}
+
+// copyOptions is opt with the mode of each function in copy c of plan.
+func copyOptions(m *wasm.Module, plan *partition.Plan, c int, opt instrument.Options) instrument.Options {
+	cp := &plan.Copies[c]
+	opt.Mode = func(f *instrument.Func) instrument.Mode {
+		def := int(f.Index - m.NumImportedFuncs)
+		mode, edges := cp.Mode(def)
+		fi := &plan.Funcs[def]
+		md := instrument.Mode{Kind: mode, Freq: fi.Freq}
+		switch mode {
+		case partition.None:
+			md.Freq = nil
+		case partition.Selective:
+			md.Interesting = partition.EdgeSet(edges, len(f.DAG.Edges))
+		case partition.Sliced:
+			md.Slices, md.Slots, md.Loop = fi.Slices, cp.Slots(def), fi.Loop
+		}
+		return md
+	}
+	return opt
 }
 
 // runCopies runs every copy once on the same input, in waves of at most

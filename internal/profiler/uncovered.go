@@ -60,7 +60,7 @@ func UncoveredCopies(orig []byte, base *profile.Profile, opt instrument.Options)
 		}
 	}
 	cp.BallLarus = whole
-	cs, err := instrumentCopies(orig, m, plan, analysis.Funcs, opt)
+	cs, err := instrumentCopies(orig, m, plan, analysis, opt)
 	if err != nil || len(cp.Selective) == 0 {
 		if cs != nil {
 			cs.Covered = none
@@ -95,7 +95,7 @@ func UncoveredCopies(orig []byte, base *profile.Profile, opt instrument.Options)
 	if len(keep) < len(cp.Selective) {
 		cp.Selective = keep
 		slices.Sort(cp.BallLarus)
-		if cs, err = instrumentCopies(orig, m, plan, analysis.Funcs, opt); err != nil {
+		if cs, err = instrumentCopies(orig, m, plan, analysis, opt); err != nil {
 			return nil, err
 		}
 	}
