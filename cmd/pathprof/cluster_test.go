@@ -23,10 +23,10 @@ func sameAsLocal(t *testing.T, file, local string) {
 	if ok, diff := a.Equal(b); !ok {
 		t.Fatalf("%s differs from %s: %s", file, local, diff)
 	}
+	if a.Weights == nil {
+		t.Fatalf("%s does not say what its plan was weighted by", file)
+	}
 	norm := func(p *profile.Profile) string {
-		// A work directory's manifest does not say what its plan was
-		// weighted by; profile --runs records it.
-		p.Weights = nil
 		for i := range p.Runs {
 			p.Runs[i].Seconds = 0
 		}

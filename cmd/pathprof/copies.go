@@ -77,7 +77,7 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
-	popt, _, err := planOptions(orig, *weights)
+	popt, wsrc, err := planOptions(orig, *weights)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
@@ -87,7 +87,7 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, err)
 		return 1
 	}
-	man, err := profiler.WriteDir(*out, path, orig, cs, manHost)
+	man, err := profiler.WriteDir(*out, path, orig, cs, cs.WeightedBy(popt.Weights != nil, wsrc), manHost)
 	if err == nil && *runsFile != "" {
 		err = writeUnits(*out, specs, man)
 	}

@@ -214,5 +214,12 @@ func Merge(man *profiler.Manifest, cs *profiler.Copies, us []Unit) (*profile.Pro
 			return nil, err
 		}
 	}
-	return m.Profile()
+	p, err := m.Profile()
+	if err != nil {
+		return nil, err
+	}
+	// Every run had the same copies: the profile says what their plan
+	// was weighted by, as each run's did.
+	p.Weights = man.Weights
+	return p, nil
 }

@@ -197,7 +197,7 @@ func TestCopiesDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if _, err := WriteDir(dir, p.Path, orig, cs, ""); err != nil {
+	if _, err := WriteDir(dir, p.Path, orig, cs, cs.WeightedBy(false, nil), ""); err != nil {
 		t.Fatal(err)
 	}
 	man, _, rebuilt, err := ReadDir(dir)
@@ -219,6 +219,9 @@ func TestCopiesDirectory(t *testing.T) {
 	}
 	if ok, diff := sbl.Equal(merged); !ok {
 		t.Fatalf("merged parts differ from SBL: %s", diff)
+	}
+	if w := merged.Weights; w == nil || w.Source != profile.WeightsEstimate {
+		t.Errorf("merged parts planned by the estimate say they were planned by %v", w)
 	}
 	// A part of another plan is refused; a missing copy makes the profile incomplete.
 	bad := *parts[1]
@@ -325,7 +328,7 @@ func TestFewerHits(t *testing.T) {
 	// The manifest records the fallback, and reading it back keeps it.
 	for _, cs := range []*Copies{got, p3} {
 		dir := t.TempDir()
-		man, err := WriteDir(dir, p.Path, orig, cs, "")
+		man, err := WriteDir(dir, p.Path, orig, cs, nil, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -529,7 +532,7 @@ func TestManifestVersion(t *testing.T) {
 			}
 		}
 		dir := t.TempDir()
-		man, err := WriteDir(dir, p.Path, orig, cs, "")
+		man, err := WriteDir(dir, p.Path, orig, cs, nil, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -728,7 +731,7 @@ func TestSlicedCopiesAnywhere(t *testing.T) {
 	orig, exact, freq := exactRun(t, p)
 	_, cs := slicedCopies(t, orig, freq, 2, instrument.Options{})
 	dir := t.TempDir()
-	man, err := WriteDir(dir, p.Path, orig, cs, "")
+	man, err := WriteDir(dir, p.Path, orig, cs, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -892,7 +895,7 @@ func TestLoopSlicedCopiesAnywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	man, err := WriteDir(dir, p.Path, orig, cs, "")
+	man, err := WriteDir(dir, p.Path, orig, cs, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

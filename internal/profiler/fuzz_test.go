@@ -93,7 +93,7 @@ func FuzzMergeParts(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	man, err := WriteDir(f.TempDir(), p.Wasm, orig, cs, HostJS)
+	man, err := WriteDir(f.TempDir(), p.Wasm, orig, cs, nil, HostJS)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func FuzzMergeRun(f *testing.F) {
 		f.Fatal(err)
 	}
 	dir := f.TempDir()
-	man, err := WriteDir(dir, p.Wasm, orig, cs, "")
+	man, err := WriteDir(dir, p.Wasm, orig, cs, nil, "")
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -53,6 +53,10 @@ type Manifest struct {
 	Strategy profile.Strategy `json:"strategy"`
 	Copies   int              `json:"copies"`
 	Plan     *partition.Plan  `json:"plan"`
+	// Weights says what the plan was weighted by, as a profile of the
+	// copies' runs records it (absent for SBL, and in directories
+	// written before it was recorded).
+	Weights *profile.Weights `json:"weights,omitempty"`
 	// CopySHA256 identifies each copy's module, so a part from another
 	// plan or module is refused.
 	CopySHA256 []string `json:"copy_sha256"`
@@ -137,10 +141,11 @@ func hashHex(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-// WriteDir writes the copies, the original module and the manifest; for
-// host HostJS also the ES module that runs the copies there, which needs
-// their counters in counter modules.
-func WriteDir(dir, modulePath string, orig []byte, cs *Copies, host string) (*Manifest, error) {
+// WriteDir writes the copies, the original module and the manifest, which
+// records weights as what the plan was weighted by (Copies.WeightedBy);
+// for host HostJS also the ES module that runs the copies there, which
+// needs their counters in counter modules.
+func WriteDir(dir, modulePath string, orig []byte, cs *Copies, weights *profile.Weights, host string) (*Manifest, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -157,7 +162,7 @@ func WriteDir(dir, modulePath string, orig []byte, cs *Copies, host string) (*Ma
 	man := &Manifest{
 		Format: ManifestFormat, Version: version,
 		Module:   profile.Module{Path: modulePath, SHA256: hashHex(orig), Size: len(orig), CodeOffset: cs.Copy[0].CodeOffset},
-		Strategy: cs.Plan.Strategy, Copies: len(cs.Copy), Plan: cs.Plan, FellBack: cs.FellBack,
+		Strategy: cs.Plan.Strategy, Copies: len(cs.Copy), Plan: cs.Plan, Weights: weights, FellBack: cs.FellBack,
 		CounterModule: cs.Copy[0].Counters != nil, Host: host,
 	}
 	files := map[string][]byte{"original.wasm": orig, "run.cjs": noderun.Script}
@@ -386,7 +391,7 @@ func MergeParts(man *Manifest, cs *Copies, parts []*Part) (*profile.Profile, err
 		results[c] = &copyResult{exitCode: p.ExitCode, seconds: p.Seconds, err: p.Error, counts: counts, calls: calls, interrupted: p.Interrupted != nil}
 	}
 	prof := &profile.Profile{Format: profile.Format, Version: profile.Version, Module: man.Module,
-		Strategy: man.Strategy, Copies: man.Copies, Complete: true, ExitCode: exitCode}
+		Strategy: man.Strategy, Copies: man.Copies, Weights: man.Weights, Complete: true, ExitCode: exitCode}
 	if err := merge(prof, cs, results); err != nil {
 		return nil, err
 	}

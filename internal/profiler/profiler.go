@@ -198,20 +198,26 @@ func Prepare(orig []byte, opt Options) (*Prepared, error) {
 	}
 	sum := sha256.Sum256(orig)
 	mod := profile.Module{Path: opt.ModulePath, SHA256: hex.EncodeToString(sum[:]), Size: len(orig), CodeOffset: cs.Copy[0].CodeOffset}
-	pr := &Prepared{cs: cs, opt: opt, module: mod}
-	if opt.Strategy != profile.SBL {
-		switch {
-		case cs.Estimated:
-			pr.weights = &profile.Weights{Source: profile.WeightsEstimate}
-		case opt.Partition.Weights == nil:
-			pr.weights = &profile.Weights{Source: profile.WeightsStatic}
-		case opt.Weights != nil:
-			pr.weights = opt.Weights
-		default:
-			pr.weights = &profile.Weights{Source: profile.WeightsProfile}
-		}
-	}
+	pr := &Prepared{cs: cs, opt: opt, module: mod, weights: cs.WeightedBy(opt.Partition.Weights != nil, opt.Weights)}
 	return pr, nil
+}
+
+// WeightedBy says what the plan of cs was weighted by, for the profile:
+// weighted says that it was given weights, and src, if not nil, where
+// they came from (default: a profile the user gave). It is nil for SBL.
+func (cs *Copies) WeightedBy(weighted bool, src *profile.Weights) *profile.Weights {
+	switch {
+	case cs.Plan.Strategy == profile.SBL:
+		return nil
+	case cs.Estimated:
+		return &profile.Weights{Source: profile.WeightsEstimate}
+	case !weighted:
+		return &profile.Weights{Source: profile.WeightsStatic}
+	case src != nil:
+		return src
+	default:
+		return &profile.Weights{Source: profile.WeightsProfile}
+	}
 }
 
 // progress writes a progress line, if o.Progress is set.
