@@ -56,7 +56,9 @@ type Options struct {
 	// module with the same options but Mode: each function's graph, DAG
 	// and numbering, which the mode does not change, are taken from it
 	// instead of built again, and shared with it. The copies of a plan
-	// then hold one analysis between them, not one each.
+	// then hold one analysis between them, not one each. Such a copy
+	// keeps only what reading its counts needs: its functions' body
+	// structure is dropped once emitted (so not CanShareLoop).
 	Analysis *Result
 }
 
@@ -296,6 +298,11 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 	if fns.emb == nil {
 		if res.Counters, err = res.Layout.Module(); err != nil {
 			return nil, err
+		}
+	}
+	if opt.Analysis != nil {
+		for _, f := range res.Funcs {
+			f.scan, f.ops = nil, nil
 		}
 	}
 	return res, nil
