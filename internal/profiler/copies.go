@@ -293,8 +293,8 @@ func copyOptions(m *wasm.Module, plan *partition.Plan, c int, opt instrument.Opt
 // interruption's reason profile.SnapshotReason; the copies run on.
 //
 // progs, if not nil, are the copies compiled before (a Worker's), which
-// runCopies neither compiles nor closes; and then runCopies leaves the
-// threads and the collector alone, since other Workers' runs may be
+// runCopies neither compiles nor closes. Unless alone, runCopies leaves
+// the threads and the collector alone, since other Workers' runs may be
 // running beside it: an interruption is then taken when no collection
 // is waiting for a program.
 func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, alone bool, cfg runner.Config, jobs int, progress func(string, ...any), stop <-chan string, every time.Duration, snapshot func([]*CopyRun, *profile.Interruption), region *Region, engine Engine) ([]*CopyRun, *profile.Interruption, error) {
@@ -387,8 +387,8 @@ func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, alone bool
 		}
 	}
 	interrupted := false
-	gc := &collector{}
-	if (stop != nil || every > 0) && (owned || alone) && !ranOn.Load() {
+	gc := &collector{alone: alone}
+	if (stop != nil || every > 0) && alone && !ranOn.Load() {
 		if n := slots + 1; runtime.GOMAXPROCS(0) < n {
 			old := runtime.GOMAXPROCS(n)
 			defer func() {
@@ -535,13 +535,25 @@ const runningCopy = "running copy %d of %d"
 
 // compileCopies compiles copy c of cs into progs[c] with cfgs[c] for
 // engine, in waves of jobs copies (compileWave), and returns each copy's
-// compile error.
-func compileCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfgs []runner.Config, jobs int, region *Region, engine Engine) []error {
+// compile error. With release, each wave is closed once compiled, and
+// the next compiled in its place: only whether each compiles is kept.
+func compileCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, cfgs []runner.Config, jobs int, region *Region, engine Engine, release bool) []error {
 	k := len(cs.Copy)
 	errs := make([]error, k)
 	regions := regionRuns(region, cs)
-	for _, wave := range waves(k, min(max(jobs, 1), k)) {
+	for i, wave := range waves(k, min(max(jobs, 1), k)) {
+		if release && i > 0 {
+			runtime.GC() // unmaps the last wave's code
+		}
 		compileWave(ctx, cs, wave, progs, errs, cfgs, regions, engine)
+		if release {
+			for _, c := range wave {
+				if progs[c] != nil {
+					progs[c].Close(ctx)
+					progs[c] = nil
+				}
+			}
+		}
 	}
 	return errs
 }
@@ -622,8 +634,9 @@ func compileWorkers(cores, n, i int) int {
 type collector struct {
 	// managed is set when the collector is to be kept off while copies
 	// run; otherwise only the code of a wave is collected before the
-	// next compiles.
-	managed bool
+	// next compiles, and that only when alone (no other Worker's
+	// program runs, which a collection would wait for).
+	managed, alone bool
 
 	mu         sync.Mutex
 	stopped    bool
@@ -644,7 +657,7 @@ func (g *collector) compiling() bool {
 		return false
 	}
 	g.turnOn()
-	if g.waves++; g.waves > 1 {
+	if g.waves++; g.waves > 1 && g.alone {
 		runtime.GC()
 	}
 	return true

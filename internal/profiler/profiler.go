@@ -91,7 +91,7 @@ func Profile(ctx context.Context, orig []byte, opt Options) (*profile.Profile, e
 	if err != nil {
 		return nil, err
 	}
-	p, err := pr.run(ctx, nil, false, opt.Label, opt.Run, opt.Interrupt)
+	p, err := pr.run(ctx, nil, opt.Label, opt.Run, opt.Interrupt)
 	if p != nil && opt.UncoveredFrom != nil {
 		MarkUncovered(p, opt.UncoveredFrom, opt.UncoveredName)
 	}
@@ -239,10 +239,14 @@ func (pr *Prepared) Copies() *Copies { return pr.cs }
 
 // Worker is a Prepared module's copies compiled once, to run one input
 // after another. Workers run beside each other: each has its own
-// compiled copies.
+// compiled copies. When there are more copies than run at once (Jobs),
+// a Worker holds none: each run compiles them in waves and releases each
+// wave before the next, as Profile's run does, so that a Worker holds at
+// most Jobs compiled copies whatever k is; a compilation cache then makes
+// each compilation after the first a load.
 type Worker struct {
 	pr    *Prepared
-	progs []*CopyProgram
+	progs []*CopyProgram // nil when each run compiles the copies
 	// Alone says that no program runs beside this worker's: its runs then
 	// keep the collector off while their programs compute, as a single
 	// profile's run does, so that a stop is taken at once. (A collection
@@ -251,21 +255,43 @@ type Worker struct {
 }
 
 // Compile compiles the copies with the compile-time fields of cfg (such
-// as the compilation cache). A copy that does not compile (a missing
-// import) is an error: every run would fail alike.
+// as the compilation cache), which each run of the Worker must give
+// alike. A copy that does not compile (a missing import) is an error:
+// every run would fail alike. A Worker whose runs compile the copies
+// (Worker) has them compiled here once all the same, wave by wave, to
+// find that error, and to fill the cache.
 func (pr *Prepared) Compile(ctx context.Context, cfg runner.Config) (*Worker, error) {
 	k := len(pr.cs.Copy)
+	jobs := pr.jobs()
 	w := &Worker{pr: pr, progs: make([]*CopyProgram, k)}
 	cfgs := make([]runner.Config, k)
 	for c := range cfgs {
 		cfgs[c] = cfg
 	}
-	errs := compileCopies(ctx, pr.cs, w.progs, cfgs, pr.opt.Jobs, pr.opt.Region, pr.opt.Engine)
+	errs := compileCopies(ctx, pr.cs, w.progs, cfgs, jobs, pr.opt.Region, pr.opt.Engine, k > jobs)
 	if err := errors.Join(errs...); err != nil {
 		w.Close(ctx)
 		return nil, err
 	}
+	if k > jobs {
+		w.progs = nil
+	}
 	return w, nil
+}
+
+// CompilesPerRun reports whether each run of w compiles the copies
+// (Worker): w holds no compiled code, so a run stopped while its
+// program runs on leaves w free for the next.
+func (w *Worker) CompilesPerRun() bool { return w.progs == nil }
+
+// jobs is how many copies run at once: Options.Jobs, or by default as
+// many as there are cores (more at once would not finish sooner, and
+// each holds its compiled code and memory).
+func (pr *Prepared) jobs() int {
+	if pr.opt.Jobs >= 1 {
+		return pr.opt.Jobs
+	}
+	return min(len(pr.cs.Copy), cores)
 }
 
 // Profile profiles one run, labelled label, with the run-time fields of
@@ -273,7 +299,7 @@ func (pr *Prepared) Compile(ctx context.Context, cfg runner.Config) (*Worker, er
 // Profile does; its progress lines go to the Prepared's Progress only.
 // A reason received on stop interrupts the run (Options.Interrupt).
 func (w *Worker) Profile(ctx context.Context, label string, cfg runner.Config, stop <-chan string) (*profile.Profile, error) {
-	return w.pr.run(ctx, w.progs, w.Alone, label, cfg, stop)
+	return w.pr.run(ctx, w, label, cfg, stop)
 }
 
 // Close releases the compiled copies.
@@ -285,20 +311,20 @@ func (w *Worker) Close(ctx context.Context) {
 	}
 }
 
-// run runs the copies once on cfg's input (compiled as progs, or
-// compiled for this run when nil; alone as Worker.Alone says) and makes
-// the profile, which records the run as its one input.
-func (pr *Prepared) run(ctx context.Context, progs []*CopyProgram, alone bool, label string, cfg runner.Config, stop <-chan string) (*profile.Profile, error) {
+// run runs the copies once on cfg's input, as a run of w (nil for one
+// run alone, its copies compiled for it), and makes the profile, which
+// records the run as its one input.
+func (pr *Prepared) run(ctx context.Context, w *Worker, label string, cfg runner.Config, stop <-chan string) (*profile.Profile, error) {
+	var progs []*CopyProgram
+	alone := true
+	if w != nil {
+		progs, alone = w.progs, w.Alone
+	}
 	opt, cs := &pr.opt, pr.cs
 	if label == "" {
 		label = strings.Join(append([]string{filepath.Base(opt.ModulePath)}, cfg.Args...), " ")
 	}
-	jobs := opt.Jobs
-	if jobs < 1 {
-		// More copies at once than cores would not finish sooner, and
-		// each holds its compiled code and memory.
-		jobs = min(len(cs.Copy), cores)
-	}
+	jobs := pr.jobs()
 	if cfg.Progress == nil {
 		cfg.Progress = opt.Progress
 	}
@@ -352,7 +378,7 @@ func (pr *Prepared) run(ctx context.Context, progs []*CopyProgram, alone bool, l
 		stop = nil
 	}
 	progress := opt.progress
-	if progs != nil {
+	if w != nil {
 		// A Worker's run is one of many: a line per copy would drown
 		// the lines per run.
 		progress = func(format string, args ...any) {

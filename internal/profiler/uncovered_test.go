@@ -49,7 +49,7 @@ func TestUncoveredFrom(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				p, err := pr.run(ctx, nil, false, "", cfg, nil)
+				p, err := pr.run(ctx, nil, "", cfg, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,6 +1,12 @@
 package profiler
 
-import "testing"
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/pathprof/pathprof/profile"
+)
 
 // TestCompileWorkers: the copies compiled at once share the cores out
 // whole, every copy gets at least one worker, and none gets more than
@@ -18,5 +24,46 @@ func TestCompileWorkers(t *testing.T) {
 				t.Errorf("%d cores, %d copies: %d workers in all, %d to %d each", cores, n, sum, lo, hi)
 			}
 		}
+	}
+}
+
+// TestWorkerWaves: a Worker with more copies than run at once (Jobs)
+// holds no compiled copy and compiles them for each run, in waves; one
+// with as many as run at once keeps them compiled. Either's runs make
+// the profile of each run profiled alone.
+func TestWorkerWaves(t *testing.T) {
+	ctx := context.Background()
+	p := cProgram(t, "grid")
+	orig := readModule(t, p)
+	for _, jobs := range []int{1, 3, 4} {
+		pr, err := Prepare(orig, Options{Strategy: profile.P3, Copies: 4, Jobs: jobs, ModulePath: p.Path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := pr.Compile(ctx, p.Config(t, &bytes.Buffer{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := w.CompilesPerRun(), jobs < 4; got != want {
+			t.Fatalf("jobs %d: a worker of 4 copies compiles them per run: %v, want %v", jobs, got, want)
+		}
+		w.Alone = true
+		for _, args := range [][]string{{"5"}, {"6"}} {
+			cfg := p.Config(t, &bytes.Buffer{})
+			cfg.Args = args
+			alone, err := Profile(ctx, orig, Options{ModulePath: p.Path, Run: cfg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Stdout = &bytes.Buffer{}
+			got, err := w.Profile(ctx, "", cfg, nil)
+			if err != nil {
+				t.Fatalf("jobs %d, grid %s: %v", jobs, args[0], err)
+			}
+			if ok, diff := alone.Equal(got); !ok {
+				t.Fatalf("jobs %d, grid %s: the worker's profile differs from the run's alone: %s", jobs, args[0], diff)
+			}
+		}
+		w.Close(ctx)
 	}
 }

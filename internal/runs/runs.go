@@ -182,7 +182,11 @@ func Profile(ctx context.Context, orig []byte, specs []Spec, opt Options) (*prof
 				}
 				// The stopped program runs on in the worker's copies,
 				// which cannot run another until it ends: compile
-				// afresh, and leave those (they are not closed).
+				// afresh, and leave those (they are not closed). A
+				// worker whose runs compile their copies is free.
+				if ws[wi].CompilesPerRun() {
+					continue
+				}
 				w, err := pr.Compile(ctx, opt.Profile.Run)
 				if err != nil {
 					r.mu.Lock()

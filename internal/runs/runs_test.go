@@ -29,7 +29,8 @@ func gridSpecs() []Spec {
 }
 
 // TestRunsEqualRunsAlone profiles grid's runs in one batch, with each
-// strategy on two workers, and checks the batch against each run
+// strategy on two workers (P3's compiling its copies for each run, in
+// waves of one), and checks the batch against each run
 // profiled alone: the merged counts are the sum of the runs' profiles
 // (and equal their merge), each input's counts are its run's profile,
 // which equals the tracer's; the failed run is marked and kept.
@@ -70,14 +71,14 @@ func TestRunsEqualRunsAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, st := range []struct {
-		strategy profile.Strategy
-		copies   int
-	}{{profile.SBL, 1}, {profile.PBL, 2}} {
+		strategy     profile.Strategy
+		copies, jobs int
+	}{{profile.SBL, 1, 0}, {profile.PBL, 2, 0}, {profile.P3, 3, 1}} {
 		t.Run(string(st.strategy), func(t *testing.T) {
 			var mu sync.Mutex
 			var seen []Progress
 			got, results, err := Profile(ctx, orig, specs, Options{
-				Profile:  profiler.Options{Strategy: st.strategy, Copies: st.copies, ModulePath: g.Wasm, Run: base},
+				Profile:  profiler.Options{Strategy: st.strategy, Copies: st.copies, Jobs: st.jobs, ModulePath: g.Wasm, Run: base},
 				Workers:  2,
 				Progress: func(p Progress) { mu.Lock(); seen = append(seen, p); mu.Unlock() },
 			})
