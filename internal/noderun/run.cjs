@@ -135,4 +135,9 @@ try {
     fs.writeFileSync(countsOut + '.calls', JSON.stringify(calls));
   }
 }
-process.exitCode = code;
+// Exit at once, not when the event loop drains: node 20 crashed with
+// SIGSEGV tearing down the isolate after a big program's run (yowasp's
+// yosys; not with --single-threaded), exiting 139 instead of the
+// program's code. The program wrote its output to the descriptors
+// directly and the counts are written: nothing is left to flush.
+process.exit(code);
