@@ -36,9 +36,11 @@ type CutResult struct {
 	EdgeMap []int32
 }
 
-// LoopCutPaths is the most paths a DAG keeps uncut: one with more is cut at
-// its loop headers first, so that a loop's paths are numbered apart from
-// the code before the loop. It is the paths a dense counter array holds
+// LoopCutPaths is the most paths a DAG keeps uncut where it is cut to
+// MaxPaths, as profiles number paths: one with more is cut at its loop
+// headers first, so that a loop's paths are numbered apart from the code
+// before the loop. A cut to a lower limit (OSP's segments) only cuts to
+// fit. It is the paths a dense counter array holds
 // (counters.Options.DenseMax's default), so a function that the header
 // cuts bring under it is counted densely rather than hashed.
 const LoopCutPaths = 1 << 18
@@ -79,7 +81,7 @@ func cut(d *cfg.DAG, limit int64) (*CutResult, error) {
 		return &CutResult{DAG: d, EdgeMap: id}
 	}
 	n, err := number(d, limit, MostPathsFirst)
-	if err == nil && n.Paths() <= LoopCutPaths {
+	if err == nil && (n.Paths() <= LoopCutPaths || limit != MaxPaths) {
 		return uncut(), nil
 	}
 	var oe *OverflowError
@@ -100,7 +102,7 @@ func cut(d *cfg.DAG, limit int64) (*CutResult, error) {
 	// code before the loop led there.
 	headers := make([]bool, d.NumNodes)
 	for _, e := range d.Edges {
-		if e.Kind == cfg.EdgeDummyEntry && cuttable[e.To] {
+		if limit == MaxPaths && e.Kind == cfg.EdgeDummyEntry && cuttable[e.To] {
 			headers[e.To] = true
 		}
 	}
@@ -307,7 +309,7 @@ func NumberCut(g *cfg.Graph, limit int64) (d *cfg.DAG, n *Numbering, cuts []int3
 	d = g.DAG()
 	n, err = Number(d)
 	var over *OverflowError
-	if errors.As(err, &over) || err == nil && (n.Paths() > limit || n.Paths() > LoopCutPaths) {
+	if errors.As(err, &over) || err == nil && (n.Paths() > limit || limit == MaxPaths && n.Paths() > LoopCutPaths) {
 		cr, cerr := CutTo(d, limit)
 		if cerr != nil {
 			return nil, nil, nil, cerr
