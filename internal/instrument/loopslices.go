@@ -52,8 +52,10 @@ import (
 // the replica's slot and starts one around the loop: a bare replica
 // starts it too (the register and the flag), without the count.
 //
-// Refused: loops with parameters, and loops with a branch instruction
-// that may both continue the loop (or one in it) and an enclosing loop: a
+// Refused: loops with parameters; loops whose header is a cut (a function
+// of many paths is cut at its loop headers), where the register's start
+// need not sit on the back edges; and loops with a branch instruction that
+// may both continue the loop (or one in it) and an enclosing loop: a
 // profile does not tell which it took, so hits could not be computed.
 
 // loopAt is a loop instruction of a body.
@@ -90,6 +92,11 @@ func (f *Func) sharedLoop(h int32) (*region, error) {
 	}
 	if lp.params {
 		return nil, fmt.Errorf("the loop at block %d takes parameters", h)
+	}
+	if slices.Contains(f.Cuts, h) {
+		// A path that enters the loop ends at its header, and the
+		// register's start there need not sit on the back edges.
+		return nil, fmt.Errorf("the paths of the loop at block %d are cut at its header", h)
 	}
 	r := &region{loopAt: lp, body: g.Blocks[h].Start}
 	back := false
