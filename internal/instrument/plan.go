@@ -93,20 +93,9 @@ func planFunc(m *wasm.Module, def int, f *Func, a *Func, cfgOpt cfg.Options, cho
 			return err
 		}
 	case partition.BallLarus, partition.Sliced:
-		w, err := numbering.WeightsFor(d, f.Mode.Freq)
-		if err != nil {
-			return err
-		}
-		if f.Rev, err = numbering.NumberReverse(d, f.Num); err != nil {
-			return err
-		}
-		inc, err := numbering.Chords(d, f.Rev.Forward(), w)
-		if err != nil {
-			return err
-		}
 		// Counts stay where paths end, so a path cut short by a trap is
 		// not counted.
-		if plan, err = numbering.Place(d, f.Rev.Forward(), inc, numbering.PlaceOptions{NoCountFolding: true}); err != nil {
+		if f.Rev, plan, err = numbering.PlaceReverse(d, f.Num, f.Mode.Freq, numbering.PlaceOptions{NoCountFolding: true}); err != nil {
 			return err
 		}
 	default:

@@ -5,6 +5,7 @@ package numbering
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -64,7 +65,31 @@ func Chords(d *cfg.DAG, n *Numbering, weights []float64) (*Increments, error) {
 	if err := validateNumbered(d, n); err != nil {
 		return nil, err
 	}
-	ne := len(d.Edges)
+	o, err := treeOrder(len(d.Edges), weights)
+	if err != nil {
+		return nil, err
+	}
+	return chords(d, n, o), nil
+}
+
+// TreeOrder is the order in which Chords takes a DAG's edges into its
+// spanning tree: by decreasing weight, ties to the lower index, exit->entry
+// as index len(d.Edges). It depends on the weights alone, so a caller that
+// places many labelings of one DAG by the same weights sorts the edges once
+// (ChordsInOrder, PlaceSelectiveInOrder).
+type TreeOrder struct {
+	edges []int32 // every DAG edge and len(d.Edges), in order
+}
+
+// NewTreeOrder sorts d's edges for Chords by weights (see Chords).
+func NewTreeOrder(d *cfg.DAG, weights []float64) (*TreeOrder, error) {
+	if d == nil {
+		return nil, errors.New("numbering: nil DAG")
+	}
+	return treeOrder(len(d.Edges), weights)
+}
+
+func treeOrder(ne int, weights []float64) (*TreeOrder, error) {
 	if weights != nil && len(weights) != ne && len(weights) != ne+1 {
 		return nil, fmt.Errorf("numbering: %d weights for %d edges", len(weights), ne)
 	}
@@ -73,38 +98,72 @@ func Chords(d *cfg.DAG, n *Numbering, weights []float64) (*Increments, error) {
 			return nil, fmt.Errorf("numbering: weight %d is NaN", i)
 		}
 	}
-	weight := func(e int32) float64 {
-		switch {
-		case int(e) < len(weights):
-			return weights[e]
-		case int(e) == ne:
-			return math.Inf(1)
+	o := &TreeOrder{edges: make([]int32, ne+1)}
+	if len(weights) < ne {
+		// Every DAG edge weighs 1 and exit->entry +Inf: it comes first,
+		// then the edges by index.
+		o.edges[0] = int32(ne)
+		for i := range ne {
+			o.edges[i+1] = int32(i)
 		}
-		return 1
+		return o, nil
 	}
+	type keyed struct {
+		w float64
+		e int32
+	}
+	ks := make([]keyed, ne+1)
+	for i := range ne {
+		ks[i] = keyed{weights[i], int32(i)}
+	}
+	ks[ne] = keyed{math.Inf(1), int32(ne)}
+	if len(weights) > ne {
+		ks[ne].w = weights[ne]
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		switch {
+		case a.w > b.w:
+			return -1
+		case a.w < b.w:
+			return 1
+		}
+		return cmp.Compare(a.e, b.e)
+	})
+	for i, k := range ks {
+		o.edges[i] = k.e
+	}
+	return o, nil
+}
 
+// ChordsInOrder is Chords with the edges already sorted by their weights.
+func ChordsInOrder(d *cfg.DAG, n *Numbering, o *TreeOrder) (*Increments, error) {
+	if err := validateNumbered(d, n); err != nil {
+		return nil, err
+	}
+	if o == nil || len(o.edges) != len(d.Edges)+1 {
+		return nil, errors.New("numbering: tree order does not match the DAG")
+	}
+	return chords(d, n, o), nil
+}
+
+// chords is Chords for a validated DAG and numbering.
+func chords(d *cfg.DAG, n *Numbering, o *TreeOrder) *Increments {
+	ne := len(d.Edges)
 	inc := &Increments{
 		Class:     make([]EdgeClass, ne),
 		Inc:       make([]int64, ne),
 		Potential: make([]int64, d.NumNodes),
 	}
 	if n.Paths() == 0 {
-		return inc, nil
+		return inc
 	}
 	reach := d.Reachable()
 	cand := make([]int32, 0, ne+1)
-	for i, e := range d.Edges {
-		if reach[e.From] && n.NumPaths[e.To] > 0 {
-			cand = append(cand, int32(i))
+	for _, e := range o.edges {
+		if int(e) == ne || reach[d.Edges[e].From] && n.NumPaths[d.Edges[e].To] > 0 {
+			cand = append(cand, e)
 		}
 	}
-	cand = append(cand, int32(ne)) // exit->entry
-	slices.SortFunc(cand, func(a, b int32) int {
-		if c := cmp.Compare(weight(b), weight(a)); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
 
 	// Kruskal with union by size and path halving.
 	parent := make([]int32, d.NumNodes)
@@ -195,7 +254,7 @@ func Chords(d *cfg.DAG, n *Numbering, weights []float64) (*Increments, error) {
 	if inc.ExitChord {
 		inc.ExitInc = inc.Potential[cfg.Exit] - inc.Potential[cfg.Entry]
 	}
-	return inc, nil
+	return inc
 }
 
 // loopTrips is how many iterations StaticWeights assumes of every loop.
@@ -211,6 +270,11 @@ func StaticWeights(d *cfg.DAG) ([]float64, error) {
 	if err := validate(d); err != nil {
 		return nil, err
 	}
+	return staticWeights(d), nil
+}
+
+// staticWeights is StaticWeights for a validated DAG.
+func staticWeights(d *cfg.DAG) []float64 {
 	live := d.OnPathNodes()
 	w := make([]float64, len(d.Edges))
 	isDummyIn := func(e int32) bool {
@@ -257,16 +321,24 @@ func StaticWeights(d *cfg.DAG) ([]float64, error) {
 			}
 		}
 	}
-	return w, nil
+	return w
 }
 
 // WeightsFor is ProfileWeights(d, freq) when freq is set, else
 // StaticWeights(d): the weights a function's probes are placed by.
 func WeightsFor(d *cfg.DAG, freq []float64) ([]float64, error) {
-	if freq != nil {
-		return ProfileWeights(d, freq)
+	if err := validate(d); err != nil {
+		return nil, err
 	}
-	return StaticWeights(d)
+	return weightsFor(d, freq)
+}
+
+// weightsFor is WeightsFor for a validated DAG.
+func weightsFor(d *cfg.DAG, freq []float64) ([]float64, error) {
+	if freq != nil {
+		return profileWeights(d, freq)
+	}
+	return staticWeights(d), nil
 }
 
 // ProfileWeights turns measured edge frequencies (one per DAG edge, e.g.
@@ -277,13 +349,21 @@ func WeightsFor(d *cfg.DAG, freq []float64) ([]float64, error) {
 // are told apart by StaticWeights, so that among edges that never ran the
 // ones likelier to run on another input stay free of probes too.
 func ProfileWeights(d *cfg.DAG, freq []float64) ([]float64, error) {
+	if d != nil && len(freq) != len(d.Edges) {
+		return nil, fmt.Errorf("numbering: %d frequencies for %d edges", len(freq), len(d.Edges))
+	}
+	if err := validate(d); err != nil {
+		return nil, err
+	}
+	return profileWeights(d, freq)
+}
+
+// profileWeights is ProfileWeights for a validated DAG.
+func profileWeights(d *cfg.DAG, freq []float64) ([]float64, error) {
 	if len(freq) != len(d.Edges) {
 		return nil, fmt.Errorf("numbering: %d frequencies for %d edges", len(freq), len(d.Edges))
 	}
-	static, err := StaticWeights(d)
-	if err != nil {
-		return nil, err
-	}
+	static := staticWeights(d)
 	// The static estimate is scaled below 1, the least difference of two
 	// counts: it only breaks ties.
 	var most float64

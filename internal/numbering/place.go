@@ -116,6 +116,30 @@ func placeOps(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*Pla
 	if err := validateNumbered(d, n); err != nil {
 		return nil, err
 	}
+	return placeOpsOf(d, n, inc, opt)
+}
+
+// PlaceInOrder is Chords by the sorted weights o, then Place: one check of
+// the DAG for both.
+func PlaceInOrder(d *cfg.DAG, n *Numbering, o *TreeOrder, opt PlaceOptions) (*Placement, error) {
+	if err := validateNumbered(d, n); err != nil {
+		return nil, err
+	}
+	if o == nil || len(o.edges) != len(d.Edges)+1 {
+		return nil, errors.New("numbering: tree order does not match the DAG")
+	}
+	plan, err := placeOpsOf(d, n, chords(d, n, o), opt)
+	if err != nil {
+		return nil, err
+	}
+	if plan.Probes, err = graphProbes(d, plan.Ops); err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// placeOpsOf is placeOps for a validated DAG and numbering.
+func placeOpsOf(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*Placement, error) {
 	ne := len(d.Edges)
 	if inc == nil || len(inc.Class) != ne || len(inc.Inc) != ne {
 		return nil, errors.New("numbering: increments do not match the DAG")

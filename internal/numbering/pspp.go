@@ -391,11 +391,18 @@ func PlaceSelectiveFreq(d *cfg.DAG, s *Selective, freq []float64) (*Placement, e
 	if freq == nil {
 		return PlaceSelective(d, s)
 	}
-	w, err := ProfileWeights(d, freq)
+	if err := matches(d, s); err != nil {
+		return nil, err
+	}
+	w, err := profileWeights(d, freq)
 	if err != nil {
 		return nil, err
 	}
-	return PlaceSelectiveChords(d, s, w)
+	o, err := treeOrder(len(d.Edges), w)
+	if err != nil {
+		return nil, err
+	}
+	return placeSelectiveInOrder(d, s, o)
 }
 
 // PlaceSelectiveChords places the probes of a PSPP labeling like Place
@@ -412,12 +419,30 @@ func PlaceSelectiveChords(d *cfg.DAG, s *Selective, weights []float64) (*Placeme
 	if err := matches(d, s); err != nil {
 		return nil, err
 	}
-	labels := &Numbering{Val: s.Label, NumPaths: s.Initial.NumPaths}
-	inc, err := Chords(d, labels, weights)
+	o, err := treeOrder(len(d.Edges), weights)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := placeOps(d, labels, inc, PlaceOptions{NoCountFolding: true})
+	return placeSelectiveInOrder(d, s, o)
+}
+
+// PlaceSelectiveInOrder is PlaceSelectiveChords with the edges already
+// sorted by their weights.
+func PlaceSelectiveInOrder(d *cfg.DAG, s *Selective, o *TreeOrder) (*Placement, error) {
+	if err := matches(d, s); err != nil {
+		return nil, err
+	}
+	if o == nil || len(o.edges) != len(d.Edges)+1 {
+		return nil, errors.New("numbering: tree order does not match the DAG")
+	}
+	return placeSelectiveInOrder(d, s, o)
+}
+
+// placeSelectiveInOrder is PlaceSelectiveInOrder once d and s are checked.
+func placeSelectiveInOrder(d *cfg.DAG, s *Selective, o *TreeOrder) (*Placement, error) {
+	labels := &Numbering{Val: s.Label, NumPaths: s.Initial.NumPaths}
+	inc := chords(d, labels, o)
+	plan, err := placeOpsOf(d, labels, inc, PlaceOptions{NoCountFolding: true})
 	if err != nil {
 		return nil, err
 	}

@@ -46,6 +46,46 @@ func WeightedCost(w []float64) CostFunc {
 // w when it is set.
 type coster struct {
 	w []float64
+	// What placing probes by w on DAG d needs, kept from one task of a
+	// function to the next: its weights for Chords, the edges sorted by
+	// them, and d with plain edges (wholeProbes).
+	d      *cfg.DAG
+	of     []float64 // the w they were made for
+	order  *numbering.TreeOrder
+	plainD *cfg.DAG
+}
+
+// prepare makes the weights' tree order and plain DAG of d, unless they
+// are those of the last call.
+func (c *coster) prepare(d *cfg.DAG) error {
+	if c.d == d && c.order != nil && sameSlice(c.of, c.w) {
+		return nil
+	}
+	c.d, c.order = nil, nil
+	w, err := numbering.WeightsFor(d, c.w)
+	if err != nil {
+		return err
+	}
+	if c.order, err = numbering.NewTreeOrder(d, w); err != nil {
+		return err
+	}
+	// Place also moves the operations of dummy edges onto the Graph's
+	// back edges, and fails when a DAG keeps only one of the two dummy
+	// edges of a back edge, as a restricted one may. Only the operation
+	// per DAG edge is needed, so every DAG is numbered with plain edges
+	// (multiplicity restores the count); the caller's DAG is copied.
+	plain := *d
+	plain.Edges = make([]cfg.DAGEdge, len(d.Edges))
+	for i, e := range d.Edges {
+		plain.Edges[i] = cfg.DAGEdge{From: e.From, To: e.To, Kind: cfg.EdgeBr, Orig: int32(i)}
+	}
+	c.d, c.of, c.plainD = d, c.w, &plain
+	return nil
+}
+
+// sameSlice reports whether a and b are the same slice, not just equal.
+func sameSlice(a, b []float64) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) && (a == nil) == (b == nil)
 }
 
 // cost prices the task of the interesting edges (nil: all); live is
@@ -137,21 +177,18 @@ func multiplicity(d *cfg.DAG, edges []int32, i int) int {
 // frequencies when they are set, as the instrumenter does for a function
 // whose plan carries them (FuncInfo.Freq).
 func (c *coster) wholeProbes(d *cfg.DAG) ([]numbering.Op, error) {
-	// Place also moves the operations of dummy edges onto the Graph's
-	// back edges, and fails when a DAG keeps only one of the two dummy
-	// edges of a back edge, as a restricted one may. Only the operation
-	// per DAG edge is needed, so every DAG is numbered with plain edges
-	// (multiplicity restores the count); the caller's DAG is copied.
-	w, err := numbering.WeightsFor(d, c.w)
+	if err := c.prepare(d); err != nil {
+		return nil, err
+	}
+	n, err := numbering.Number(c.plainD)
 	if err != nil {
 		return nil, err
 	}
-	plain := *d
-	plain.Edges = make([]cfg.DAGEdge, len(d.Edges))
-	for i, e := range d.Edges {
-		plain.Edges[i] = cfg.DAGEdge{From: e.From, To: e.To, Kind: cfg.EdgeBr, Orig: int32(i)}
+	plan, err := numbering.PlaceInOrder(c.plainD, n, c.order, numbering.PlaceOptions{NoCountFolding: true})
+	if err != nil {
+		return nil, err
 	}
-	return ballLarus(&plain, w)
+	return plan.Ops, nil
 }
 
 // partProbes places the probes of d restricted to its live interesting
@@ -174,25 +211,19 @@ func (c *coster) partProbes(d *cfg.DAG, live, interesting []bool) ([]numbering.O
 	if err != nil {
 		return nil, nil, err
 	}
-	plan, err := numbering.PlaceSelectiveFreq(d, sel, c.w)
+	if c.w == nil {
+		plan, err := numbering.PlaceSelective(d, sel)
+		if err != nil {
+			return nil, nil, err
+		}
+		return plan.Ops, nil, nil
+	}
+	if err := c.prepare(d); err != nil {
+		return nil, nil, err
+	}
+	plan, err := numbering.PlaceSelectiveInOrder(d, sel, c.order)
 	if err != nil {
 		return nil, nil, err
 	}
 	return plan.Ops, nil, nil
-}
-
-func ballLarus(d *cfg.DAG, w []float64) ([]numbering.Op, error) {
-	n, err := numbering.Number(d)
-	if err != nil {
-		return nil, err
-	}
-	inc, err := numbering.Chords(d, n, w)
-	if err != nil {
-		return nil, err
-	}
-	plan, err := numbering.Place(d, n, inc, numbering.PlaceOptions{NoCountFolding: true})
-	if err != nil {
-		return nil, err
-	}
-	return plan.Ops, nil
 }
