@@ -3,7 +3,12 @@ package wasm
 // This file holds the code section: function bodies, kept as bytes and
 // checked once at decode, their locals, and their encoding.
 
-import "fmt"
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
 
 // LocalDecl is a run of locals of one type.
 type LocalDecl struct {
@@ -43,29 +48,83 @@ func (m *Module) decodeCode(d *decoder) error {
 		return err
 	}
 	m.Code = make([]Code, cnt)
-	r := NewReader(nil, 0, "code")
+	// The bodies are framed in order, then checked in parallel; the
+	// error reported is the first in function order, as if each body were
+	// checked as it is framed.
+	framed, frameErr := len(m.Code), error(nil)
 	for i := range m.Code {
 		size, err := d.u32("function body size")
+		if err == nil {
+			bodyAt := d.pos
+			var body []byte
+			if body, err = d.bytes(size, "function body"); err == nil {
+				c := &m.Code[i]
+				c.Body = body
+				c.OrigOff = d.base + bodyAt
+				err = c.decodeLocals(d.base + bodyAt)
+			}
+		}
 		if err != nil {
-			return err
+			framed, frameErr = i, err
+			break
 		}
-		bodyAt := d.pos
-		body, err := d.bytes(size, "function body")
-		if err != nil {
-			return err
-		}
-		c := &m.Code[i]
-		c.Body = body
-		c.OrigOff = d.base + bodyAt
-		if err := c.decodeLocals(d.base + bodyAt); err != nil {
-			return err
-		}
-		if err := checkBody(r, c, m.HasDataCount); err != nil {
-			return fmt.Errorf("function %d: %w", m.NumImportedFuncs+uint32(i), err)
-		}
+	}
+	if err := m.checkBodies(m.Code[:framed]); err != nil {
+		return err
+	}
+	if frameErr != nil {
+		return frameErr
 	}
 	if len(m.Funcs) != len(m.Code) {
 		return d.errf(0, "function and code section have inconsistent lengths (%d functions, %d bodies)", len(m.Funcs), len(m.Code))
+	}
+	return nil
+}
+
+// checkBodies runs checkBody on every body, on GOMAXPROCS goroutines when
+// there are many, and returns the error of the first body that has one.
+func (m *Module) checkBodies(code []Code) error {
+	check := func(r *Reader, i int) error {
+		if err := checkBody(r, &code[i], m.HasDataCount); err != nil {
+			return fmt.Errorf("function %d: %w", m.NumImportedFuncs+uint32(i), err)
+		}
+		return nil
+	}
+	const chunk = 256
+	workers := min(runtime.GOMAXPROCS(0), (len(code)+chunk-1)/chunk)
+	if workers <= 1 {
+		r := NewReader(nil, 0, "code")
+		for i := range code {
+			if err := check(r, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	errs := make([]error, len(code))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			r := NewReader(nil, 0, "code")
+			for {
+				lo := int(next.Add(chunk)) - chunk
+				if lo >= len(code) {
+					return
+				}
+				for i := lo; i < min(lo+chunk, len(code)); i++ {
+					if errs[i] = check(r, i); errs[i] != nil {
+						break // the rest of the chunk cannot come first
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
