@@ -52,10 +52,13 @@ import (
 // the replica's slot and starts one around the loop: a bare replica
 // starts it too (the register and the flag), without the count.
 //
-// Refused: loops with parameters; loops whose header is a cut (a function
-// of many paths is cut at its loop headers), where the register's start
-// need not sit on the back edges; and loops with a branch instruction that
-// may both continue the loop (or one in it) and an enclosing loop: a
+// Where every path through the header starts there (a header that is a
+// cut), the placement may fold the initialisation into the body's first
+// increments, off the back edges: each path then sets the register itself,
+// and neither the bare replicas nor a copy without slot 0 need to.
+//
+// Refused: loops with parameters, and loops with a branch instruction
+// that may both continue the loop (or one in it) and an enclosing loop: a
 // profile does not tell which it took, so hits could not be computed.
 
 // loopAt is a loop instruction of a body.
@@ -92,11 +95,6 @@ func (f *Func) sharedLoop(h int32) (*region, error) {
 	}
 	if lp.params {
 		return nil, fmt.Errorf("the loop at block %d takes parameters", h)
-	}
-	if slices.Contains(f.Cuts, h) {
-		// A path that enters the loop ends at its header, and the
-		// register's start there need not sit on the back edges.
-		return nil, fmt.Errorf("the paths of the loop at block %d are cut at its header", h)
 	}
 	r := &region{loopAt: lp, body: g.Blocks[h].Start}
 	back := false
@@ -195,7 +193,7 @@ func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) 
 			}
 		}
 	}
-	if !hasInit {
+	if !hasInit && !slices.Contains(f.Cuts, h) {
 		return fmt.Errorf("no initialisation on the back edges of block %d", h)
 	}
 	for i, e := range g.Edges {
@@ -223,7 +221,7 @@ func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) 
 			}
 		case e.Back:
 			outside.extra[i] = setFlag(own[0])
-		case e.To == h && !own[0]:
+		case e.To == h && !own[0] && hasInit:
 			// A copy without slot 0 enters the loop with the
 			// register as the back edges leave it.
 			var a wasm.Asm
