@@ -35,6 +35,9 @@ package memarea
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/pathprof/pathprof/internal/wasm"
 )
@@ -121,35 +124,62 @@ func Embed(m *wasm.Module, size uint64, export string) (*Area, error) {
 // instrumenting the bodies, before adding functions that use the real
 // memory.
 func (ar *Area) Rewrite(m *wasm.Module, grow uint32) error {
-	r := wasm.NewReader(nil, 0, "code")
-	var in wasm.Instr
-	for i := range m.Code {
-		c := &m.Code[i]
-		r.Reset(c.Body, c.OrigOff)
-		r.Seek(int(c.ExprOff))
-		var edits []wasm.Edit
-		for !r.Done() {
-			if err := r.Next(&in); err != nil {
-				return err
+	// The bodies are rewritten on every core, each on its own; the error
+	// reported is the first body's that has one.
+	errs := make([]error, len(m.Code))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	const chunk = 256
+	for range min(runtime.GOMAXPROCS(0), (len(m.Code)+chunk-1)/chunk) {
+		wg.Go(func() {
+			r := wasm.NewReader(nil, 0, "code")
+			for {
+				lo := int(next.Add(chunk)) - chunk
+				if lo >= len(m.Code) {
+					return
+				}
+				for i := lo; i < min(lo+chunk, len(m.Code)); i++ {
+					if errs[i] = ar.rewrite(r, &m.Code[i], grow); errs[i] != nil {
+						break
+					}
+				}
 			}
-			var a wasm.Asm
-			switch in.Op {
-			case wasm.OpMemSize:
-				a.Idx(wasm.OpGlobalGet, ar.pages)
-			case wasm.OpMemGrow:
-				a.Idx(wasm.OpCall, grow)
-			default:
-				continue
-			}
-			edits = append(edits, wasm.Edit{Off: in.Off, Del: in.Len, Ins: a.B})
-		}
-		if len(edits) > 0 {
-			if err := c.Splice(edits); err != nil {
-				return err
-			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	m.Touch(wasm.SecCode)
+	return nil
+}
+
+// rewrite is Rewrite of one body.
+func (ar *Area) rewrite(r *wasm.Reader, c *wasm.Code, grow uint32) error {
+	var in wasm.Instr
+	r.Reset(c.Body, c.OrigOff)
+	r.Seek(int(c.ExprOff))
+	var edits []wasm.Edit
+	for !r.Done() {
+		if err := r.Next(&in); err != nil {
+			return err
+		}
+		var a wasm.Asm
+		switch in.Op {
+		case wasm.OpMemSize:
+			a.Idx(wasm.OpGlobalGet, ar.pages)
+		case wasm.OpMemGrow:
+			a.Idx(wasm.OpCall, grow)
+		default:
+			continue
+		}
+		edits = append(edits, wasm.Edit{Off: in.Off, Del: in.Len, Ins: a.B})
+	}
+	if len(edits) > 0 {
+		return c.Splice(edits)
+	}
 	return nil
 }
 

@@ -3,6 +3,8 @@ package memarea_test
 import (
 	"bytes"
 	"context"
+	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/tetratelabs/wazero/api"
@@ -90,5 +92,72 @@ func TestEmbedRefuses(t *testing.T) {
 	m.Memories[0].Flags |= 2 // shared
 	if why := memarea.CanEmbed(m); why == "" {
 		t.Error("an area was allowed in a shared memory")
+	}
+}
+
+// TestRewriteInParallel checks that Rewrite, which rewrites the bodies on
+// every core, makes the module it makes on one, on many functions.
+func TestRewriteInParallel(t *testing.T) {
+	build := func() (*wasm.Module, *memarea.Area) {
+		m, err := wasm.Decode(wasmtest.GrowModule(3, 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(1, 2))
+		typ := m.AddType(wasm.FuncType{})
+		for range 3000 {
+			var body []byte
+			for range r.IntN(6) {
+				switch r.IntN(3) {
+				case 0:
+					body = append(body, 0x3F, 0, 0x1A) // memory.size; drop
+				case 1:
+					body = append(body, 0x41, 1, 0x40, 0, 0x1A) // i32.const 1; memory.grow; drop
+				default:
+					body = append(body, 0x01) // nop
+				}
+			}
+			m.Funcs = append(m.Funcs, typ)
+			m.Code = append(m.Code, wasm.NewCode(nil, append(body, 0x0B)))
+		}
+		area, err := memarea.Embed(m, 100, "area")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, area
+	}
+	procs := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(procs)
+	var mods [][]byte
+	for _, p := range []int{1, 4} {
+		runtime.GOMAXPROCS(p)
+		m, area := build()
+		grow := m.NumFuncs()
+		if err := area.Rewrite(m, grow); err != nil {
+			t.Fatal(err)
+		}
+		m.Funcs = append(m.Funcs, area.GrowType)
+		m.Code = append(m.Code, wasm.NewCode(memarea.GrowLocals, area.GrowCode()))
+		mods = append(mods, wasmtest.Encode(t, m, wasm.SecFunction, wasm.SecCode))
+	}
+	if !bytes.Equal(mods[0], mods[1]) {
+		t.Fatal("rewritten on several cores, the module differs")
+	}
+	m, err := wasm.Decode(mods[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in wasm.Instr
+	for _, c := range m.Code[:len(m.Code)-1] {
+		r := wasm.NewReader(c.Body, c.OrigOff, "code")
+		r.Seek(int(c.ExprOff))
+		for !r.Done() {
+			if err := r.Next(&in); err != nil {
+				t.Fatal(err)
+			}
+			if in.Op == wasm.OpMemSize || in.Op == wasm.OpMemGrow {
+				t.Fatalf("%v left at %d", in.Op, in.Off)
+			}
+		}
 	}
 }
