@@ -165,9 +165,21 @@ func TestInOrderEqualsSteps(t *testing.T) {
 		if !ok {
 			continue
 		}
-		s, err := PSPP(d, randInteresting(r, d, ps))
+		in := randInteresting(r, d, ps)
+		s, err := PSPP(d, in)
 		if err != nil {
 			t.Fatal(err)
+		}
+		plain, err := PlaceSelective(d, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s2, plain2, err := PSPPPlaced(d, in, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(s, s2) || !reflect.DeepEqual(plain, plain2) {
+			t.Fatalf("DAG %d: PSPPPlaced %+v, PSPP and PlaceSelective %+v", it, plain2, plain)
 		}
 		if len(w) > len(d.Edges) {
 			w = w[:len(d.Edges)] // ProfileWeights' length, as a planner has them
@@ -185,6 +197,9 @@ func TestInOrderEqualsSteps(t *testing.T) {
 		}
 		if !reflect.DeepEqual(sp, sp2) {
 			t.Fatalf("DAG %d: PlaceSelectiveInOrder %+v, PlaceSelectiveChords %+v", it, sp2, sp)
+		}
+		if _, sp3, err := PSPPPlaced(d, in, o); err != nil || !reflect.DeepEqual(sp, sp3) {
+			t.Fatalf("DAG %d: PSPPPlaced %+v (%v), PlaceSelectiveChords %+v", it, sp3, err, sp)
 		}
 	}
 }

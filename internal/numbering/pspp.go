@@ -291,6 +291,33 @@ func PlaceSelective(d *cfg.DAG, s *Selective) (*Placement, error) {
 	if err := matches(d, s); err != nil {
 		return nil, err
 	}
+	return placeSelective(d, s)
+}
+
+// PSPPPlaced is PSPP, then PlaceSelectiveInOrder by o, or PlaceSelective
+// when o is nil: one check of the DAG for both, as a planner pricing many
+// parts of one function calls them.
+func PSPPPlaced(d *cfg.DAG, interesting []bool, o *TreeOrder) (*Selective, *Placement, error) {
+	s, err := PSPP(d, interesting)
+	if err != nil {
+		return nil, nil, err
+	}
+	var plan *Placement
+	if o == nil {
+		plan, err = placeSelective(d, s)
+	} else if len(o.edges) != len(d.Edges)+1 {
+		err = errors.New("numbering: tree order does not match the DAG")
+	} else {
+		plan, err = placeSelectiveInOrder(d, s, o)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, plan, nil
+}
+
+// placeSelective is PlaceSelective once d and s are checked.
+func placeSelective(d *cfg.DAG, s *Selective) (*Placement, error) {
 	ne := len(d.Edges)
 	plan := &Placement{NumPaths: s.Paths(), Ops: make([]Op, ne)}
 	reach := d.Reachable()

@@ -207,21 +207,14 @@ func (c *coster) partProbes(d *cfg.DAG, live, interesting []bool) ([]numbering.O
 	}
 	// A part is what a copy profiles with PSPP: price exactly the probes
 	// its copy gets (PSPP's labels, moved onto chords when weighted).
-	sel, err := numbering.PSPP(d, interesting)
-	if err != nil {
-		return nil, nil, err
-	}
-	if c.w == nil {
-		plan, err := numbering.PlaceSelective(d, sel)
-		if err != nil {
+	var order *numbering.TreeOrder
+	if c.w != nil {
+		if err := c.prepare(d); err != nil {
 			return nil, nil, err
 		}
-		return plan.Ops, nil, nil
+		order = c.order
 	}
-	if err := c.prepare(d); err != nil {
-		return nil, nil, err
-	}
-	plan, err := numbering.PlaceSelectiveInOrder(d, sel, c.order)
+	_, plan, err := numbering.PSPPPlaced(d, interesting, order)
 	if err != nil {
 		return nil, nil, err
 	}
