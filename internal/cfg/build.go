@@ -203,9 +203,11 @@ func Build(m *wasm.Module, def int, opt Options) (*Graph, error) {
 
 // BuildBody returns the control-flow graph of one function body.
 func BuildBody(c *wasm.Code, opt Options) (*Graph, error) {
-	// Real code has a block every dozen bytes or so; sizing the slices up
-	// front avoids regrowing them on large functions.
-	est := len(c.Body)/12 + 8
+	// Real code has a block every 15 to 25 bytes; sizing the slices up
+	// front avoids regrowing them on large functions, and sizing them
+	// near what they hold keeps the graphs, which live as long as their
+	// functions' copies, small.
+	est := len(c.Body)/16 + 8
 	g := &Graph{Blocks: make([]Block, 2, est), Edges: make([]Edge, 0, est*3/2)}
 	b := &builder{g: g, noReturn: opt.NoReturn, split: opt.SplitCalls, thread: opt.Thread}
 	first := b.node()
