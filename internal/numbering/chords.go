@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/pathprof/pathprof/internal/cfg"
 )
@@ -79,6 +80,8 @@ func Chords(d *cfg.DAG, n *Numbering, weights []float64) (*Increments, error) {
 // (ChordsInOrder, PlaceSelectiveInOrder).
 type TreeOrder struct {
 	edges []int32 // every DAG edge and len(d.Edges), in order
+	mu    sync.Mutex
+	last  *keptTree
 }
 
 // NewTreeOrder sorts d's edges for Chords by weights (see Chords).
@@ -149,14 +152,64 @@ func ChordsInOrder(d *cfg.DAG, n *Numbering, o *TreeOrder) (*Increments, error) 
 // chords is Chords for a validated DAG and numbering.
 func chords(d *cfg.DAG, n *Numbering, o *TreeOrder) *Increments {
 	ne := len(d.Edges)
-	inc := &Increments{
-		Class:     make([]EdgeClass, ne),
-		Inc:       make([]int64, ne),
-		Potential: make([]int64, d.NumNodes),
-	}
 	if n.Paths() == 0 {
-		return inc
+		return &Increments{Class: make([]EdgeClass, ne), Inc: make([]int64, ne), Potential: make([]int64, d.NumNodes)}
 	}
+	return o.tree(d, n).increments(d, n)
+}
+
+// spanTree is the spanning tree Chords chooses: each edge's class,
+// whether exit->entry is a chord, and the tree's adjacency in compressed
+// form (the tree edges at node x are adj[deg[x]:deg[x+1]]).
+type spanTree struct {
+	class     []EdgeClass
+	exitChord bool
+	deg, adj  []int32
+}
+
+// tree returns the spanning tree of d's live edges in o's order. It
+// depends on d, o and which nodes have paths to the exit, not on the
+// edge values: every labeling of a DAG that PSPP makes, and its
+// Ball-Larus numbering, have the same path counts. So the last tree is
+// kept, and serves the next call that has the same.
+func (o *TreeOrder) tree(d *cfg.DAG, n *Numbering) *spanTree {
+	o.mu.Lock()
+	k := o.last
+	o.mu.Unlock()
+	if k != nil && k.d == d && len(k.live) == len(n.NumPaths) {
+		same := true
+		for v, p := range n.NumPaths {
+			if k.live[v] != (p > 0) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return k.t
+		}
+	}
+	k = &keptTree{d: d, live: make([]bool, len(n.NumPaths)), t: kruskal(d, n, o)}
+	for v, p := range n.NumPaths {
+		k.live[v] = p > 0
+	}
+	o.mu.Lock()
+	o.last = k
+	o.mu.Unlock()
+	return k.t
+}
+
+// keptTree is a spanning tree with what it was chosen for.
+type keptTree struct {
+	d    *cfg.DAG
+	live []bool // per node: has paths to the exit
+	t    *spanTree
+}
+
+// kruskal chooses the tree: Kruskal's algorithm with union by size and
+// path halving over the live edges and exit->entry, in o's order.
+func kruskal(d *cfg.DAG, n *Numbering, o *TreeOrder) *spanTree {
+	ne := len(d.Edges)
+	t := &spanTree{class: make([]EdgeClass, ne)}
 	reach := d.Reachable()
 	cand := make([]int32, 0, ne+1)
 	for _, e := range o.edges {
@@ -164,8 +217,6 @@ func chords(d *cfg.DAG, n *Numbering, o *TreeOrder) *Increments {
 			cand = append(cand, e)
 		}
 	}
-
-	// Kruskal with union by size and path halving.
 	parent := make([]int32, d.NumNodes)
 	size := make([]int32, d.NumNodes)
 	for i := range parent {
@@ -179,23 +230,22 @@ func chords(d *cfg.DAG, n *Numbering, o *TreeOrder) *Increments {
 		}
 		return x
 	}
-	ends := func(e int32) (int32, int32, int64) {
+	ends := func(e int32) (int32, int32) {
 		if int(e) == ne {
-			return cfg.Exit, cfg.Entry, 0
+			return cfg.Exit, cfg.Entry
 		}
-		return d.Edges[e].From, d.Edges[e].To, n.Val[e]
+		return d.Edges[e].From, d.Edges[e].To
 	}
-	// Tree adjacency in compressed form, filled after the tree is known.
-	deg := make([]int32, d.NumNodes+1)
+	t.deg = make([]int32, d.NumNodes+1)
 	var tree []int32
 	for _, e := range cand {
-		u, v, _ := ends(e)
+		u, v := ends(e)
 		ru, rv := find(u), find(v)
 		if ru == rv {
 			if int(e) == ne {
-				inc.ExitChord = true
+				t.exitChord = true
 			} else {
-				inc.Class[e] = Chord
+				t.class[e] = Chord
 			}
 			continue
 		}
@@ -205,33 +255,50 @@ func chords(d *cfg.DAG, n *Numbering, o *TreeOrder) *Increments {
 		parent[rv] = ru
 		size[ru] += size[rv]
 		if int(e) < ne {
-			inc.Class[e] = Tree
+			t.class[e] = Tree
 		}
 		tree = append(tree, e)
-		deg[u+1]++
-		deg[v+1]++
+		t.deg[u+1]++
+		t.deg[v+1]++
 	}
-	for i := 1; i < len(deg); i++ {
-		deg[i] += deg[i-1]
+	for i := 1; i < len(t.deg); i++ {
+		t.deg[i] += t.deg[i-1]
 	}
-	adj := make([]int32, 2*len(tree))
-	fill := slices.Clone(deg[:d.NumNodes])
+	t.adj = make([]int32, 2*len(tree))
+	fill := slices.Clone(t.deg[:d.NumNodes])
 	for _, e := range tree {
-		u, v, _ := ends(e)
-		adj[fill[u]] = e
+		u, v := ends(e)
+		t.adj[fill[u]] = e
 		fill[u]++
-		adj[fill[v]] = e
+		t.adj[fill[v]] = e
 		fill[v]++
 	}
+	return t
+}
 
-	// Potentials by a walk of the tree from the entry.
+// increments walks the tree from the entry for the potentials, then
+// gives each chord its increment.
+func (t *spanTree) increments(d *cfg.DAG, n *Numbering) *Increments {
+	ne := len(d.Edges)
+	inc := &Increments{
+		Class:     slices.Clone(t.class),
+		Inc:       make([]int64, ne),
+		Potential: make([]int64, d.NumNodes),
+		ExitChord: t.exitChord,
+	}
+	ends := func(e int32) (int32, int32, int64) {
+		if int(e) == ne {
+			return cfg.Exit, cfg.Entry, 0
+		}
+		return d.Edges[e].From, d.Edges[e].To, n.Val[e]
+	}
 	done := make([]bool, d.NumNodes)
 	done[cfg.Entry] = true
 	stack := []int32{cfg.Entry}
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		for _, e := range adj[deg[x]:deg[x+1]] {
+		for _, e := range t.adj[t.deg[x]:t.deg[x+1]] {
 			u, v, val := ends(e)
 			switch {
 			case u == x && !done[v]:

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 
@@ -228,5 +229,68 @@ func TestTreeOrderMismatch(t *testing.T) {
 	}
 	if _, err := NewTreeOrder(d, []float64{math.NaN()}); err == nil {
 		t.Error("NewTreeOrder took a weight vector of the wrong length")
+	}
+}
+
+// TestTreeOrderKeepsTree checks that a TreeOrder that keeps its last
+// spanning tree gives what a fresh one gives, whatever it is asked next:
+// other labelings of the DAG, numberings whose nodes reach the exit
+// otherwise, other DAGs with as many edges.
+func TestTreeOrderKeepsTree(t *testing.T) {
+	r := rand.New(rand.NewPCG(44, 7))
+	for it := range iterations(300) {
+		d := randDAG(r, 12)
+		n, err := Number(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := tieWeights(r, d)
+		o, err := NewTreeOrder(d, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, ok := dagtest.Paths(d, cfg.Entry, 20000)
+		if !ok {
+			continue
+		}
+		for range 20 {
+			dd, nn := d, n
+			switch r.IntN(4) {
+			case 0: // a PSPP labeling
+				s, err := PSPP(d, randInteresting(r, d, ps))
+				if err != nil {
+					t.Fatal(err)
+				}
+				nn = &Numbering{Val: s.Label, NumPaths: s.Initial.NumPaths}
+			case 1: // nodes that no longer reach the exit
+				nn = &Numbering{Val: n.Val, NumPaths: slices.Clone(n.NumPaths)}
+				for v := range nn.NumPaths {
+					if r.IntN(4) == 0 && v != cfg.Exit {
+						nn.NumPaths[v] = 0
+					}
+				}
+			case 2: // another DAG of as many edges, if one comes
+				other := randDAG(r, 12)
+				if len(other.Edges) != len(d.Edges) {
+					continue
+				}
+				on, err := Number(other)
+				if err != nil {
+					t.Fatal(err)
+				}
+				dd, nn = other, on
+			}
+			got, err := ChordsInOrder(dd, nn, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := Chords(dd, nn, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("DAG %d: kept tree gives %+v, a fresh one %+v", it, got, want)
+			}
+		}
 	}
 }
