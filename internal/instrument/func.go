@@ -104,6 +104,19 @@ type Func struct {
 	// sharedTypes is set while the function is emitted beside others:
 	// it may then use the module's types but not add one (errNewType).
 	sharedTypes bool
+	// order is the DAG's edges in the order of the weights the
+	// Ball-Larus probes were placed by (nil for other modes).
+	order *numbering.TreeOrder
+}
+
+// StaticOrder returns the order of the DAG's edges by
+// numbering.StaticWeights that placed the probes of a Ball-Larus function
+// without frequencies, or nil: what partition.Options.StaticOrders takes.
+func (f *Func) StaticOrder() *numbering.TreeOrder {
+	if f.Mode.Kind != partition.BallLarus || f.Mode.Freq != nil {
+		return nil
+	}
+	return f.order
 }
 
 // BlockOffset returns the original file offset of block b's first instruction.

@@ -95,7 +95,7 @@ func planFunc(m *wasm.Module, def int, f *Func, a *Func, cfgOpt cfg.Options, cho
 	case partition.BallLarus, partition.Sliced:
 		// Counts stay where paths end, so a path cut short by a trap is
 		// not counted.
-		if f.Rev, plan, err = numbering.PlaceReverse(d, f.Num, f.Mode.Freq, numbering.PlaceOptions{NoCountFolding: true}); err != nil {
+		if f.Rev, plan, f.order, err = numbering.PlaceReverse(d, f.Num, f.Mode.Freq, numbering.PlaceOptions{NoCountFolding: true}); err != nil {
 			return err
 		}
 	default:

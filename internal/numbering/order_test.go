@@ -153,9 +153,12 @@ func TestInOrderEqualsSteps(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rv2, rplan2, err := PlaceReverse(d, n, freq, opt)
+		rv2, rplan2, ro, err := PlaceReverse(d, n, freq, opt)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if wo, err := NewTreeOrder(d, fw); err != nil || !slices.Equal(ro.edges, wo.edges) {
+			t.Fatalf("DAG %d: PlaceReverse's order %v, want %v", it, ro.edges, wo.edges)
 		}
 		if !reflect.DeepEqual(rplan, rplan2) || !reflect.DeepEqual(rv.Forward(), rv2.Forward()) {
 			t.Fatalf("DAG %d: PlaceReverse %+v, steps %+v", it, rplan2, rplan)

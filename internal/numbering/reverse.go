@@ -39,31 +39,32 @@ func NumberReverse(d *cfg.DAG, fwd *Numbering) (*Reverse, error) {
 // PlaceReverse numbers d backwards (NumberReverse) and places the probes
 // that count the reverse ids: Chords by WeightsFor(d, freq), then Place
 // with opt. It is what an instrumenter runs for every function, with one
-// check of the DAG for all the steps.
-func PlaceReverse(d *cfg.DAG, fwd *Numbering, freq []float64, opt PlaceOptions) (*Reverse, *Placement, error) {
+// check of the DAG for all the steps. It also returns the edges' order by
+// those weights, which a planner pricing the function's probes needs too.
+func PlaceReverse(d *cfg.DAG, fwd *Numbering, freq []float64, opt PlaceOptions) (*Reverse, *Placement, *TreeOrder, error) {
 	if err := validateNumbered(d, fwd); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	w, err := weightsFor(d, freq)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	r, err := numberReverse(d, fwd)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	o, err := treeOrder(len(d.Edges), w)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	plan, err := placeOpsOf(d, r.view, chords(d, r.view, o), opt)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if plan.Probes, err = graphProbes(d, plan.Ops); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return r, plan, nil
+	return r, plan, o, nil
 }
 
 // numberReverse is NumberReverse for a validated DAG and numbering.

@@ -53,6 +53,9 @@ type coster struct {
 	of     []float64 // the w they were made for
 	order  *numbering.TreeOrder
 	plainD *cfg.DAG
+	// static, when set, is the order of the current function's edges by
+	// its static weights (Options.StaticOrders), for pricing it without w.
+	static *numbering.TreeOrder
 }
 
 // prepare makes the weights' tree order and plain DAG of d, unless they
@@ -62,12 +65,16 @@ func (c *coster) prepare(d *cfg.DAG) error {
 		return nil
 	}
 	c.d, c.order = nil, nil
-	w, err := numbering.WeightsFor(d, c.w)
-	if err != nil {
-		return err
-	}
-	if c.order, err = numbering.NewTreeOrder(d, w); err != nil {
-		return err
+	if c.w == nil && c.static != nil {
+		c.order = c.static
+	} else {
+		w, err := numbering.WeightsFor(d, c.w)
+		if err != nil {
+			return err
+		}
+		if c.order, err = numbering.NewTreeOrder(d, w); err != nil {
+			return err
+		}
 	}
 	// Place also moves the operations of dummy edges onto the Graph's
 	// back edges, and fails when a DAG keeps only one of the two dummy

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/pathprof/pathprof/internal/cfg"
+	"github.com/pathprof/pathprof/internal/numbering"
 	"github.com/pathprof/pathprof/internal/wasm"
 	"github.com/pathprof/pathprof/profile"
 )
@@ -71,6 +72,12 @@ type Options struct {
 	// often is as much again as its probes. A whole-function task is
 	// priced by it, and the slots of a shared function start from it.
 	WholeHits []float64
+	// StaticOrders optionally holds, per defined function, its DAG's
+	// edges sorted by numbering.StaticWeights (nil entries: none), as the
+	// instrumenter that placed its probes has them (instrument's
+	// Func.StaticOrder): a function priced without weights takes its
+	// order from there instead of sorting again.
+	StaticOrders []*numbering.TreeOrder
 }
 
 // task is one task during planning.
@@ -122,6 +129,8 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy profile.Strategy, k int, o
 		return nil, fmt.Errorf("partition: whole hits of %d of %d functions", len(opt.WholeHits), len(m.Code))
 	case opt.Candidates != nil && len(opt.Candidates) != len(m.Code):
 		return nil, fmt.Errorf("partition: candidate flags for %d of %d functions", len(opt.Candidates), len(m.Code))
+	case opt.StaticOrders != nil && len(opt.StaticOrders) != len(m.Code):
+		return nil, fmt.Errorf("partition: edge orders for %d of %d functions", len(opt.StaticOrders), len(m.Code))
 	}
 	callers, err := FindCallers(m)
 	if err != nil {
@@ -305,7 +314,10 @@ func planFunc(def int, d *cfg.DAG, partition bool, k int, opt *Options, c *coste
 	if d == nil {
 		return nil, nil, nil
 	}
-	c.w = nil
+	c.w, c.static = nil, nil
+	if opt.StaticOrders != nil {
+		c.static = opt.StaticOrders[def]
+	}
 	live := Live(d)
 	if opt.Weights != nil {
 		c.w = opt.Weights[def]

@@ -26,6 +26,7 @@ import (
 	"github.com/pathprof/pathprof/internal/counters"
 	"github.com/pathprof/pathprof/internal/estimate"
 	"github.com/pathprof/pathprof/internal/instrument"
+	"github.com/pathprof/pathprof/internal/numbering"
 	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/runner"
 	"github.com/pathprof/pathprof/internal/wasm"
@@ -136,8 +137,9 @@ func buildSBL(orig []byte, opt instrument.Options, popt partition.Options) (*Cop
 		return nil, err
 	}
 	dags := make([]*cfg.DAG, len(res.Funcs))
+	popt.StaticOrders = make([]*numbering.TreeOrder, len(res.Funcs))
 	for i, f := range res.Funcs {
-		dags[i] = f.DAG
+		dags[i], popt.StaticOrders[i] = f.DAG, f.StaticOrder()
 	}
 	start := time.Now()
 	plan, err := partition.Make(m, dags, profile.SBL, 1, popt)
