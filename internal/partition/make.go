@@ -59,8 +59,10 @@ type Options struct {
 	// names (main, what was inlined into it, a table's functions),
 	// whether or not the estimate says that pays, so that the copies
 	// divide whichever turns out hot. A function called from many places
-	// is not hedged: it is likely called often, and every copy would pay
-	// its probes around the loop at every call.
+	// is not hedged, unless the estimate gives a loop of it as many
+	// iterations per entry as a dispatch loop: it is likely called
+	// often, and every copy would pay its probes around the loop at
+	// every call.
 	Guessed bool
 	// WholeHits optionally holds, per defined function with Weights, the
 	// probe hits the instrumenter's copy makes on those weights when it

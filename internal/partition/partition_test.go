@@ -1490,3 +1490,65 @@ func TestWholeHits(t *testing.T) {
 		t.Fatalf("plan's largest load %d, PBL's %d", largestLoad(p), largestLoad(pbl))
 	}
 }
+
+// TestGuessedHedgesLongLoops: planned by an estimate, a loop the estimate
+// gives at least hedgedTrips iterations per entry (a dispatch loop) is
+// hedged even in a function that several call instructions name.
+func TestGuessedHedgesLongLoops(t *testing.T) {
+	_, ms, _ := realModules(t)
+	m := ms[0]
+	callers, err := FindCallers(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := -1
+	for def := 1; def < len(m.Code) && def < maxSplitTries/2; def++ {
+		if callers.Sites[m.NumImportedFuncs+uint32(def)] > 1 {
+			j = def
+			break
+		}
+	}
+	if j < 0 {
+		t.Fatal("no function named by several call instructions")
+	}
+	plan := func(perEntry float64) FuncInfo {
+		t.Helper()
+		graphs, ws := loopFuncs(t, m, 11, func(paths float64) float64 { return 1 / paths })
+		// Function 0 has a loop: every path from the entry runs once
+		// and every path that starts at a loop header perEntry times.
+		d, w := graphs[0], ws[0]
+		clear(w)
+		paths, _ := dagtest.Paths(d, cfg.Entry, 200)
+		for _, p := range paths {
+			n := 1.0
+			if d.Edges[p[0]].Kind == cfg.EdgeDummyEntry {
+				n = perEntry
+			}
+			for _, e := range p {
+				w[e] += n
+			}
+		}
+		graphs[0], graphs[j] = graphs[j], graphs[0]
+		ws[0], ws[j] = ws[j], ws[0]
+		for def := maxSplitTries / 2; def < len(ws); def++ {
+			ws[def] = nil
+		}
+		p, err := Make(m, graphs, profile.P3, 4, Options{Weights: ws, Guessed: true, ShareLoop: func(int, int32) bool { return true }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPlan(t, m, graphs, p, ws)
+		return p.Funcs[j]
+	}
+	if f := plan(2 * hedgedTrips); f.Slices != 4 || f.Loop == 0 {
+		t.Fatalf("a long loop is not hedged: slices %d, loop %d", f.Slices, f.Loop)
+	}
+	for j, task := range plan(2 * hedgedTrips).Tasks {
+		if task.Copy != j {
+			t.Fatalf("slot %d in copy %d", j, task.Copy)
+		}
+	}
+	if f := plan(1); f.Slices != 0 {
+		t.Fatalf("a short loop of a function called from several places is shared out in %d slots", f.Slices)
+	}
+}

@@ -68,9 +68,13 @@ func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs
 				alts = append(alts, slicing{g: g, costs: slotCosts(t.cost, calls, g)})
 			}
 		}
+		long := int32(0) // a loop hedged whoever calls its function
 		if shareLoop != nil {
 			size := int64(len(m.Code[t.def].Body))
 			for _, l := range heavyLoops(graphs[t.def], weights[t.def], func(h int32) bool { return shareLoop(t.def, h) }) {
+				if hedged != nil && long == 0 && l.perEntry() >= hedgedTrips {
+					long = l.header
+				}
 				for g := 2; g <= min(k, MaxSlices, int(l.perEntry())); g++ {
 					if int64(g-1)*size <= budget && int64(g)*size <= maxUnrolled {
 						alts = append(alts, slicing{g: g, loop: l.header, costs: l.slotCosts(t.cost, g)})
@@ -79,11 +83,11 @@ func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs
 			}
 		}
 		before := costs[t.def]
-		if hedged != nil && hedged[t.def] {
+		if hedged != nil && (hedged[t.def] || long != 0) {
 			// The most slots of the heaviest loop that fits.
 			var pick *slicing
 			for i, a := range alts {
-				if a.loop != 0 && (pick == nil || a.loop == pick.loop && a.g > pick.g) {
+				if a.loop != 0 && (long == 0 || a.loop == long) && (pick == nil || a.loop == pick.loop && a.g > pick.g) {
 					pick = &alts[i]
 				}
 			}
@@ -120,6 +124,12 @@ func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs
 		perFunc[def] = ts
 	}
 }
+
+// hedgedTrips is the fewest iterations per entry, by the estimate, of a
+// loop that is hedged whoever calls its function: an interpreter's
+// dispatch loop, whose iterations outnumber its entries so far that
+// what every copy pays around it at each entry is little.
+const hedgedTrips = 1000
 
 // unrolledBytes is the code that unrolled loops may add to any module,
 // however small.
