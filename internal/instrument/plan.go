@@ -64,6 +64,7 @@ func (f *Func) prepare(m *wasm.Module, def int, i32s uint32, extra ...wasm.Local
 // counting copy.
 func planFunc(m *wasm.Module, def int, f *Func, a *Func, cfgOpt cfg.Options, choose func(*Func) Mode) error {
 	// The third scratch i32, idx+1, is a counter's address.
+	orig := m.Code[def]
 	if _, _, err := f.prepare(m, def, 3); err != nil {
 		return err
 	}
@@ -81,6 +82,10 @@ func planFunc(m *wasm.Module, def int, f *Func, a *Func, cfgOpt cfg.Options, cho
 	var plan *numbering.Placement
 	switch f.Mode.Kind {
 	case partition.None:
+		// A function this copy does not profile keeps its body as it
+		// is, without the scratch locals: the graph and its offsets
+		// are the prepared body's, which maps to the original.
+		m.Code[def] = orig
 		return nil
 	case partition.Selective:
 		if len(f.Mode.Interesting) != len(d.Edges) {

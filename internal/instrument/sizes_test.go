@@ -1,12 +1,14 @@
 package instrument
 
 import (
+	"bytes"
 	"encoding/binary"
 	"os"
 	"testing"
 
 	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/testprogs"
+	"github.com/pathprof/pathprof/internal/wasm"
 )
 
 // codePayload returns the size of a module's code section payload, read
@@ -64,4 +66,74 @@ func TestSizes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestUnprofiledBodies checks that a copy leaves the bodies of the
+// functions it does not profile as they are, without scratch locals:
+// byte for byte, but for the memory.size and memory.grow that counters in
+// the program's memory rewrite.
+func TestUnprofiledBodies(t *testing.T) {
+	paths := []string{testprogs.GoHello(t)}
+	for _, p := range testprogs.CPrograms(t) {
+		paths = append(paths, p.Wasm)
+	}
+	half := func(f *Func) Mode {
+		if f.Index%2 == 1 {
+			return Mode{Kind: partition.None}
+		}
+		return Mode{Kind: partition.BallLarus}
+	}
+	for _, path := range paths {
+		orig, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Instrument(orig, Options{Mode: half})
+		if err != nil {
+			t.Fatal(err)
+		}
+		om, err := wasm.Decode(orig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm, err := wasm.Decode(res.Module)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same, probed := 0, 0
+		for i, f := range res.Funcs {
+			ob, cb := om.Code[i].Body, cm.Code[i].Body
+			if f.Index%2 == 0 {
+				if f.Placement != nil && len(cb) > len(ob) {
+					probed++
+				}
+				continue
+			}
+			if bytes.Equal(ob, cb) {
+				same++
+				continue
+			}
+			if !usesMemorySize(t, &om.Code[i]) {
+				t.Errorf("%s: function %d (%s), not profiled, has a body of %d bytes, the original %d", path, f.Index, f.Name, len(cb), len(ob))
+			}
+		}
+		if same == 0 || probed == 0 {
+			t.Errorf("%s: %d unprofiled functions kept their bodies, %d profiled ones grew", path, same, probed)
+		}
+	}
+}
+
+// usesMemorySize says whether a body holds memory.size or memory.grow.
+func usesMemorySize(t *testing.T, c *wasm.Code) bool {
+	r := wasm.NewReader(c.Body[c.ExprOff:], 0, "code")
+	var in wasm.Instr
+	for !r.Done() {
+		if err := r.Next(&in); err != nil {
+			t.Fatal(err)
+		}
+		if in.Op == 0x3F || in.Op == 0x40 {
+			return true
+		}
+	}
+	return false
 }
