@@ -2,6 +2,7 @@ package counters
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/pathprof/pathprof/internal/memarea"
 	"github.com/pathprof/pathprof/internal/wasm"
@@ -110,6 +111,28 @@ func (e *Embedding) AddOne(a *wasm.Asm, slot int64, scratch uint32) {
 func (e *Embedding) AddConst(a *wasm.Asm, slot int64, scratch uint32, push func()) {
 	a.Idx(wasm.OpGlobalGet, e.Base)
 	e.add(a, slot, scratch, push)
+}
+
+// AddLocals appends code adding each i64 local ls[j] to the dense counter
+// at slots[j], given a scratch i32 local: the address of the lowest slot
+// is computed once, so that each counter's offset is short, and a local
+// that is 0 is added all the same, as a test would take more bytes than
+// the add.
+func (e *Embedding) AddLocals(a *wasm.Asm, slots []int64, ls []uint32, scratch uint32) {
+	lo := slices.Min(slots)
+	a.Idx(wasm.OpGlobalGet, e.Base)
+	if lo != 0 {
+		a.I32(int32(uint32(8 * lo))).Op(wasm.OpI32Add)
+	}
+	for j, l := range ls {
+		op := wasm.OpLocalGet
+		if j == 0 {
+			op = wasm.OpLocalTee
+		}
+		off := uint64(8 * (slots[j] - lo))
+		a.Idx(op, scratch).Idx(wasm.OpLocalGet, scratch).Mem(wasm.OpI64Load, 3, off)
+		a.Idx(wasm.OpLocalGet, l).Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, off)
+	}
 }
 
 // add adds push's value to the i64 at the address on the stack plus

@@ -97,6 +97,9 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			first++
 		}
 		lc = planLoopCounts(f, first, slot, !dense, addN)
+		if lc != nil && dense && fns.emb != nil {
+			lc.addAll = func(a *wasm.Asm, slots []int64, ls []uint32) { fns.emb.AddLocals(a, slots, ls, idx+1) }
+		}
 		if lc != nil {
 			f.LoopCounters, f.IterationCounters = int(lc.total), lc.iteration
 		}

@@ -49,10 +49,14 @@ const (
 // loopCounts is one function's local loop counters.
 type loopCounts struct {
 	// addN appends code adding local l to the dense counter at slot.
-	addN  func(a *wasm.Asm, slot int64, l uint32)
-	first uint32 // first new local
-	total uint32 // new locals, the counters
-	tmp   uint32 // an i64 scratch local after them
+	addN func(a *wasm.Asm, slot int64, l uint32)
+	// addAll, when not nil, appends code adding every local ls[j] to
+	// the dense counter at slots[j], zero or not: a flush in one
+	// sequence.
+	addAll func(a *wasm.Asm, slots []int64, ls []uint32)
+	first  uint32 // first new local
+	total  uint32 // new locals, the counters
+	tmp    uint32 // an i64 scratch local after them
 	// iteration is how many counters count only iteration paths.
 	iteration int
 	slot      int64                 // the function's first counter slot
@@ -388,19 +392,33 @@ func (lc *loopCounts) emitCount(a *wasm.Asm, e int32, op numbering.Op, reg uint3
 	a.Op(wasm.OpEnd)
 }
 
-// emitFlush adds the nonzero counters of the loops that edge e leaves to
-// the counter module and clears them, and clears the counters of the loops
-// it enters.
+// emitFlush adds the counters of the loops that edge e leaves to their
+// counters in memory (those that are not 0, where a call adds them), and
+// clears the counters of the loops it enters.
 func (lc *loopCounts) emitFlush(a *wasm.Asm, e int32) {
 	if !lc.flushes(e) {
 		return
 	}
-	for _, st := range lc.flush[e] {
-		for j := range uint32(st.n) {
-			l := st.local + j
-			a.Idx(wasm.OpLocalGet, l).Op(wasm.OpI64Eqz).Op(wasm.OpI32Eqz).Block(wasm.OpIf)
-			lc.addN(a, lc.slot+st.lo+st.stride*int64(j), l)
-			a.Op(wasm.OpEnd)
+	if lc.addAll != nil {
+		var slots []int64
+		var ls []uint32
+		for _, st := range lc.flush[e] {
+			for j := range uint32(st.n) {
+				slots = append(slots, lc.slot+st.lo+st.stride*int64(j))
+				ls = append(ls, st.local+j)
+			}
+		}
+		if len(ls) > 0 {
+			lc.addAll(a, slots, ls)
+		}
+	} else {
+		for _, st := range lc.flush[e] {
+			for j := range uint32(st.n) {
+				l := st.local + j
+				a.Idx(wasm.OpLocalGet, l).Op(wasm.OpI64Eqz).Op(wasm.OpI32Eqz).Block(wasm.OpIf)
+				lc.addN(a, lc.slot+st.lo+st.stride*int64(j), l)
+				a.Op(wasm.OpEnd)
+			}
 		}
 	}
 	for _, st := range lc.init[e] {
