@@ -173,6 +173,7 @@ func planLoopCounts(f *Func, first uint32, slot int64, iteration bool, addN func
 	type candidate struct {
 		st             *loopSite
 		back           []int32
+		body           []int32
 		exits, entries []int32
 		depth, size    int
 	}
@@ -209,7 +210,7 @@ func planLoopCounts(f *Func, first uint32, slot int64, iteration bool, addN func
 		for _, v := range body {
 			free = free && !calling[v]
 		}
-		c := candidate{st: st, back: de.Back, depth: depth[g.Edges[de.Back[0]].From], size: len(body)}
+		c := candidate{st: st, back: de.Back, body: body, depth: depth[g.Edges[de.Back[0]].From], size: len(body)}
 		if free {
 			for _, v := range body {
 				for _, e := range g.Blocks[v].Out {
@@ -257,8 +258,14 @@ func planLoopCounts(f *Func, first uint32, slot int64, iteration bool, addN func
 		for _, e := range c.exits {
 			lc.flush[e] = append(lc.flush[e], st)
 		}
+		// Locals start at 0, and the counters change in the loop only:
+		// an edge that enters the loop from where no path from the loop
+		// leads need not clear them.
+		again := reachable(g, c.body)
 		for _, e := range c.entries {
-			lc.init[e] = append(lc.init[e], st)
+			if again[g.Edges[e].From] {
+				lc.init[e] = append(lc.init[e], st)
+			}
 		}
 	}
 	if lc.total == 0 {
@@ -266,6 +273,24 @@ func planLoopCounts(f *Func, first uint32, slot int64, iteration bool, addN func
 	}
 	lc.tmp = lc.first + lc.total
 	return lc
+}
+
+// reachable marks the blocks that a path of at least one edge from one of
+// the blocks from reaches.
+func reachable(g *cfg.Graph, from []int32) []bool {
+	seen := make([]bool, len(g.Blocks))
+	work := slices.Clone(from)
+	for len(work) > 0 {
+		v := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, e := range g.Blocks[v].Out {
+			if to := g.Edges[e].To; !seen[to] {
+				seen[to] = true
+				work = append(work, to)
+			}
+		}
+	}
+	return seen
 }
 
 // loopBackEdges returns every back edge into the targets of the given back
