@@ -132,6 +132,10 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			push()
 			a.Idx(wasm.OpLocalSet, uint32(hashP))
 			fns.emb.HashCount(a, f.Index, uint32(hashP), idx+1)
+		case fns.emb != nil:
+			a.I32(int32(f.Index))
+			push()
+			a.Idx(wasm.OpCall, fns.emb.CountHash1)
 		default:
 			a.I32(int32(f.Index))
 			push()
