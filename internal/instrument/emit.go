@@ -6,9 +6,7 @@ package instrument
 
 import (
 	"errors"
-	"slices"
 
-	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/counters"
 	"github.com/pathprof/pathprof/internal/numbering"
 	"github.com/pathprof/pathprof/internal/wasm"
@@ -216,7 +214,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			return err
 		}
 	} else {
-		v := &variant{ops: zeroInits(f.Graph, f.ops, lc.counts), guard: -1}
+		v := &variant{ops: f.ops, guard: -1}
 		list, err := place(v)
 		if err != nil {
 			return err
@@ -298,45 +296,4 @@ func callHash(f *Func, e int32) bool {
 	}
 	in, calls := f.scan.innermostLoopCalls(f.Graph.Edges[e].Instr)
 	return !in || calls
-}
-
-// zeroInits returns ops without the inits r = 0 where the path register
-// is surely 0 already: a local starts at 0, and no probe on any path from
-// the function's entry has written it. Where a path's first probes lie
-// below branches, its init to 0 is one of them. ops is left as it is; an
-// edge for which keep is true keeps its ops.
-func zeroInits(g *cfg.Graph, ops [][]numbering.Op, keep func(e int32) bool) [][]numbering.Op {
-	writes := func(o numbering.Op) bool { return o.Kind == numbering.Init || o.Kind == numbering.Add }
-	// zero[b]: no path from the entry to block b writes the register.
-	zero := make([]bool, len(g.Blocks))
-	for b := range zero {
-		zero[b] = true
-	}
-	for changed := true; changed; {
-		changed = false
-		for e, ed := range g.Edges {
-			if !zero[ed.To] || ed.To == cfg.Entry || zero[ed.From] && !slices.ContainsFunc(ops[e], writes) {
-				continue
-			}
-			zero[ed.To], changed = false, true
-		}
-	}
-	var out [][]numbering.Op
-	for e, ed := range g.Edges {
-		if !zero[ed.From] || keep(int32(e)) {
-			continue
-		}
-		i := slices.IndexFunc(ops[e], writes)
-		if i < 0 || ops[e][i].Kind != numbering.Init || ops[e][i].Value != 0 {
-			continue
-		}
-		if out == nil {
-			out = slices.Clone(ops)
-		}
-		out[e] = slices.Delete(slices.Clone(ops[e]), i, i+1)
-	}
-	if out == nil {
-		return ops
-	}
-	return out
 }
