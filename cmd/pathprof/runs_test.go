@@ -276,7 +276,7 @@ func TestDiff(t *testing.T) {
 	g := testprogs.CProgramByName(t, "grid").Wasm
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
-	for f, arg := range map[string]string{a: "4", b: "9"} {
+	for f, arg := range map[string]string{a: "5", b: "10"} {
 		if code, _, errs := runCmd("profile", "-q", "-o", f, g, arg); code != 0 {
 			t.Fatal(errs)
 		}
