@@ -183,8 +183,10 @@ func RunCopy(ctx context.Context, res *instrument.Result, cfg runner.Config) *Co
 // the copy's counts are read as they stand, and RunCopyUntil returns them
 // with the interruption, without waiting for the program, which runs on
 // with the garbage collector off: the caller is expected to exit soon.
+// The copy runs alone in its process, so the threads and the collector
+// are runCopies' to manage, as an interruption needs.
 func RunCopyUntil(ctx context.Context, res *instrument.Result, cfg runner.Config, stop <-chan string) (*CopyRun, *profile.Interruption) {
-	runs, in, err := runCopies(ctx, &Copies{Copy: []*instrument.Result{res}}, nil, false, cfg, 1, func(string, ...any) {}, stop, 0, nil, nil, EngineWazero)
+	runs, in, err := runCopies(ctx, &Copies{Copy: []*instrument.Result{res}}, nil, true, cfg, 1, func(string, ...any) {}, stop, 0, nil, nil, EngineWazero)
 	if err != nil { // one copy has no other to disagree with
 		return &CopyRun{Err: err, Counts: counters.Counts{}, res: res}, nil
 	}
