@@ -6,6 +6,7 @@ package cfg
 import (
 	"math/big"
 	"math/bits"
+	"slices"
 )
 
 // findBackEdges marks the edges whose target is on the stack of a
@@ -145,4 +146,22 @@ func (d *DAG) NumPaths() PathCount {
 		}
 	}
 	return PathCount{Big: bn[Entry]}
+}
+
+// Reached marks the blocks that a path of at least one edge from one of
+// the blocks from reaches.
+func (g *Graph) Reached(from []int32) []bool {
+	seen := make([]bool, len(g.Blocks))
+	work := slices.Clone(from)
+	for len(work) > 0 {
+		v := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, e := range g.Blocks[v].Out {
+			if to := g.Edges[e].To; !seen[to] {
+				seen[to] = true
+				work = append(work, to)
+			}
+		}
+	}
+	return seen
 }

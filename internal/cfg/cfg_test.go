@@ -327,20 +327,7 @@ func checkTopo(g *Graph, d *DAG) string {
 }
 
 func reaches(g *Graph, n int32) bool {
-	seen := make([]bool, len(g.Blocks))
-	work := []int32{Entry}
-	seen[Entry] = true
-	for len(work) > 0 {
-		v := work[len(work)-1]
-		work = work[:len(work)-1]
-		for _, e := range g.Blocks[v].Out {
-			if to := g.Edges[e].To; !seen[to] {
-				seen[to] = true
-				work = append(work, to)
-			}
-		}
-	}
-	return seen[n]
+	return n == Entry || g.Reached([]int32{Entry})[n]
 }
 
 func TestSpecModules(t *testing.T) {

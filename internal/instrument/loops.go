@@ -261,7 +261,7 @@ func planLoopCounts(f *Func, first uint32, slot int64, iteration bool, addN func
 		// Locals start at 0, and the counters change in the loop only:
 		// an edge that enters the loop from where no path from the loop
 		// leads need not clear them.
-		again := reachable(g, c.body)
+		again := g.Reached(c.body)
 		for _, e := range c.entries {
 			if again[g.Edges[e].From] {
 				lc.init[e] = append(lc.init[e], st)
@@ -273,24 +273,6 @@ func planLoopCounts(f *Func, first uint32, slot int64, iteration bool, addN func
 	}
 	lc.tmp = lc.first + lc.total
 	return lc
-}
-
-// reachable marks the blocks that a path of at least one edge from one of
-// the blocks from reaches.
-func reachable(g *cfg.Graph, from []int32) []bool {
-	seen := make([]bool, len(g.Blocks))
-	work := slices.Clone(from)
-	for len(work) > 0 {
-		v := work[len(work)-1]
-		work = work[:len(work)-1]
-		for _, e := range g.Blocks[v].Out {
-			if to := g.Edges[e].To; !seen[to] {
-				seen[to] = true
-				work = append(work, to)
-			}
-		}
-	}
-	return seen
 }
 
 // loopBackEdges returns every back edge into the targets of the given back

@@ -83,7 +83,7 @@ func Build(orig []byte, strategy profile.Strategy, k int, opt instrument.Options
 	}
 	if strategy != profile.SBL && popt.Weights != nil && !popt.Guessed && popt.WholeHits == nil {
 		// An estimate's costs are wrong by more than the model.
-		if popt.WholeHits, err = wholeHits(orig, m, opt, popt.Weights); err != nil {
+		if popt.WholeHits, err = wholeHits(orig, m, analysis, opt, popt.Weights); err != nil {
 			return nil, err
 		}
 	}

@@ -18,8 +18,9 @@ import (
 // with every function that ran profiled whole, and its hits computed from
 // the weights. What the model leaves out sits around loops (local loop
 // counters), so a function without one is left to the model (-1) and to
-// no probes here, which saves most of the copy's time.
-func wholeHits(orig []byte, m *wasm.Module, opt instrument.Options, weights [][]float64) ([]float64, error) {
+// no probes here, which saves most of the copy's time. The copy is made
+// from analysis, as the plan's copies are, not analysed again.
+func wholeHits(orig []byte, m *wasm.Module, analysis *instrument.Result, opt instrument.Options, weights [][]float64) ([]float64, error) {
 	ran := func(w []float64) bool { return slices.ContainsFunc(w, func(x float64) bool { return x > 0 }) }
 	loops := func(d *cfg.DAG) bool {
 		return d != nil && slices.ContainsFunc(d.Edges, func(e cfg.DAGEdge) bool { return e.Kind == cfg.EdgeDummyExit })
@@ -34,6 +35,7 @@ func wholeHits(orig []byte, m *wasm.Module, opt instrument.Options, weights [][]
 		priced[def] = true
 		return instrument.Mode{Kind: partition.BallLarus, Freq: w}
 	}
+	opt.Analysis = analysis
 	res, err := instrument.Instrument(orig, opt)
 	if err != nil {
 		return nil, err
