@@ -56,12 +56,14 @@ func writeUnits(dir string, specs []runs.Spec, man *profiler.Manifest) error {
 }
 
 // readWorkDir reads the work directory at path, made absolute since the
-// engines' tasks run elsewhere, and its copies; ok is false after saying
-// why it cannot, or that it has no units.
-func readWorkDir(path string, stderr io.Writer) (dir string, man *profiler.Manifest, cs *profiler.Copies, ok bool) {
+// engines' tasks run elsewhere: its manifest and original module, checked
+// against each other, and no copy (each command builds only the copies
+// it runs or merges); ok is false after saying why it cannot, or that it
+// has no units.
+func readWorkDir(path string, stderr io.Writer) (dir string, man *profiler.Manifest, orig []byte, ok bool) {
 	dir, err := filepath.Abs(path)
 	if err == nil {
-		man, _, cs, err = profiler.ReadDir(dir)
+		man, orig, err = profiler.ReadManifest(dir)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
@@ -71,7 +73,7 @@ func readWorkDir(path string, stderr io.Writer) (dir string, man *profiler.Manif
 		fmt.Fprintf(stderr, "pathprof: %s has no work units: write it with instrument --runs FILE\n", dir)
 		return "", nil, nil, false
 	}
-	return dir, man, cs, true
+	return dir, man, orig, true
 }
 
 // hasUnit reports whether exec's arguments ask for a work unit: --unit
@@ -147,7 +149,7 @@ func execUnit(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	dir, man, cs, ok := readWorkDir(dir, stderr)
+	dir, man, orig, ok := readWorkDir(dir, stderr)
 	if !ok {
 		return 1
 	}
@@ -192,7 +194,12 @@ func execUnit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
-	run, in, ok := runCopy(dir, man, cs.Copy[unit.Copy], cfg, *timeout, stderr)
+	res, err := man.BuildCopy(dir, orig, unit.Copy)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
+	run, in, ok := runCopy(dir, man, res, cfg, *timeout, stderr)
 	if !ok {
 		return 1
 	}
@@ -412,7 +419,7 @@ func cmdCollect(args []string, stdout, stderr io.Writer) int {
 	if !checkOutput(*out, stderr) {
 		return 1
 	}
-	dir, man, cs, ok := readWorkDir(fs.Arg(0), stderr)
+	dir, man, _, ok := readWorkDir(fs.Arg(0), stderr)
 	if !ok {
 		return 1
 	}
@@ -470,7 +477,12 @@ func cmdCollect(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	p, err := cluster.Merge(man, cs, us)
+	// Every unit is done: merging needs every copy's numberings.
+	var p *profile.Profile
+	_, _, cs, err := profiler.ReadDir(dir)
+	if err == nil {
+		p, err = cluster.Merge(man, cs, us)
+	}
 	if err == nil {
 		err = profile.WriteFile(*out, p)
 	}

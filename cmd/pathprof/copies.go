@@ -168,7 +168,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: copy %q is not a number\n", fs.Arg(1))
 		return 2
 	}
-	man, _, cs, err := profiler.ReadDir(dir)
+	man, orig, err := profiler.ReadManifest(dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
@@ -183,10 +183,15 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	if !checkOutput(*out, stderr) {
 		return 1
 	}
+	res, err := man.BuildCopy(dir, orig, c)
+	if err != nil {
+		fmt.Fprintf(stderr, "pathprof: %v\n", err)
+		return 1
+	}
 	var part *profiler.Part
 	code := 0
 	if *countsFile != "" {
-		run, err := profiler.ReadNodeRun(cs.Copy[c], *countsFile, uint32(*exitCode))
+		run, err := profiler.ReadNodeRun(res, *countsFile, uint32(*exitCode))
 		sum := profiler.OutputHash()
 		if err == nil && *outputFile != "" {
 			err = hashFile(sum, *outputFile)
@@ -208,7 +213,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		if !*quiet {
 			fmt.Fprintf(stderr, "pathprof: running copy %d of %s\n", c, dir)
 		}
-		run, in, ok := runCopy(dir, man, cs.Copy[c], cfg, *timeout, stderr)
+		run, in, ok := runCopy(dir, man, res, cfg, *timeout, stderr)
 		if !ok {
 			return 1
 		}

@@ -209,39 +209,9 @@ func WriteManifest(dir string, man *Manifest) error {
 // from the original module and the plan, checking that they are the ones
 // in the directory.
 func ReadDir(dir string) (*Manifest, []byte, *Copies, error) {
-	mb, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	man, orig, err := ReadManifest(dir)
 	if err != nil {
 		return nil, nil, nil, err
-	}
-	var man Manifest
-	if err := json.Unmarshal(mb, &man); err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: %v", filepath.Join(dir, "manifest.json"), err)
-	}
-	if man.Format != ManifestFormat {
-		return nil, nil, nil, fmt.Errorf("%s: not a pathprof copies manifest", dir)
-	}
-	if man.Version > LoopVersion {
-		return nil, nil, nil, fmt.Errorf("%s: manifest version %d is newer than this pathprof reads (%d)", dir, man.Version, LoopVersion)
-	}
-	if man.Plan == nil || len(man.CopySHA256) != man.Copies {
-		return nil, nil, nil, fmt.Errorf("%s: manifest without a plan for its %d copies", dir, man.Copies)
-	}
-	for i, u := range man.Units {
-		if u.Copy < 0 || u.Copy >= man.Copies || u.Run < 0 || u.Run >= len(man.Runs) {
-			return nil, nil, nil, fmt.Errorf("%s: unit %d is copy %d of run %d, of no copy or run of the manifest", dir, i, u.Copy, u.Run)
-		}
-	}
-	orig, err := os.ReadFile(filepath.Join(dir, "original.wasm"))
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if hashHex(orig) != man.Module.SHA256 {
-		return nil, nil, nil, fmt.Errorf("%s: original.wasm does not match the manifest", dir)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "counters-0.wasm")); err == nil {
-		// Written before counters moved into the program's memory, or
-		// with --counter-module.
-		man.CounterModule = true
 	}
 	cs, err := BuildPlan(orig, man.Plan, instrument.Options{SeparateCounters: man.CounterModule})
 	if err != nil {
@@ -249,11 +219,89 @@ func ReadDir(dir string) (*Manifest, []byte, *Copies, error) {
 	}
 	cs.FellBack = man.FellBack
 	for c, res := range cs.Copy {
-		if hashHex(res.Module) != man.CopySHA256[c] {
-			return nil, nil, nil, fmt.Errorf("%s: copy %d rebuilt from the plan differs from the one written: written by another pathprof?", dir, c)
+		if err := man.checkCopy(dir, c, res); err != nil {
+			return nil, nil, nil, err
 		}
 	}
-	return &man, orig, cs, nil
+	return man, orig, cs, nil
+}
+
+// ReadManifest reads the manifest and the original module of a directory
+// written by WriteDir, checked against each other, and builds no copy.
+func ReadManifest(dir string) (*Manifest, []byte, error) {
+	mb, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		return nil, nil, err
+	}
+	var man Manifest
+	if err := json.Unmarshal(mb, &man); err != nil {
+		return nil, nil, fmt.Errorf("%s: %v", filepath.Join(dir, "manifest.json"), err)
+	}
+	if man.Format != ManifestFormat {
+		return nil, nil, fmt.Errorf("%s: not a pathprof copies manifest", dir)
+	}
+	if man.Version > LoopVersion {
+		return nil, nil, fmt.Errorf("%s: manifest version %d is newer than this pathprof reads (%d)", dir, man.Version, LoopVersion)
+	}
+	if man.Plan == nil || len(man.CopySHA256) != man.Copies {
+		return nil, nil, fmt.Errorf("%s: manifest without a plan for its %d copies", dir, man.Copies)
+	}
+	for i, u := range man.Units {
+		if u.Copy < 0 || u.Copy >= man.Copies || u.Run < 0 || u.Run >= len(man.Runs) {
+			return nil, nil, fmt.Errorf("%s: unit %d is copy %d of run %d, of no copy or run of the manifest", dir, i, u.Copy, u.Run)
+		}
+	}
+	orig, err := os.ReadFile(filepath.Join(dir, "original.wasm"))
+	if err != nil {
+		return nil, nil, err
+	}
+	if hashHex(orig) != man.Module.SHA256 {
+		return nil, nil, fmt.Errorf("%s: original.wasm does not match the manifest", dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "counters-0.wasm")); err == nil {
+		// Written before counters moved into the program's memory, or
+		// with --counter-module.
+		man.CounterModule = true
+	}
+	return &man, orig, nil
+}
+
+// BuildCopy builds copy c of the directory dir, whose manifest and
+// original module ReadManifest read, and no other: running one copy needs
+// only its own. The copy's counter layout and numberings, which reading
+// its counts needs, come from instrumenting it, so it is rebuilt from the
+// analysis and the plan, and checked to be the copy the directory holds.
+func (man *Manifest) BuildCopy(dir string, orig []byte, c int) (*instrument.Result, error) {
+	if c < 0 || c >= man.Copies {
+		return nil, fmt.Errorf("%s has copies 0 to %d, not %d", dir, man.Copies-1, c)
+	}
+	opt := instrument.Options{SeparateCounters: man.CounterModule}
+	analysis, m, dags, err := analyze(orig, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := man.Plan.Check(dags); err != nil {
+		return nil, fmt.Errorf("the plan does not fit this module: %w", err)
+	}
+	copt := copyOptions(m, man.Plan, c, opt)
+	copt.Analysis = analysis
+	res, err := instrument.Instrument(orig, copt)
+	if err != nil {
+		return nil, fmt.Errorf("copy %d: %w", c, err)
+	}
+	if err := man.checkCopy(dir, c, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// checkCopy says whether copy c, rebuilt from the plan, is the one the
+// manifest records.
+func (man *Manifest) checkCopy(dir string, c int, res *instrument.Result) error {
+	if hashHex(res.Module) != man.CopySHA256[c] {
+		return fmt.Errorf("%s: copy %d rebuilt from the plan differs from the one written: written by another pathprof?", dir, c)
+	}
+	return nil
 }
 
 // OutputHash is the hash of a copy's output that its part records
