@@ -43,7 +43,7 @@ func init() {
 			"[--strategy sbl|pbl|p3] [--copies K] [--jobs N] [--weights PROFILE] [--uncovered-from BASE] [--history DIR | --no-history] [--engine wazero|node] [--counter-module] [--timeout D] [--snapshot-every D]\n" +
 				"[-o FILE] [--top N] [-q]\n" +
 				"[--stub MODULE.NAME[=RESULT]] [--stub-missing] [--region MODULE.START,MODULE.END | --region-func NAME] [--invoke NAME[:ARG,...]]\n" +
-				"[--label LABEL] [--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [ARGS...]",
+				"[--label LABEL] [--env K=V] [--dir HOST[:GUEST][:ro]] [--stdin FILE] [--cache DIR] MODULE [ARGS...]",
 			"--runs FILE [--jobs N] [--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] [--uncovered-from BASE] [--history DIR | --no-history] [--counter-module] [--timeout D]\n" +
 				"[-o FILE] [--top N] [-q]\n" +
 				"[--stub MODULE.NAME[=RESULT]] [--stub-missing] [--region MODULE.START,MODULE.END | --region-func NAME] [--invoke NAME[:ARG,...]]\n" +
@@ -52,7 +52,7 @@ func init() {
 		{"test", []string{
 			"[--protocol go|rust|gtest] [--run REGEXP] [--jobs N] [--strategy sbl|pbl|p3] [--copies K] [--weights PROFILE] [--uncovered-from BASE]\n" +
 				"[--history DIR | --no-history] [--counter-module] [--timeout D] [-o FILE] [--top N] [-q] [--binary FILE] [--stub MODULE.NAME[=RESULT]] [--stub-missing]\n" +
-				"[--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE|PACKAGE [ARGS...]",
+				"[--env K=V] [--dir HOST[:GUEST][:ro]] [--stdin FILE] [--cache DIR] MODULE|PACKAGE [ARGS...]",
 		}, "Profile each test of a test binary (Go, Rust libtest, GoogleTest) as a run, with each path's counts by test.", cmdTest},
 		{"report", []string{
 			"[--top N] [--json] [--html FILE] [--lcov FILE] [--cobertura FILE] [--source DIR] [--module FILE] PROFILE",
@@ -84,12 +84,12 @@ func init() {
 		}, "Compare two profiles: paths gone, new and changed, per function and in total, and coverage before and after.", cmdDiff},
 		{"osp", []string{
 			"[--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact=false] [--concise] [-o FILE] [--top N] [-q]\n" +
-				"[--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [ARGS...]",
+				"[--env K=V] [--dir HOST[:GUEST][:ro]] [--stdin FILE] [--cache DIR] MODULE [ARGS...]",
 			"--show PROFILE [--top N] [--module FILE]",
 		}, "Sample hot subpaths (block sequences across calls) within a memory bound.", cmdOSP},
 		{"osp-score", []string{
 			"[--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact=false] [--concise] [--profile FILE | --unbounded] [-o FILE] [--top N]\n" +
-				"[--env K=V] [--dir HOST[:GUEST]] [--stdin FILE] [--cache DIR] MODULE [ARGS...]",
+				"[--env K=V] [--dir HOST[:GUEST][:ro]] [--stdin FILE] [--cache DIR] MODULE [ARGS...]",
 		}, "Score the sampled hot subpaths against exact counts of the same run.", cmdOSPScore},
 		{"bench", []string{
 			"[--quick] [--strategies [--hits-only]] [--big] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]",

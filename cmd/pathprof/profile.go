@@ -46,7 +46,7 @@ type runFlags struct {
 
 func (r *runFlags) register(fs *flag.FlagSet) {
 	fs.Var(&r.env, "env", "set an environment variable `K=V` for the program (repeatable; the host's environment is never passed)")
-	fs.Var(&r.dirs, "dir", "mount host directory `HOST[:GUEST]` read-write (repeatable)")
+	fs.Var(&r.dirs, "dir", "mount host directory `HOST[:GUEST][:ro]` at GUEST (default: the same path), read-write, or read-only with :ro (repeatable)")
 	fs.StringVar(&r.stdin, "stdin", "", "feed `FILE` to the program's standard input (default: pathprof's own, unless it is a terminal)")
 	fs.StringVar(&r.cache, "cache", defaultCache(), "compilation cache `DIR` (\"\" for none)")
 	fs.Var(&r.stubs, "stub", "provide the function import `MODULE.NAME[=RESULT]`, which nothing else does, as a stub that returns zero or RESULT (repeatable)")
@@ -121,21 +121,46 @@ func (r *runFlags) config(module string, args []string, stdout, stderr io.Writer
 	return cfg, nil
 }
 
-// mounts are the --dir flags' mounts, read-write, each host directory
-// checked.
+// mounts are the --dir flags' mounts, each host directory checked.
 func (r *runFlags) mounts() ([]runner.Mount, error) {
 	var ms []runner.Mount
 	for _, d := range r.dirs {
-		host, guest, ok := strings.Cut(d, ":")
-		if !ok {
-			guest = host
+		m, err := parseDir(d)
+		if err != nil {
+			return nil, err
 		}
-		if fi, err := os.Stat(host); err != nil || !fi.IsDir() {
-			return nil, fmt.Errorf("--dir %s: not a directory", host)
+		if fi, err := os.Stat(m.HostDir); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("--dir %s: not a directory", m.HostDir)
 		}
-		ms = append(ms, runner.Mount{HostDir: host, GuestPath: guest})
+		ms = append(ms, m)
 	}
 	return ms, nil
+}
+
+// parseDir parses a --dir value, HOST[:GUEST][:ro|:rw]. HOST ends at the
+// first colon, and the guest path, the host's by default, runs to the
+// end but for a last field ro (read-only) or rw (read-write, the
+// default): a guest path that itself ends in ":ro" or ":rw" is written
+// with the mode after it (HOST:/x:ro:rw mounts /x:ro read-write).
+func parseDir(v string) (runner.Mount, error) {
+	rest, ro := v, false
+	for _, mode := range []string{":ro", ":rw"} {
+		if r, ok := strings.CutSuffix(v, mode); ok {
+			rest, ro = r, mode == ":ro"
+			break
+		}
+	}
+	host, guest, ok := strings.Cut(rest, ":")
+	if !ok {
+		guest = host
+	}
+	switch {
+	case host == "":
+		return runner.Mount{}, fmt.Errorf("--dir %q: no host directory (want HOST[:GUEST][:ro])", v)
+	case guest == "":
+		return runner.Mount{}, fmt.Errorf("--dir %q: no guest path after the colon (want HOST[:GUEST][:ro])", v)
+	}
+	return runner.Mount{HostDir: host, GuestPath: guest, ReadOnly: ro}, nil
 }
 
 // load checks that the output file out can be written, reads the module

@@ -81,7 +81,7 @@ func cmdTest(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	for _, d := range dirs {
-		base.Mounts = append(base.Mounts, runs.Mount{Host: d.HostDir, Guest: d.GuestPath})
+		base.Mounts = append(base.Mounts, runs.Mount{Host: d.HostDir, Guest: d.GuestPath, ReadOnly: d.ReadOnly})
 	}
 	freshTmp := false
 	if fi, err := os.Stat(f.module); err != nil || fi.IsDir() {

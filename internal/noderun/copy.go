@@ -60,11 +60,18 @@ type Spec struct {
 	Args        []string
 	// Env entries have the form "KEY=VALUE".
 	Env []string
-	// Preopens are the directories the program sees, in order: a guest
-	// path and a host directory each. node's WASI has no read-only ones.
-	Preopens       [][2]string
+	// Preopens are the directories the program sees, in order.
+	Preopens       []Preopen
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+}
+
+// Preopen is a directory the program sees: the host directory Host at
+// the guest path Guest, read-only if ReadOnly (run.cjs then drops every
+// WASI right that writes from it before the program's first call).
+type Preopen struct {
+	Guest, Host string
+	ReadOnly    bool
 }
 
 // Run runs the copy once; the counter area goes to countsOut (and the
@@ -76,7 +83,14 @@ func (c *Copy) Run(ctx context.Context, spec Spec, countsOut string) (int, error
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
 	}
-	conf, err := json.Marshal(map[string]any{"argv0": spec.ProgramName, "env": env, "preopens": spec.Preopens,
+	preopens := make([][]string, len(spec.Preopens))
+	for i, p := range spec.Preopens {
+		preopens[i] = []string{p.Guest, p.Host}
+		if p.ReadOnly {
+			preopens[i] = append(preopens[i], "ro")
+		}
+	}
+	conf, err := json.Marshal(map[string]any{"argv0": spec.ProgramName, "env": env, "preopens": preopens,
 		"random": filepath.Join(c.dir, "random.bin")})
 	if err != nil {
 		return 0, err

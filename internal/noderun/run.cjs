@@ -18,7 +18,8 @@ const { WASI } = require('node:wasi');
 
 // A leading "--config FILE" gives the program's name (argv0), environment
 // ({"KEY": "VALUE"}) and preopened directories ([["GUEST", "HOST"], ...], in
-// the order the program sees them) as JSON;
+// the order the program sees them; ["GUEST", "HOST", "ro"] for a read-only
+// one) as JSON;
 // without it the program gets its file's name, no environment and no file
 // system.
 let argv = process.argv.slice(2);
@@ -103,6 +104,69 @@ preview1.fd_close = (fd) => {
   return errno;
 };
 preview1.fd_renumber = (from, to) => (preopened.has(from) || preopened.has(to) ? 58 : fdRenumber(from, to));
+
+// node's WASI has no read-only directories: a read-only mount is made
+// one here, as wazero makes it. Every descriptor opened through it is
+// tracked, and an open through one of them that would write (create,
+// truncate, or ask for fd_write) fails with EROFS, as does every call that
+// would create, remove, rename or link a name through them or change a
+// file's size or times (a link or rename from one is refused too: the
+// file would then be written elsewhere); writing to a descriptor opened
+// through one fails with EBADF.
+const readOnly = new Set((config.preopens || []).flatMap((p, i) => (p[2] === 'ro' ? [3 + i] : [])));
+if (readOnly.size > 0) {
+  const EBADF = 8;
+  const EROFS = 69;
+  const FD_WRITE = 1n << 6n;
+  const CREAT_OR_TRUNC = 1 | 8;
+  const ro = (...fds) => fds.some((fd) => readOnly.has(fd));
+  const refuse = (name, errno, fdsOf) => {
+    const f = preview1[name];
+    preview1[name] = (...a) => (ro(...fdsOf(a)) ? errno : f(...a));
+  };
+  const pathOpen = preview1.path_open;
+  preview1.path_open = (fd, dirflags, path, len, oflags, base, inheriting, fdflags, opened) => {
+    if (!readOnly.has(fd)) {
+      return pathOpen(fd, dirflags, path, len, oflags, base, inheriting, fdflags, opened);
+    }
+    if ((oflags & CREAT_OR_TRUNC) !== 0 || (BigInt(base) & FD_WRITE) !== 0n) {
+      return EROFS;
+    }
+    const errno = pathOpen(fd, dirflags, path, len, oflags, base, inheriting, fdflags, opened);
+    if (errno === 0) {
+      readOnly.add(new DataView(memory.buffer).getUint32(opened, true));
+    }
+    return errno;
+  };
+  for (const name of ['fd_write', 'fd_pwrite', 'fd_allocate', 'fd_filestat_set_size', 'fd_filestat_set_times']) {
+    refuse(name, EBADF, (a) => [a[0]]);
+  }
+  for (const name of ['path_create_directory', 'path_filestat_set_times', 'path_remove_directory', 'path_unlink_file']) {
+    refuse(name, EROFS, (a) => [a[0]]);
+  }
+  refuse('path_link', EROFS, (a) => [a[0], a[4]]);
+  refuse('path_rename', EROFS, (a) => [a[0], a[3]]);
+  refuse('path_symlink', EROFS, (a) => [a[2]]);
+  const close = preview1.fd_close;
+  preview1.fd_close = (fd) => {
+    const errno = close(fd);
+    if (errno === 0) {
+      readOnly.delete(fd);
+    }
+    return errno;
+  };
+  const renumber = preview1.fd_renumber;
+  preview1.fd_renumber = (from, to) => {
+    const errno = renumber(from, to);
+    if (errno === 0) {
+      readOnly.delete(to);
+      if (readOnly.delete(from)) {
+        readOnly.add(to);
+      }
+    }
+    return errno;
+  };
+}
 
 // node 20 freed its WASI object while a big program ran, from a garbage
 // collection inside fd_write, and aborted: the object and the imports

@@ -61,9 +61,10 @@ func nodeUnsupported(cfg runner.Config) error {
 }
 
 // runNode runs the copy under node with the run-time fields of cfg and
-// reads its counts back. Its directories are node's preopens (node's WASI
-// has no read-only ones), and its clocks and random source are wazero's
-// (run.cjs), so that it follows the paths a wazero run follows.
+// reads its counts back. Its directories are node's preopens (a read-only
+// one keeps only the rights that read), and its clocks and random source
+// are wazero's (run.cjs), so that it follows the paths a wazero run
+// follows.
 func (p *CopyProgram) runNode(ctx context.Context, cfg runner.Config) *CopyRun {
 	r := &CopyRun{res: p.res, Counts: counters.Counts{}}
 	fail := func(err error) *CopyRun {
@@ -81,7 +82,7 @@ func (p *CopyProgram) runNode(ctx context.Context, cfg runner.Config) *CopyRun {
 		spec.ProgramName = runner.DefaultProgramName
 	}
 	for _, d := range cfg.Dirs {
-		spec.Preopens = append(spec.Preopens, [2]string{d.GuestPath, d.HostDir})
+		spec.Preopens = append(spec.Preopens, noderun.Preopen{Guest: d.GuestPath, Host: d.HostDir, ReadOnly: d.ReadOnly})
 	}
 	out := filepath.Join(dir, "counts.out")
 	code, err := p.node.Run(ctx, spec, out)
