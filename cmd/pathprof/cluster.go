@@ -149,6 +149,9 @@ func execUnit(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
+	// Until the copy runs, exec only prepares, which a stop abandons.
+	stops := listen(stderr)
+	defer stops.close()
 	dir, man, orig, ok := readWorkDir(dir, stderr)
 	if !ok {
 		return 1
@@ -199,7 +202,7 @@ func execUnit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
-	run, in, ok := runCopy(dir, man, res, cfg, *timeout, stderr)
+	run, in, ok := runCopy(dir, man, res, cfg, stops, *timeout, stderr)
 	if !ok {
 		return 1
 	}

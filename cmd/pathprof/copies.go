@@ -72,6 +72,9 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 	if !checkOutputDir(*out, stderr) {
 		return 1
 	}
+	// No program runs here: a stop abandons the copies at once.
+	stops := listen(stderr)
+	defer stops.close()
 	orig, err := os.ReadFile(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
@@ -162,6 +165,9 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
+	// Until the copy runs, exec only prepares, which a stop abandons.
+	stops := listen(stderr)
+	defer stops.close()
 	dir := fs.Arg(0)
 	var c int
 	if _, err := fmt.Sscan(fs.Arg(1), &c); err != nil {
@@ -213,7 +219,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		if !*quiet {
 			fmt.Fprintf(stderr, "pathprof: running copy %d of %s\n", c, dir)
 		}
-		run, in, ok := runCopy(dir, man, res, cfg, *timeout, stderr)
+		run, in, ok := runCopy(dir, man, res, cfg, stops, *timeout, stderr)
 		if !ok {
 			return 1
 		}
@@ -229,10 +235,10 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 // runCopy runs one copy of dir's on cfg, stopped by a signal or after
 // timeout (0: none). ok is false, after saying why, when the copy could
 // not run at all (a missing import): there is no part to write.
-func runCopy(dir string, man *profiler.Manifest, res *instrument.Result, cfg runner.Config, timeout time.Duration, stderr io.Writer) (*profiler.CopyRun, *profile.Interruption, bool) {
-	interrupt, stop := interrupts(timeout, stderr)
-	defer stop()
-	run, in := profiler.RunCopyUntil(context.Background(), res, cfg, interrupt)
+func runCopy(dir string, man *profiler.Manifest, res *instrument.Result, cfg runner.Config, stops *stopper, timeout time.Duration, stderr io.Writer) (*profiler.CopyRun, *profile.Interruption, bool) {
+	stops.after(timeout)
+	cfg.Started = stops.started
+	run, in := profiler.RunCopyUntil(context.Background(), res, cfg, stops.c)
 	var ie *runner.ImportError
 	if errors.As(run.Err, &ie) || runner.IsSetupError(run.Err) {
 		fmt.Fprintf(stderr, "pathprof: %v\n", run.Err)

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/pathprof/pathprof/internal/profiler"
 	"github.com/pathprof/pathprof/internal/report"
 	"github.com/pathprof/pathprof/internal/runner"
+	"github.com/pathprof/pathprof/internal/scratch"
 	"github.com/pathprof/pathprof/profile"
 )
 
@@ -310,10 +312,15 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 			weights: *weights, quiet: *quiet, top: *top, counterModule: *counterModule, timeout: *timeout, every: *every, label: *label,
 			markers: *markers, regionFunc: *regionFunc, uncovered: *uncovered, rf: rf, progArgs: progArgs, history: store}, stdout, stderr)
 	}
+	// From here to the program's start pathprof only prepares, which a
+	// stop abandons at once.
+	interrupt, stop, started := interrupts(*timeout, stderr)
+	defer stop()
 	orig, cfg, code := rf.load(path, *out, progArgs, stdout, stderr)
 	if code != 0 {
 		return code
 	}
+	cfg.Started = started
 	region, err := regionOf(orig, *markers, *regionFunc)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
@@ -324,8 +331,6 @@ func cmdProfile(args []string, stdout, stderr io.Writer) int {
 		progress = nil
 	}
 	rf.noteInput(progress)
-	interrupt, stop := interrupts(*timeout, stderr)
-	defer stop()
 	st, k, code := strategyCopies(*strategy, *copies, stderr)
 	if code != 0 {
 		return code
@@ -487,46 +492,91 @@ func interruptedCode(in *profile.Interruption) int {
 	return 130
 }
 
-// interrupts returns the channel that tells a run to stop, and the
-// function that stops listening. The first SIGINT or SIGTERM, or the
-// timeout if not 0, sends its reason; a second signal exits at once, with
-// 130, writing nothing more.
-func interrupts(timeout time.Duration, stderr io.Writer) (<-chan string, func()) {
-	interrupt := make(chan string, 1)
-	send := func(reason string) bool {
-		select {
-		case interrupt <- reason:
-			return true
-		default:
-			return false
-		}
-	}
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+// interrupts returns the channel that tells a run to stop, the function
+// that stops listening, and started, which the run calls when a program
+// starts (runner.Config.Started): listen's, with the timeout, if not 0,
+// counted from now.
+func interrupts(timeout time.Duration, stderr io.Writer) (<-chan string, func(), func()) {
+	s := listen(stderr)
+	s.after(timeout)
+	return s.c, s.close, s.started
+}
+
+// stopper stops a command at SIGINT, SIGTERM or its timeout. Until a
+// program starts (started) pathprof only prepares (reads, analyses,
+// plans, instruments, compiles): the first signal, or the timeout, ends
+// it at once, with 130 (124 at the timeout), removing what it was
+// writing and writing nothing more. Once a program runs, the first sends
+// its reason on c, and a second signal exits at once, with 130, writing
+// nothing more.
+type stopper struct {
+	c       chan string
+	running atomic.Bool
+	stderr  io.Writer
+	sigs    chan os.Signal
+	timer   atomic.Pointer[time.Timer]
+}
+
+// listen makes a stopper listening for the signals.
+func listen(stderr io.Writer) *stopper {
+	s := &stopper{c: make(chan string, 1), stderr: stderr, sigs: make(chan os.Signal, 2)}
+	signal.Notify(s.sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		for s := range sigs {
+		for sig := range s.sigs {
 			name := "SIGINT"
-			if s == syscall.SIGTERM {
+			if sig == syscall.SIGTERM {
 				name = "SIGTERM"
 			}
-			if !send(name) {
+			if !s.send(name) {
 				fmt.Fprintf(stderr, "pathprof: %s again: exiting at once\n", name)
 				os.Exit(130)
 			}
 			fmt.Fprintf(stderr, "pathprof: %s: writing the profile as it stands (again to exit at once)\n", name)
 		}
 	}()
-	var timer *time.Timer
-	if timeout > 0 {
-		timer = time.AfterFunc(timeout, func() { send(reasonTimeout) })
+	return s
+}
+
+func (s *stopper) send(reason string) bool {
+	if !s.running.Load() {
+		abandon(reason, s.stderr)
 	}
-	return interrupt, func() {
-		signal.Stop(sigs)
-		close(sigs)
-		if timer != nil {
-			timer.Stop()
-		}
+	select {
+	case s.c <- reason:
+		return true
+	default:
+		return false
 	}
+}
+
+// after stops the command once d (if not 0) has passed from now.
+func (s *stopper) after(d time.Duration) {
+	if d > 0 {
+		s.timer.Store(time.AfterFunc(d, func() { s.send(reasonTimeout) }))
+	}
+}
+
+// started says that a program runs.
+func (s *stopper) started() { s.running.Store(true) }
+
+// close stops listening.
+func (s *stopper) close() {
+	signal.Stop(s.sigs)
+	close(s.sigs)
+	if t := s.timer.Load(); t != nil {
+		t.Stop()
+	}
+}
+
+// abandon ends pathprof, stopped by reason before any program ran: what
+// it was writing is removed (scratch.Exit), and nothing else is written.
+func abandon(reason string, stderr io.Writer) {
+	fmt.Fprintf(stderr, "pathprof: %s before the program started: stopped, nothing written\n", reason)
+	code := 130
+	if reason == reasonTimeout {
+		code = 124
+	}
+	scratch.Exit(code)
 }
 
 func countPaths(p *profile.Profile) int {

@@ -75,6 +75,8 @@ func profileRuns(f runsFlags, stdout, stderr io.Writer) int {
 // profileSpecs profiles the runs specs of the module orig, as --runs
 // does, and writes the profile; its exit code is profileRuns'.
 func profileSpecs(f runsFlags, st profile.Strategy, k int, orig []byte, specs []runs.Spec, stderr io.Writer) int {
+	stop, unlisten, started := interrupts(0, stderr)
+	defer unlisten()
 	popt, wsrc, err := planOptions(orig, f.weights)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
@@ -99,8 +101,7 @@ func profileSpecs(f runsFlags, st profile.Strategy, k int, orig []byte, specs []
 	if f.quiet {
 		progress = nil
 	}
-	stop, unlisten := interrupts(0, stderr)
-	defer unlisten()
+	prog.Started = started
 	workers := f.jobs
 	if workers < 1 {
 		workers = 1

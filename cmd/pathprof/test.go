@@ -16,6 +16,7 @@ import (
 	"github.com/pathprof/pathprof/internal/gobuild"
 	"github.com/pathprof/pathprof/internal/history"
 	"github.com/pathprof/pathprof/internal/runs"
+	"github.com/pathprof/pathprof/internal/scratch"
 	"github.com/pathprof/pathprof/internal/testbin"
 	"github.com/pathprof/pathprof/profile"
 )
@@ -221,7 +222,7 @@ func goError(err error) string {
 type tempDirs struct{ dirs []string }
 
 func (t *tempDirs) make() (string, error) {
-	dir, err := os.MkdirTemp("", "pathprof-test-tmp-")
+	dir, err := scratch.MkdirTemp("", "pathprof-test-tmp-")
 	if err == nil {
 		t.dirs = append(t.dirs, dir)
 	}
@@ -230,6 +231,6 @@ func (t *tempDirs) make() (string, error) {
 
 func (t *tempDirs) remove() {
 	for _, d := range t.dirs {
-		os.RemoveAll(d)
+		scratch.RemoveAll(d)
 	}
 }

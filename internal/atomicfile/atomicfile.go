@@ -15,6 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/pathprof/pathprof/internal/scratch"
 )
 
 // WriteFile writes data to path atomically, with permissions perm.
@@ -37,7 +39,7 @@ func Write(path string, perm os.FileMode, write func(io.Writer) error) (err erro
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(f.Name())
+			scratch.RemoveAll(f.Name())
 			err = fmt.Errorf("%s: %w", path, err)
 		}
 	}()
@@ -64,6 +66,7 @@ func Write(path string, perm os.FileMode, write func(io.Writer) error) (err erro
 	if err = os.Rename(f.Name(), path); err != nil {
 		return err
 	}
+	scratch.Forget(f.Name())
 	return syncDir(filepath.Dir(path))
 }
 
@@ -94,13 +97,13 @@ func CheckWritable(path string) error {
 		return err
 	}
 	f.Close()
-	return os.Remove(f.Name())
+	return scratch.RemoveAll(f.Name())
 }
 
 // createTemp creates the temporary file for path. Its errors say the
 // target and why, not the temporary name.
 func createTemp(path string) (*os.File, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := scratch.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {

@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/pathprof/pathprof/internal/scratch"
 )
 
 // Copy is an instrumented program written where node loads it, to be run
@@ -27,7 +29,7 @@ func Write(program, countersMod []byte) (*Copy, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "pathprof-node-")
+	dir, err := scratch.MkdirTemp("", "pathprof-node-")
 	if err != nil {
 		return nil, err
 	}
@@ -113,4 +115,4 @@ func (c *Copy) Run(ctx context.Context, spec Spec, countsOut string) (int, error
 }
 
 // Close removes the copy's directory.
-func (c *Copy) Close() error { return os.RemoveAll(c.dir) }
+func (c *Copy) Close() error { return scratch.RemoveAll(c.dir) }

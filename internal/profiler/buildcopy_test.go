@@ -102,3 +102,43 @@ func TestReadManifestBuildsNothing(t *testing.T) {
 		t.Errorf("building a copy of a plan that does not fit: %v", err)
 	}
 }
+
+// TestWriteDirManifestLast checks that writing copies over a directory
+// removes its manifest before anything else: a write that fails half way
+// leaves no manifest that names copies it replaced.
+func TestWriteDirManifestLast(t *testing.T) {
+	p := cProgram(t, "sort")
+	orig := readModule(t, p)
+	dir := t.TempDir()
+	for _, k := range []int{2, 3} {
+		cs, err := Build(orig, profile.PBL, k, instrument.Options{}, partition.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k == 3 {
+			// copy-2.wasm cannot be renamed over a directory.
+			if err := os.MkdirAll(filepath.Join(dir, "copy-2.wasm", "x"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err = WriteDir(dir, p.Path, orig, cs, nil, "")
+		if k == 2 && err != nil {
+			t.Fatal(err)
+		}
+		if k == 3 && err == nil {
+			t.Fatal("the write over a directory succeeded")
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); !os.IsNotExist(err) {
+		t.Fatalf("a manifest is left after a failed write: %v", err)
+	}
+	if _, _, err := ReadManifest(dir); err == nil {
+		t.Fatal("the directory of a failed write reads")
+	}
+	es, _ := os.ReadDir(dir)
+	for _, e := range es {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("a temporary file is left: %s", e.Name())
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/pathprof/pathprof/internal/counters"
 	"github.com/pathprof/pathprof/internal/noderun"
 	"github.com/pathprof/pathprof/internal/runner"
+	"github.com/pathprof/pathprof/internal/scratch"
 )
 
 // Engine says what runs the copies.
@@ -71,11 +72,11 @@ func (p *CopyProgram) runNode(ctx context.Context, cfg runner.Config) *CopyRun {
 		r.Err = err
 		return r
 	}
-	dir, err := os.MkdirTemp("", "pathprof-node-run-")
+	dir, err := scratch.MkdirTemp("", "pathprof-node-run-")
 	if err != nil {
 		return fail(err)
 	}
-	defer os.RemoveAll(dir)
+	defer scratch.RemoveAll(dir)
 	spec := noderun.Spec{ProgramName: cfg.ProgramName, Args: cfg.Args, Env: cfg.Env,
 		Stdin: cfg.Stdin, Stdout: cfg.Stdout, Stderr: cfg.Stderr}
 	if spec.ProgramName == "" {
@@ -85,6 +86,9 @@ func (p *CopyProgram) runNode(ctx context.Context, cfg runner.Config) *CopyRun {
 		spec.Preopens = append(spec.Preopens, noderun.Preopen{Guest: d.GuestPath, Host: d.HostDir, ReadOnly: d.ReadOnly})
 	}
 	out := filepath.Join(dir, "counts.out")
+	if cfg.Started != nil {
+		cfg.Started()
+	}
 	code, err := p.node.Run(ctx, spec, out)
 	if err != nil {
 		return fail(fmt.Errorf("engine node: %w", err))

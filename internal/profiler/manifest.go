@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -185,6 +186,11 @@ func WriteDir(dir, modulePath string, orig []byte, cs *Copies, weights *profile.
 		files[jshost.FileName] = b
 	default:
 		return nil, fmt.Errorf("no host %q", host)
+	}
+	// The manifest is what a reader trusts, written last: one left from
+	// an earlier plan must not name copies half replaced by this one's.
+	if err := os.Remove(filepath.Join(dir, "manifest.json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
 	}
 	for name, b := range files {
 		if err := atomicfile.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {

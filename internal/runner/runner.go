@@ -144,6 +144,10 @@ type Config struct {
 	// the program runs (Live.Read), such as counters when the run is
 	// interrupted.
 	Live *Live
+	// Started, if set, is called when the program starts to run, once
+	// instantiated: until then pathprof only prepares (plans, instruments,
+	// compiles), which a stop may abandon.
+	Started func()
 	// Invoke, if set, runs the program as a reactor or a library is run:
 	// _initialize when it is exported, then these calls of its exports,
 	// in order (invoke.go), instead of _start. Compile reads it too, to
@@ -515,6 +519,9 @@ func (p *Program) Run(ctx context.Context, cfg Config) (res Result, err error) {
 	live[ProgramKey] = mod
 	cfg.Live.set(live)
 	defer cfg.Live.set(nil) // before the memories are released
+	if cfg.Started != nil {
+		cfg.Started()
+	}
 	var callErr error
 	if len(cfg.Invoke) > 0 {
 		args, err := encodeCalls(name, p.main, cfg.Invoke)
