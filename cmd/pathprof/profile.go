@@ -20,7 +20,7 @@ import (
 	"github.com/pathprof/pathprof/internal/profiler"
 	"github.com/pathprof/pathprof/internal/report"
 	"github.com/pathprof/pathprof/internal/runner"
-	"github.com/pathprof/pathprof/internal/scratch"
+	"github.com/pathprof/pathprof/internal/tempfiles"
 	"github.com/pathprof/pathprof/profile"
 )
 
@@ -569,14 +569,14 @@ func (s *stopper) close() {
 }
 
 // abandon ends pathprof, stopped by reason before any program ran: what
-// it was writing is removed (scratch.Exit), and nothing else is written.
+// it was writing is removed (tempfiles.Exit), and nothing else is written.
 func abandon(reason string, stderr io.Writer) {
 	fmt.Fprintf(stderr, "pathprof: %s before the program started: stopped, nothing written\n", reason)
 	code := 130
 	if reason == reasonTimeout {
 		code = 124
 	}
-	scratch.Exit(code)
+	tempfiles.Exit(code)
 }
 
 func countPaths(p *profile.Profile) int {

@@ -16,7 +16,7 @@ import (
 	"github.com/pathprof/pathprof/internal/gobuild"
 	"github.com/pathprof/pathprof/internal/history"
 	"github.com/pathprof/pathprof/internal/runs"
-	"github.com/pathprof/pathprof/internal/scratch"
+	"github.com/pathprof/pathprof/internal/tempfiles"
 	"github.com/pathprof/pathprof/internal/testbin"
 	"github.com/pathprof/pathprof/profile"
 )
@@ -222,7 +222,7 @@ func goError(err error) string {
 type tempDirs struct{ dirs []string }
 
 func (t *tempDirs) make() (string, error) {
-	dir, err := scratch.MkdirTemp("", "pathprof-test-tmp-")
+	dir, err := tempfiles.MkdirTemp("", "pathprof-test-tmp-")
 	if err == nil {
 		t.dirs = append(t.dirs, dir)
 	}
@@ -231,6 +231,6 @@ func (t *tempDirs) make() (string, error) {
 
 func (t *tempDirs) remove() {
 	for _, d := range t.dirs {
-		scratch.RemoveAll(d)
+		tempfiles.RemoveAll(d)
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/pathprof/pathprof/internal/scratch"
+	"github.com/pathprof/pathprof/internal/tempfiles"
 )
 
 // WriteFile writes data to path atomically, with permissions perm.
@@ -39,7 +39,7 @@ func Write(path string, perm os.FileMode, write func(io.Writer) error) (err erro
 	defer func() {
 		if err != nil {
 			f.Close()
-			scratch.RemoveAll(f.Name())
+			tempfiles.RemoveAll(f.Name())
 			err = fmt.Errorf("%s: %w", path, err)
 		}
 	}()
@@ -66,7 +66,7 @@ func Write(path string, perm os.FileMode, write func(io.Writer) error) (err erro
 	if err = os.Rename(f.Name(), path); err != nil {
 		return err
 	}
-	scratch.Forget(f.Name())
+	tempfiles.Forget(f.Name())
 	return syncDir(filepath.Dir(path))
 }
 
@@ -97,13 +97,13 @@ func CheckWritable(path string) error {
 		return err
 	}
 	f.Close()
-	return scratch.RemoveAll(f.Name())
+	return tempfiles.RemoveAll(f.Name())
 }
 
 // createTemp creates the temporary file for path. Its errors say the
 // target and why, not the temporary name.
 func createTemp(path string) (*os.File, error) {
-	f, err := scratch.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	f, err := tempfiles.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {

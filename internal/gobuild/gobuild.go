@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pathprof/pathprof/internal/scratch"
+	"github.com/pathprof/pathprof/internal/tempfiles"
 )
 
 // Build builds the package pkg for wasip1 into the file out, or with test
@@ -24,12 +24,12 @@ func Build(goTool, dir, out, pkg string, test bool, flags ...string) error {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
-	tmp, err := scratch.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+"-*")
+	tmp, err := tempfiles.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+"-*")
 	if err != nil {
 		return err
 	}
 	tmp.Close()
-	defer scratch.RemoveAll(tmp.Name())
+	defer tempfiles.RemoveAll(tmp.Name())
 	args := []string{"test", "-c"}
 	if !test {
 		// Without this a build inside a Git work tree embeds the commit

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/pathprof/pathprof/internal/scratch"
+	"github.com/pathprof/pathprof/internal/tempfiles"
 )
 
 // Copy is an instrumented program written where node loads it, to be run
@@ -29,7 +29,7 @@ func Write(program, countersMod []byte) (*Copy, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := scratch.MkdirTemp("", "pathprof-node-")
+	dir, err := tempfiles.MkdirTemp("", "pathprof-node-")
 	if err != nil {
 		return nil, err
 	}
@@ -115,4 +115,4 @@ func (c *Copy) Run(ctx context.Context, spec Spec, countsOut string) (int, error
 }
 
 // Close removes the copy's directory.
-func (c *Copy) Close() error { return scratch.RemoveAll(c.dir) }
+func (c *Copy) Close() error { return tempfiles.RemoveAll(c.dir) }

@@ -29,7 +29,7 @@ import (
 	"github.com/pathprof/pathprof/internal/numbering"
 	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/runner"
-	"github.com/pathprof/pathprof/internal/scratch"
+	"github.com/pathprof/pathprof/internal/tempfiles"
 	"github.com/pathprof/pathprof/internal/wasm"
 	"github.com/pathprof/pathprof/profile"
 )
@@ -322,7 +322,7 @@ func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, alone bool
 		var tmpDirs []string
 		defer func() {
 			for _, d := range tmpDirs {
-				scratch.RemoveAll(d)
+				tempfiles.RemoveAll(d)
 			}
 		}()
 		diverged := func(err error) { progress("%v", err) }
@@ -347,7 +347,7 @@ func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, alone bool
 					if d.ReadOnly {
 						continue
 					}
-					tmp, err := scratch.MkdirTemp("", "pathprof-copy-")
+					tmp, err := tempfiles.MkdirTemp("", "pathprof-copy-")
 					if err != nil {
 						return nil, nil, err
 					}

@@ -16,7 +16,7 @@ import (
 	"github.com/pathprof/pathprof/internal/counters"
 	"github.com/pathprof/pathprof/internal/noderun"
 	"github.com/pathprof/pathprof/internal/runner"
-	"github.com/pathprof/pathprof/internal/scratch"
+	"github.com/pathprof/pathprof/internal/tempfiles"
 )
 
 // Engine says what runs the copies.
@@ -72,11 +72,11 @@ func (p *CopyProgram) runNode(ctx context.Context, cfg runner.Config) *CopyRun {
 		r.Err = err
 		return r
 	}
-	dir, err := scratch.MkdirTemp("", "pathprof-node-run-")
+	dir, err := tempfiles.MkdirTemp("", "pathprof-node-run-")
 	if err != nil {
 		return fail(err)
 	}
-	defer scratch.RemoveAll(dir)
+	defer tempfiles.RemoveAll(dir)
 	spec := noderun.Spec{ProgramName: cfg.ProgramName, Args: cfg.Args, Env: cfg.Env,
 		Stdin: cfg.Stdin, Stdout: cfg.Stdout, Stderr: cfg.Stderr}
 	if spec.ProgramName == "" {
