@@ -1,6 +1,7 @@
 package profiler
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/pathprof/pathprof/internal/runner"
@@ -23,5 +24,25 @@ func TestInputDigestFreshMount(t *testing.T) {
 	}
 	if InputSHA256(cfg("/data/a", false), nil) == InputSHA256(cfg("/data/a", true), nil) {
 		t.Error("a fresh directory and a given one gave one digest")
+	}
+}
+
+// TestInputDigestReadOnly checks that a read-only mount and a read-write
+// one differ in the digest, also where the guest path ends in ":ro".
+func TestInputDigestReadOnly(t *testing.T) {
+	digest := func(guest string, ro bool) string {
+		return InputSHA256(runner.Config{Dirs: []runner.Mount{{HostDir: "/data", GuestPath: guest, ReadOnly: ro}}}, nil)
+	}
+	seen := map[string]string{}
+	for _, m := range []struct {
+		guest string
+		ro    bool
+	}{{"/x", false}, {"/x", true}, {"/x:ro", false}, {"/x:ro", true}, {"/x:rw", false}} {
+		d := digest(m.guest, m.ro)
+		what := fmt.Sprintf("%s read-only %v", m.guest, m.ro)
+		if other, ok := seen[d]; ok {
+			t.Errorf("%s and %s: one digest", other, what)
+		}
+		seen[d] = what
 	}
 }

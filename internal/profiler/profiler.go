@@ -439,8 +439,12 @@ func InputSHA256(cfg runner.Config, stdin []byte) string {
 			host = "(fresh)"
 		}
 		m := host + ":" + d.GuestPath
-		if d.ReadOnly {
+		switch {
+		case d.ReadOnly:
 			m += ":ro"
+		case strings.HasSuffix(d.GuestPath, ":ro") || strings.HasSuffix(d.GuestPath, ":rw"):
+			// As --dir writes it: read-write at /x:ro is not read-only at /x.
+			m += ":rw"
 		}
 		mounts = append(mounts, m)
 	}
