@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/pathprof/pathprof/internal/runner"
 	"io"
 	"os"
 	"strings"
@@ -168,6 +169,10 @@ func usage() string {
 
 func main() {
 	setMemoryLimit()
+	if _, err := runner.CacheLimit(); err != nil {
+		fmt.Fprintln(os.Stderr, "pathprof:", err)
+		os.Exit(2)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

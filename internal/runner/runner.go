@@ -81,6 +81,7 @@ type Config struct {
 	Features api.CoreFeatures
 	// CacheDir holds wazero's compilation cache; "" disables it. Compiling
 	// a large module takes seconds, loading it from the cache milliseconds.
+	// The first Close of a process trims it to CacheLimit.
 	CacheDir string
 	// Modules are compiled with the program and instantiated afresh,
 	// in order, before each run.
@@ -244,6 +245,7 @@ func (e *ImportError) Error() string {
 type Program struct {
 	rt          wazero.Runtime
 	cache       wazero.CompilationCache
+	cacheDir    string
 	main        wazero.CompiledModule
 	modules     []compiledNamed
 	compileTime time.Duration
@@ -304,6 +306,7 @@ func Compile(ctx context.Context, wasm []byte, cfg Config) (_ *Program, err erro
 
 	p := &Program{listener: cfg.Listener}
 	if cfg.CacheDir != "" {
+		p.cacheDir = cfg.CacheDir
 		p.cache, err = wazero.NewCompilationCacheWithDir(cfg.CacheDir)
 		if err != nil {
 			return nil, fmt.Errorf("compilation cache: %w", err)
@@ -450,6 +453,7 @@ func (p *Program) Close(ctx context.Context) error {
 	}
 	if p.cache != nil {
 		errs = append(errs, p.cache.Close(ctx))
+		trimOnce(p.cacheDir)
 	}
 	return errors.Join(errs...)
 }
