@@ -316,6 +316,9 @@ func runCopies(ctx context.Context, cs *Copies, progs []*CopyProgram, alone bool
 				return nil, nil, fmt.Errorf("read standard input: %w", err)
 			}
 		}
+		if err := checkTempOutside(cfg.Dirs, os.TempDir()); err != nil {
+			return nil, nil, err
+		}
 		if err := checkRoom(cfg.Dirs, k-1, os.TempDir()); err != nil {
 			return nil, nil, err
 		}

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/pathprof/pathprof/internal/runner"
@@ -34,6 +35,29 @@ func checkRoom(mounts []runner.Mount, n int, tmp string) error {
 	}
 	free, ok := freeSpace(tmp)
 	return roomError(need, n, free, ok, tmp)
+}
+
+// checkTempOutside says why the copies of the writable mounts cannot be
+// made in tmp, if tmp lies inside one of them: each copy would copy the
+// copies made before it, without end.
+func checkTempOutside(mounts []runner.Mount, tmp string) error {
+	t, err := filepath.EvalSymlinks(tmp)
+	if err != nil {
+		return nil // not there: MkdirTemp says so
+	}
+	for _, d := range mounts {
+		if d.ReadOnly {
+			continue
+		}
+		h, err := filepath.EvalSymlinks(d.HostDir)
+		if err != nil {
+			continue
+		}
+		if rel, err := filepath.Rel(h, t); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return fmt.Errorf("the temporary directory %s, where each copy gets its own copy of the writable mount %s, is inside that mount: set TMPDIR to a directory outside it", tmp, d.HostDir)
+		}
+	}
+	return nil
 }
 
 // roomError is checkRoom's verdict on copies of need bytes each, n of

@@ -103,3 +103,29 @@ func TestRoom(t *testing.T) {
 		t.Fatalf("a read-only mount is not copied: %v", err)
 	}
 }
+
+// TestTempOutside checks that a temporary directory inside a writable
+// mount, where each copy's copy of it would copy the ones before, is
+// refused, and that one beside it, or inside a read-only mount, is not.
+func TestTempOutside(t *testing.T) {
+	root := t.TempDir()
+	mount, inside, beside := filepath.Join(root, "data"), filepath.Join(root, "data", "tmp"), filepath.Join(root, "data-tmp")
+	for _, d := range []string{inside, beside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(root, "link")
+	if err := os.Symlink(inside, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tmp     string
+		ro, bad bool
+	}{{inside, false, true}, {mount, false, true}, {link, false, true}, {beside, false, false}, {root, false, false}, {inside, true, false}} {
+		err := checkTempOutside([]runner.Mount{{HostDir: mount, GuestPath: "/data", ReadOnly: c.ro}}, c.tmp)
+		if (err != nil) != c.bad || (err != nil && !strings.Contains(err.Error(), "set TMPDIR")) {
+			t.Errorf("TMPDIR %s, read-only %v: %v", c.tmp, c.ro, err)
+		}
+	}
+}
