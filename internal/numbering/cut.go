@@ -72,21 +72,30 @@ func CutTo(d *cfg.DAG, limit int64) (*CutResult, error) {
 	return cut(d, limit)
 }
 
+// cut is CutTo for a validated DAG.
 func cut(d *cfg.DAG, limit int64) (*CutResult, error) {
-	uncut := func() *CutResult {
+	n, err := number(d, limit, MostPathsFirst)
+	r, _, err := cutNumbered(d, limit, n, err)
+	return r, err
+}
+
+// cutNumbered is cut given number(d, limit, MostPathsFirst)'s result. It
+// also returns the numbering of the result's DAG, which is Number's: the
+// limit only decides whether numbering fails.
+func cutNumbered(d *cfg.DAG, limit int64, n *Numbering, err error) (*CutResult, *Numbering, error) {
+	uncut := func() (*CutResult, *Numbering, error) {
 		id := make([]int32, len(d.Edges))
 		for i := range id {
 			id[i] = int32(i)
 		}
-		return &CutResult{DAG: d, EdgeMap: id}
+		return &CutResult{DAG: d, EdgeMap: id}, n, nil
 	}
-	n, err := number(d, limit, MostPathsFirst)
 	if err == nil && (n.Paths() <= LoopCutPaths || limit != MaxPaths) {
-		return uncut(), nil
+		return uncut()
 	}
 	var oe *OverflowError
 	if err != nil && !errors.As(err, &oe) {
-		return nil, err
+		return nil, nil, err
 	}
 
 	reach := d.Reachable()
@@ -108,17 +117,17 @@ func cut(d *cfg.DAG, limit int64) (*CutResult, error) {
 	}
 	hr := buildCut(d, reach, headers)
 	if err == nil && len(hr.Vertices) == 0 {
-		return uncut(), nil
+		return uncut()
 	}
-	if _, err := number(hr.DAG, limit, MostPathsFirst); err == nil {
-		return hr, nil
+	if hn, err := number(hr.DAG, limit, MostPathsFirst); err == nil {
+		return hr, hn, nil
 	}
 
 	t := limit
 	for {
 		r := buildCut(d, reach, greedyCut(d, live, cuttable, headers, uint64(t)))
-		if _, err := number(r.DAG, limit, MostPathsFirst); err == nil {
-			return r, nil
+		if rn, err := number(r.DAG, limit, MostPathsFirst); err == nil {
+			return r, rn, nil
 		}
 		if t == 1 {
 			break
@@ -126,11 +135,11 @@ func cut(d *cfg.DAG, limit int64) (*CutResult, error) {
 		t = max(1, min(t/2, limit/int64(len(r.DAG.Out[cfg.Entry]))))
 	}
 	r := buildCut(d, reach, cuttable)
-	if _, err := number(r.DAG, limit, MostPathsFirst); err == nil {
-		return r, nil
+	if rn, err := number(r.DAG, limit, MostPathsFirst); err == nil {
+		return r, rn, nil
 	}
 	oe.Paths = countPaths(d)
-	return nil, fmt.Errorf("numbering: cannot cut the paths to fit: %w", oe)
+	return nil, nil, fmt.Errorf("numbering: cannot cut the paths to fit: %w", oe)
 }
 
 func sadd(a, b uint64) uint64 {
@@ -223,11 +232,22 @@ func greedyCut(d *cfg.DAG, live, cuttable, pre []bool, t uint64) []bool {
 }
 
 // buildCut makes the DAG with every edge u->w, u reachable and not the
-// entry, w in cutv, replaced by dummy edges u->exit and entry->w.
+// entry, w in cutv, replaced by dummy edges u->exit and entry->w. Its
+// lists are sized first: big functions are cut, and growing them was most
+// of what cutting allocated.
 func buildCut(d *cfg.DAG, reach, cutv []bool) *CutResult {
 	nn := d.NumNodes
+	isCut := func(e cfg.DAGEdge) bool { return e.From != cfg.Entry && reach[e.From] && cutv[e.To] }
+	ncut := 0
+	for _, e := range d.Edges {
+		if isCut(e) {
+			ncut++
+		}
+	}
 	nd := &cfg.DAG{NumNodes: nn, Out: make([][]int32, nn), In: make([][]int32, nn)}
-	r := &CutResult{DAG: nd}
+	// At most two dummy edges replace each cut edge.
+	nd.Edges = make([]cfg.DAGEdge, 0, len(d.Edges)+ncut)
+	r := &CutResult{DAG: nd, EdgeMap: make([]int32, 0, len(d.Edges)+ncut), Edges: make([]int32, 0, ncut)}
 	newIdx := make([]int32, len(d.Edges))
 	dummyExit := make([]int32, nn)
 	dummyEntry := make([]int32, nn)
@@ -236,7 +256,7 @@ func buildCut(d *cfg.DAG, reach, cutv []bool) *CutResult {
 	}
 	cutTo := make([]bool, nn)
 	for i, e := range d.Edges {
-		if e.From != cfg.Entry && reach[e.From] && cutv[e.To] {
+		if isCut(e) {
 			newIdx[i] = -1
 			r.Edges = append(r.Edges, int32(i))
 			cutTo[e.To] = true
@@ -275,17 +295,30 @@ func buildCut(d *cfg.DAG, reach, cutv []bool) *CutResult {
 		y := dummy(dummyEntry, e.To, cfg.DAGEdge{From: cfg.Entry, To: e.To, Kind: cfg.EdgeDummyEntry, Orig: -1})
 		nd.Edges[y].Back = append(nd.Edges[y].Back, gs...)
 	}
+	// Each node's lists: its kept edges in d's order, then its new dummy
+	// edges in index order, carved from two arrays of one entry an edge.
+	nOut, nIn := make([]int32, nn), make([]int32, nn)
+	for _, e := range nd.Edges {
+		nOut[e.From]++
+		nIn[e.To]++
+	}
+	outs, ins := make([]int32, 0, len(nd.Edges)), make([]int32, 0, len(nd.Edges))
 	for v := range nn {
+		o := len(outs)
 		for _, e := range d.Out[v] {
 			if newIdx[e] >= 0 {
-				nd.Out[v] = append(nd.Out[v], newIdx[e])
+				outs = append(outs, newIdx[e])
 			}
 		}
+		nd.Out[v] = outs[o : len(outs) : o+int(nOut[v])]
+		o = len(ins)
 		for _, e := range d.In[v] {
 			if newIdx[e] >= 0 {
-				nd.In[v] = append(nd.In[v], newIdx[e])
+				ins = append(ins, newIdx[e])
 			}
 		}
+		nd.In[v] = ins[o : len(ins) : o+int(nIn[v])]
+		outs, ins = outs[:len(outs)+int(nOut[v])-len(nd.Out[v])], ins[:len(ins)+int(nIn[v])-len(nd.In[v])]
 	}
 	for i := copied; i < len(nd.Edges); i++ {
 		e := nd.Edges[i]
@@ -304,21 +337,35 @@ func buildCut(d *cfg.DAG, reach, cutv []bool) *CutResult {
 // NumberCut numbers g's DAG, cut first to at most limit paths when it has
 // more: the numbering a profile's path ids are in, which both the
 // instrumenter and the readers that regenerate those ids need. cuts are
-// the cut vertices, nil when nothing was cut.
+// the cut vertices, nil when nothing was cut. The DAG is checked and
+// numbered once, and a cut DAG (built here, so not checked again) once
+// more.
 func NumberCut(g *cfg.Graph, limit int64) (d *cfg.DAG, n *Numbering, cuts []int32, err error) {
-	d = g.DAG()
-	n, err = Number(d)
-	var over *OverflowError
-	if errors.As(err, &over) || err == nil && (n.Paths() > limit || limit == MaxPaths && n.Paths() > LoopCutPaths) {
-		cr, cerr := CutTo(d, limit)
-		if cerr != nil {
-			return nil, nil, nil, cerr
-		}
-		d, cuts = cr.DAG, cr.Vertices
-		n, err = Number(d)
+	return numberCut(g.DAG(), limit)
+}
+
+// numberCut is NumberCut of the DAG d.
+func numberCut(d *cfg.DAG, limit int64) (*cfg.DAG, *Numbering, []int32, error) {
+	if err := validate(d); err != nil {
+		return nil, nil, nil, err
 	}
+	n, err := number(d, MaxPaths, MostPathsFirst)
+	var over *OverflowError
+	if err != nil && !errors.As(err, &over) {
+		return nil, nil, nil, err
+	}
+	if err == nil && n.Paths() <= limit && (limit != MaxPaths || n.Paths() <= LoopCutPaths) {
+		return d, n, nil, nil
+	}
+	if limit < 2 {
+		return nil, nil, nil, fmt.Errorf("numbering: cut to %d paths", limit)
+	}
+	if limit != MaxPaths {
+		n, err = number(d, limit, MostPathsFirst)
+	}
+	cr, n, err := cutNumbered(d, limit, n, err)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return d, n, cuts, nil
+	return cr.DAG, n, cr.Vertices, nil
 }

@@ -899,3 +899,64 @@ func TestCutLoopHeaders(t *testing.T) {
 		t.Fatalf("%d DAGs cut (%d that fit 63 bits), %d left alone: want each", cut, cutFit, uncut)
 	}
 }
+
+// TestNumberCutOnce checks NumberCut, which numbers the DAG it cuts once
+// and keeps the cut's numbering, against cutting and numbering afresh:
+// the same DAG, cut vertices and numbering, on random DAGs against small
+// limits and on chains of diamonds with loops against MaxPaths (cut at
+// their headers, or to fit 63 bits).
+func TestNumberCutOnce(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 32))
+	check := func(d *cfg.DAG, limit int64) bool {
+		t.Helper()
+		gd, gn, gcuts, gerr := numberCut(d, limit)
+		cr, err := CutTo(d, limit)
+		var want *Numbering
+		if err == nil {
+			want, err = Number(cr.DAG)
+		}
+		if fits, ferr := Number(d); ferr == nil && fits.Paths() <= limit && (limit != MaxPaths || fits.Paths() <= LoopCutPaths) {
+			cr, want, err = &CutResult{DAG: d}, fits, nil
+		}
+		if (gerr != nil) != (err != nil) {
+			t.Fatalf("limit %d: numberCut %v, CutTo and Number %v", limit, gerr, err)
+		}
+		if err != nil {
+			return false
+		}
+		if !reflect.DeepEqual(gd, cr.DAG) || !slices.Equal(gcuts, cr.Vertices) || !reflect.DeepEqual(gn, want) {
+			t.Fatalf("limit %d: numberCut cut at %v with %d paths, CutTo at %v with %d", limit, gcuts, gn.Paths(), cr.Vertices, want.Paths())
+		}
+		return len(gcuts) > 0
+	}
+	var cut int
+	for range iterations(2000) {
+		d := randDAG(r, 12)
+		full, _ := number(d, math.MaxInt64, MostPathsFirst)
+		if full.Paths() < 3 {
+			continue
+		}
+		if check(d, 2+r.Int64N(full.Paths()-1)) {
+			cut++
+		}
+	}
+	for range iterations(100) {
+		k := 10 + r.IntN(60)
+		d0 := diamonds(k, r.IntN(3) == 0)
+		edges := slices.Clone(d0.Edges)
+		for l := range r.IntN(6) {
+			a := r.IntN(k + 1)
+			b := a + r.IntN(k+1-a)
+			back := int32(9000 + l)
+			edges = append(edges,
+				cfg.DAGEdge{From: int32(2 + 3*b), To: cfg.Exit, Kind: cfg.EdgeDummyExit, Orig: -1, Back: []int32{back}},
+				cfg.DAGEdge{From: cfg.Entry, To: int32(2 + 3*a), Kind: cfg.EdgeDummyEntry, Orig: -1, Back: []int32{back}})
+		}
+		if check(mkDAG(d0.NumNodes, edges), MaxPaths) {
+			cut++
+		}
+	}
+	if cut == 0 {
+		t.Fatal("nothing was cut")
+	}
+}
