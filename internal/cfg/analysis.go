@@ -47,20 +47,35 @@ func (g *Graph) BackEdges() []int32 {
 
 // DAG returns the Ball-Larus DAG of g.
 func (g *Graph) DAG() *DAG {
-	d := &DAG{NumNodes: len(g.Blocks), Edges: make([]DAGEdge, 0, len(g.Edges)+4)}
+	// Every edge that cuts paths gives way to at most two dummy edges:
+	// one from the entry, which may have one for each, and one into the
+	// exit.
+	cuts := 0
+	for j := range g.Edges {
+		if g.Edges[j].Cuts() {
+			cuts++
+		}
+	}
+	d := &DAG{NumNodes: len(g.Blocks), Edges: make([]DAGEdge, 0, len(g.Edges)+cuts)}
 	d.Out = make([][]int32, d.NumNodes)
 	d.In = make([][]int32, d.NumNodes)
 	// One backing array for all edge lists: a slice per node would cost
 	// two allocations per block on modules with millions of blocks.
-	outs := make([]int32, 0, 2*len(g.Edges)+8)
+	outs := make([]int32, 0, 2*len(g.Edges)+8+cuts)
 	for n := range g.Blocks {
 		k := len(g.Blocks[n].Out) + 1
+		if n == Entry {
+			k += cuts
+		}
 		d.Out[n] = outs[len(outs) : len(outs) : len(outs)+k]
 		outs = outs[:len(outs)+k]
 	}
-	ins := make([]int32, 0, 2*len(g.Edges)+8)
+	ins := make([]int32, 0, 2*len(g.Edges)+8+cuts)
 	for n := range g.Blocks {
 		k := len(g.Blocks[n].In) + 1
+		if n == Exit {
+			k += cuts
+		}
 		d.In[n] = ins[len(ins) : len(ins) : len(ins)+k]
 		ins = ins[:len(ins)+k]
 	}
@@ -71,18 +86,31 @@ func (g *Graph) DAG() *DAG {
 		d.In[e.To] = append(d.In[e.To], i)
 		return i
 	}
-	dummyIn := map[int32]int32{}  // back-edge target -> dummy entry edge
-	dummyOut := map[int32]int32{} // back-edge source -> dummy exit edge
+	if cuts == 0 {
+		for n := range g.Blocks {
+			for _, ei := range g.Blocks[n].Out {
+				e := &g.Edges[ei]
+				add(DAGEdge{From: e.From, To: e.To, Kind: e.Kind, Orig: ei})
+			}
+		}
+		d.Topo = d.TopoOrder()
+		return d
+	}
+	// Per node, its dummy exit edge and its dummy entry edge, or -1.
+	dummyOut, dummyIn := make([]int32, d.NumNodes), make([]int32, d.NumNodes)
+	for n := range dummyOut {
+		dummyOut[n], dummyIn[n] = -1, -1
+	}
 	// Dummy edges come first in their node's edge list only by order of
 	// discovery; numbering does not depend on it.
 	for n := range g.Blocks {
 		for _, ei := range g.Blocks[n].Out {
-			e := g.Edges[ei]
+			e := &g.Edges[ei]
 			if !e.Cuts() {
 				add(DAGEdge{From: e.From, To: e.To, Kind: e.Kind, Orig: ei})
 				continue
 			}
-			if i, ok := dummyOut[e.From]; ok {
+			if i := dummyOut[e.From]; i >= 0 {
 				d.Edges[i].Back = append(d.Edges[i].Back, ei)
 			} else {
 				dummyOut[e.From] = add(DAGEdge{From: e.From, To: Exit, Kind: EdgeDummyExit, Orig: -1, Back: []int32{ei}})
@@ -94,7 +122,7 @@ func (g *Graph) DAG() *DAG {
 		if !e.Cuts() {
 			continue
 		}
-		if i, ok := dummyIn[e.To]; ok {
+		if i := dummyIn[e.To]; i >= 0 {
 			d.Edges[i].Back = append(d.Edges[i].Back, ei)
 		} else {
 			dummyIn[e.To] = add(DAGEdge{From: Entry, To: e.To, Kind: EdgeDummyEntry, Orig: -1, Back: []int32{ei}})
