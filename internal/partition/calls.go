@@ -6,6 +6,9 @@ package partition
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/pathprof/pathprof/internal/wasm"
 )
@@ -85,30 +88,67 @@ func FindCallers(m *wasm.Module) (*Callers, error) {
 			return nil, err
 		}
 	}
-	var in wasm.Instr
-	cr := wasm.NewReader(nil, 0, "code")
-	for i := range m.Code {
-		code := &m.Code[i]
-		cr.Reset(code.Body, code.OrigOff)
-		cr.Seek(int(code.ExprOff))
-		for !cr.Done() {
-			if err := cr.Next(&in); err != nil {
-				return nil, err
+	// The bodies are scanned on every core, each worker counting into its
+	// own slices; the error reported is the first function's, as one scan
+	// in order would report.
+	workers := min(runtime.GOMAXPROCS(0), len(m.Code))
+	sites := make([][]int, workers)
+	escapes := make([][]bool, workers)
+	errs := make([]error, len(m.Code))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := range workers {
+		sites[w], escapes[w] = make([]int, n), make([]bool, n)
+		wg.Go(func() {
+			var in wasm.Instr
+			cr := wasm.NewReader(nil, 0, "code")
+			for i := int(next.Add(1) - 1); i < len(m.Code); i = int(next.Add(1) - 1) {
+				errs[i] = scanCalls(m, i, cr, &in, sites[w], escapes[w])
 			}
-			switch in.Op {
-			case wasm.OpCall, wasm.OpReturnCall:
-				if in.A >= n {
-					return nil, fmt.Errorf("partition: function %d calls function %d of %d", m.NumImportedFuncs+uint32(i), in.A, n)
-				}
-				c.Sites[in.A]++
-			case wasm.OpRefFunc:
-				if err := escape(in.A); err != nil {
-					return nil, err
-				}
-			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	for w := range workers {
+		for fn, k := range sites[w] {
+			c.Sites[fn] += k
+		}
+		for fn, e := range escapes[w] {
+			c.Escapes[fn] = c.Escapes[fn] || e
 		}
 	}
 	return c, nil
+}
+
+// scanCalls counts the call sites in defined function i's body into sites
+// and marks the functions it takes a reference of in escapes.
+func scanCalls(m *wasm.Module, i int, cr *wasm.Reader, in *wasm.Instr, sites []int, escapes []bool) error {
+	n := uint32(len(sites))
+	code := &m.Code[i]
+	cr.Reset(code.Body, code.OrigOff)
+	cr.Seek(int(code.ExprOff))
+	for !cr.Done() {
+		if err := cr.Next(in); err != nil {
+			return err
+		}
+		switch in.Op {
+		case wasm.OpCall, wasm.OpReturnCall:
+			if in.A >= n {
+				return fmt.Errorf("partition: function %d calls function %d of %d", m.NumImportedFuncs+uint32(i), in.A, n)
+			}
+			sites[in.A]++
+		case wasm.OpRefFunc:
+			if in.A >= n {
+				return fmt.Errorf("partition: reference to function %d of %d", in.A, n)
+			}
+			escapes[in.A] = true
+		}
+	}
+	return nil
 }
 
 // Candidate reports whether function fn may be partitioned: a run then
