@@ -300,7 +300,26 @@ func graphProbes(d *cfg.DAG, ops []Op) ([]Probe, error) {
 			}
 		}
 	}
+	// Counted first: the probes of a big function are millions.
+	np := 0
+	for g := range ng {
+		switch {
+		case real[g] != 0:
+			if ops[real[g]-1].Kind != None {
+				np++
+			}
+		case exit[g] != 0 && entry[g] != 0:
+			for _, e := range [2]int32{exit[g], entry[g]} {
+				if ops[e-1].Kind != None {
+					np++
+				}
+			}
+		}
+	}
 	var probes []Probe
+	if np > 0 {
+		probes = make([]Probe, 0, np)
+	}
 	for g := range ng {
 		switch {
 		case real[g] != 0 && (exit[g] != 0 || entry[g] != 0):
