@@ -42,19 +42,25 @@ func (f *Func) prepare(m *wasm.Module, def int, i32s uint32, extra ...wasm.Local
 	if !ok {
 		return ft, nil, fmt.Errorf("no type")
 	}
-	s, err := scanBody(m, c, ft.Results)
-	if err != nil {
-		return ft, nil, err
-	}
 	base := uint32(uint64(len(ft.Params)) + c.NumLocals())
 	locals := append(append([]wasm.LocalDecl(nil), c.Locals...),
 		wasm.LocalDecl{Count: 1, Type: wasm.ValI64}, wasm.LocalDecl{Count: i32s, Type: wasm.ValI32})
 	locals = append(locals, extra...)
-	oldExpr := c.ExprOff
+	// The body with its new locals is scanned, not the old one shifted:
+	// moving every offset of a big function's scan cost as much again.
+	old := *c
 	if err := c.SetLocals(locals); err != nil {
 		return ft, nil, err
 	}
-	s.shift(int64(c.ExprOff) - int64(oldExpr))
+	s, err := scanBody(m, c, ft.Results)
+	if err != nil {
+		// The function is left as it was, with the old body's error.
+		*c = old
+		if _, oerr := scanBody(m, c, ft.Results); oerr != nil {
+			err = oerr
+		}
+		return ft, nil, err
+	}
 	f.scan, f.reg, f.cond, f.idx = s, base, base+1, base+2
 	return ft, locals, nil
 }

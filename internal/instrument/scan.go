@@ -127,50 +127,6 @@ func scanBody(m *wasm.Module, c *wasm.Code, results []wasm.ValType) (*scan, erro
 	return s, nil
 }
 
-// shift moves every offset by d: the locals declarations before the
-// instructions changed size.
-func (s *scan) shift(d int64) {
-	if d == 0 {
-		return
-	}
-	mv := func(o uint32) uint32 { return uint32(int64(o) + d) }
-	ifElse := make(map[uint32]int64, len(s.ifElse))
-	for k, v := range s.ifElse {
-		if v >= 0 {
-			v += d
-		}
-		ifElse[mv(k)] = v
-	}
-	ifEnd := make(map[uint32]uint32, len(s.ifEnd))
-	for k, v := range s.ifEnd {
-		ifEnd[mv(k)] = mv(v)
-	}
-	instrLen := make(map[uint32]uint32, len(s.instrLen))
-	for k, v := range s.instrLen {
-		instrLen[mv(k)] = v
-	}
-	brTypes := make(map[uint32][]wasm.ValType, len(s.brTypes))
-	for k, v := range s.brTypes {
-		brTypes[mv(k)] = v
-	}
-	brTable := make(map[uint32][]uint32, len(s.brTable))
-	for k, v := range s.brTable {
-		brTable[mv(k)] = v
-	}
-	voidBr := make(map[uint32]uint32, len(s.voidBr))
-	for k, v := range s.voidBr {
-		voidBr[mv(k)] = v
-	}
-	loops := make(map[uint32]loopAt, len(s.loops))
-	for k, v := range s.loops {
-		loops[mv(k)] = loopAt{off: mv(v.off), end: mv(v.end), bt: v.bt, params: v.params}
-	}
-	s.ifElse, s.ifEnd, s.instrLen, s.brTypes, s.brTable, s.voidBr, s.loops = ifElse, ifEnd, instrLen, brTypes, brTable, voidBr, loops
-	for i, o := range s.calls {
-		s.calls[i] = mv(o)
-	}
-}
-
 // innermostLoopCalls says whether the instruction at off lies in a loop,
 // and whether the innermost such loop holds a call.
 func (s *scan) innermostLoopCalls(off uint32) (in, calls bool) {
