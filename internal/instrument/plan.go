@@ -37,6 +37,13 @@ func checkSlices(md Mode) error {
 // own), then extra. It returns the function's type and the body's local
 // declarations.
 func (f *Func) prepare(m *wasm.Module, def int, i32s uint32, extra ...wasm.LocalDecl) (wasm.FuncType, []wasm.LocalDecl, error) {
+	return f.prepareScanned(m, def, i32s, nil, extra...)
+}
+
+// prepareScanned is prepare, taking the scan s (when not nil) of the same
+// function's body prepared alike, by another copy, instead of scanning the
+// body again.
+func (f *Func) prepareScanned(m *wasm.Module, def int, i32s uint32, s *scan, extra ...wasm.LocalDecl) (wasm.FuncType, []wasm.LocalDecl, error) {
 	c := &m.Code[def]
 	ft, ok := m.FuncType(m.NumImportedFuncs + uint32(def))
 	if !ok {
@@ -52,7 +59,13 @@ func (f *Func) prepare(m *wasm.Module, def int, i32s uint32, extra ...wasm.Local
 	if err := c.SetLocals(locals); err != nil {
 		return ft, nil, err
 	}
-	s, err := scanBody(m, c, ft.Results)
+	if s != nil && (s.expr != c.ExprOff || s.size != len(c.Body)) {
+		s = nil
+	}
+	var err error
+	if s == nil {
+		s, err = scanBody(m, c, ft.Results)
+	}
 	if err != nil {
 		// The function is left as it was, with the old body's error.
 		*c = old
@@ -71,20 +84,34 @@ func (f *Func) prepare(m *wasm.Module, def int, i32s uint32, extra ...wasm.Local
 func planFunc(m *wasm.Module, def int, f *Func, a *Func, cfgOpt cfg.Options, choose func(*Func) Mode) error {
 	// The third scratch i32, idx+1, is a counter's address.
 	orig := m.Code[def]
-	if _, _, err := f.prepare(m, def, 3); err != nil {
-		return err
+	chooseMode := func() {
+		f.Mode = Mode{Kind: partition.BallLarus}
+		if choose != nil {
+			f.Mode = choose(f)
+		}
 	}
 	if a != nil && a.Graph != nil {
+		// The analysis prepared and scanned the same body: a function
+		// this copy does not profile is not touched, and one it
+		// profiles takes the analysis's scan.
 		f.Graph, f.bodyMap, f.Cuts, f.DAG, f.Num = a.Graph, a.bodyMap, a.Cuts, a.DAG, a.Num
-	} else if err := f.number(&m.Code[def], cfgOpt, numbering.MaxPaths); err != nil {
-		return err
+		if chooseMode(); f.Mode.Kind == partition.None {
+			return nil
+		}
+		if _, _, err := f.prepareScanned(m, def, 3, a.scan); err != nil {
+			return err
+		}
+	} else {
+		if _, _, err := f.prepare(m, def, 3); err != nil {
+			return err
+		}
+		if err := f.number(&m.Code[def], cfgOpt, numbering.MaxPaths); err != nil {
+			return err
+		}
+		chooseMode()
 	}
 	var err error
 	d := f.DAG
-	f.Mode = Mode{Kind: partition.BallLarus}
-	if choose != nil {
-		f.Mode = choose(f)
-	}
 	var plan *numbering.Placement
 	switch f.Mode.Kind {
 	case partition.None:

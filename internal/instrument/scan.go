@@ -23,11 +23,16 @@ type scan struct {
 	// function and never come back other than by a trap or a branch:
 	// calls of every kind and throws.
 	calls []uint32
+	// expr and size are the scanned body's ExprOff and length: another
+	// copy's body of the same function may take the scan if they match.
+	expr uint32
+	size int
 }
 
 func scanBody(m *wasm.Module, c *wasm.Code, results []wasm.ValType) (*scan, error) {
 	s := &scan{ifElse: map[uint32]int64{}, ifEnd: map[uint32]uint32{}, instrLen: map[uint32]uint32{}, loops: map[uint32]loopAt{},
-		brTypes: map[uint32][]wasm.ValType{}, brTable: map[uint32][]uint32{}, voidBr: map[uint32]uint32{}}
+		brTypes: map[uint32][]wasm.ValType{}, brTable: map[uint32][]uint32{}, voidBr: map[uint32]uint32{},
+		expr: c.ExprOff, size: len(c.Body)}
 	type frame struct {
 		op       wasm.Op
 		off, len uint32
