@@ -83,6 +83,9 @@ type Result struct {
 	FuncShift uint32
 	// Sizes is what the copy adds to the code section, by kind.
 	Sizes Sizes
+	// orig is the module instrumented, which a copy made from this
+	// result as its analysis need not check again.
+	orig []byte
 }
 
 // Instrument instruments every defined function of the module.
@@ -90,7 +93,12 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 	if opt.NoReturn == nil {
 		opt.NoReturn = defaultNoReturn
 	}
-	m, err := wasm.Decode(orig)
+	decode := wasm.Decode
+	if a := opt.Analysis; a != nil && len(a.orig) == len(orig) && len(orig) > 0 && &a.orig[0] == &orig[0] {
+		// The analysis decoded these very bytes and checked them.
+		decode = wasm.DecodeChecked
+	}
+	m, err := decode(orig)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +106,7 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		return nil, err
 	}
 	srcmap.AddNames(m)
-	res := &Result{CodeOffset: m.CodePayloadOff}
+	res := &Result{CodeOffset: m.CodePayloadOff, orig: orig}
 	numImported := m.NumImportedFuncs
 	embed := !opt.SeparateCounters && counters.CanEmbed(m) == ""
 	var fns countFns

@@ -133,7 +133,7 @@ func buildSBL(orig []byte, opt instrument.Options, popt partition.Options) (*Cop
 	if err != nil {
 		return nil, err
 	}
-	m, err := wasm.Decode(orig)
+	m, err := wasm.DecodeChecked(orig)
 	if err != nil {
 		return nil, err
 	}
@@ -215,7 +215,7 @@ func analyze(orig []byte, opt instrument.Options) (*instrument.Result, *wasm.Mod
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	m, err := wasm.Decode(orig)
+	m, err := wasm.DecodeChecked(orig)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -69,8 +69,10 @@ func (m *Module) decodeCode(d *decoder) error {
 			break
 		}
 	}
-	if err := m.checkBodies(m.Code[:framed]); err != nil {
-		return err
+	if !m.bodiesChecked {
+		if err := m.checkBodies(m.Code[:framed]); err != nil {
+			return err
+		}
 	}
 	if frameErr != nil {
 		return frameErr

@@ -165,14 +165,21 @@ func (d *decoder) constExpr(what string) ([]byte, error) {
 }
 
 // Decode decodes a binary module. The module keeps references into b.
-func Decode(b []byte) (*Module, error) {
+func Decode(b []byte) (*Module, error) { return decode(b, true) }
+
+// DecodeChecked is Decode for bytes that Decode has accepted before: the
+// bodies are framed and their locals read, but their instructions are not
+// checked again, which is most of what decoding a big module costs.
+func DecodeChecked(b []byte) (*Module, error) { return decode(b, false) }
+
+func decode(b []byte, checkBodies bool) (*Module, error) {
 	if len(b) < 4 || !bytes.Equal(b[:4], []byte{0, 'a', 's', 'm'}) {
 		return nil, &DecodeError{Section: "header", Offset: 0, Msg: "magic header not detected"}
 	}
 	if len(b) < 8 {
 		return nil, &DecodeError{Section: "header", Offset: 4, Msg: "unexpected end: missing version"}
 	}
-	m := &Module{Version: uint32(b[4]) | uint32(b[5])<<8 | uint32(b[6])<<16 | uint32(b[7])<<24}
+	m := &Module{Version: uint32(b[4]) | uint32(b[5])<<8 | uint32(b[6])<<16 | uint32(b[7])<<24, bodiesChecked: !checkBodies}
 	if m.Version == componentVersion {
 		return nil, &DecodeError{Section: "header", Offset: 4, Msg: componentMsg()}
 	}

@@ -109,6 +109,9 @@ type Module struct {
 
 	// codeSectionPayload is the absolute offset of the original code section's payload.
 	CodePayloadOff int
+	// bodiesChecked skips the check of the bodies' instructions
+	// (DecodeChecked).
+	bodiesChecked bool
 }
 
 // NumFuncs is the number of functions, imported and defined.

@@ -157,3 +157,37 @@ func TestRealProgramsRoundTrip(t *testing.T) {
 		t.Logf("%s: %d bytes, %d functions", filepath.Base(path), len(b), len(m.Code))
 	}
 }
+
+// TestDecodeChecked checks that DecodeChecked, which does not check the
+// bodies' instructions again, decodes every module Decode accepts into the
+// same module, on the spec suite's valid modules and the largest test
+// module.
+func TestDecodeChecked(t *testing.T) {
+	paths := []string{testprogs.LargestModule(t)}
+	for _, sm := range testprogs.SpecModules(t) {
+		if sm.Kind == "module" {
+			paths = append(paths, sm.Path)
+		}
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Decode(b)
+		if err != nil {
+			continue
+		}
+		c, err := DecodeChecked(b)
+		if err != nil {
+			t.Fatalf("%s: Decode accepts, DecodeChecked: %v", p, err)
+		}
+		if !c.bodiesChecked {
+			t.Fatalf("%s: DecodeChecked checked the bodies", p)
+		}
+		c.bodiesChecked = false
+		if !reflect.DeepEqual(m, c) {
+			t.Fatalf("%s: DecodeChecked decodes another module", p)
+		}
+	}
+}
