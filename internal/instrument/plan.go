@@ -145,9 +145,29 @@ func planFunc(m *wasm.Module, def int, f *Func, a *Func, cfgOpt cfg.Options, cho
 
 func (f *Func) setPlacement(plan *numbering.Placement) {
 	f.Placement = plan
+	// Each edge's operations, in the probes' order, carved from one
+	// array rather than grown one edge at a time.
 	f.ops = make([][]numbering.Op, len(f.Graph.Edges))
+	end := make([]int32, len(f.Graph.Edges))
 	for _, p := range plan.Probes {
-		f.ops[p.Edge] = append(f.ops[p.Edge], p.Op)
+		end[p.Edge]++
+	}
+	at := int32(0)
+	for e, n := range end {
+		at += n
+		end[e] = at
+	}
+	all := make([]numbering.Op, len(plan.Probes))
+	for _, p := range plan.Probes {
+		e := p.Edge
+		if f.ops[e] == nil {
+			start := int32(0)
+			if e > 0 {
+				start = end[e-1]
+			}
+			f.ops[e] = all[start:start:end[e]]
+		}
+		f.ops[e] = append(f.ops[e], p.Op)
 	}
 }
 
