@@ -28,11 +28,17 @@
 //
 // Memory layout (little endian):
 //
-//	0   magic "PPCT", version 1, number of functions N, offset H of the hash header
-//	16  N descriptors of 16 bytes: kind u32 (0 none, 1 dense, 2 hash), dense base u32, paths u64
-//	    dense arrays: one i64 per path
+//	0   magic "PPCT", version 2, number of functions N, offset H of the hash header
+//	16  N descriptors of 4 bytes: kind (0 none, 1 dense, 2 hash) + 4·paths for a dense function
+//	D   dense arrays, D = 16 + 4N rounded up to 8: one i64 per path, the arrays
+//	    in order of their paths, fewest first, then of function index
 //	H   hash header: capacity u32 (a power of two), used u32, table base u32, 0
 //	    table: entries of 24 bytes: function+1 u32 (0: empty), 0 u32, path u64, count u64
+//
+// The data segment that sets the descriptors is part of every copy, so
+// they are as short as the reader can do with: it lays the dense arrays
+// out again from their lengths. Small arrays first keep the offsets of
+// the many small functions' counts, two per count, short LEB128s.
 package counters
 
 import (
@@ -65,7 +71,7 @@ const (
 
 const (
 	magic     = 0x54435050 // "PPCT"
-	version   = 1
+	version   = 2
 	hashK1    = -7046029254386353131 // 0x9E3779B97F4A7C15
 	hashK2    = -4417276706812531889 // 0xC2B2AE3D27D4EB4F
 	entrySize = 24
@@ -130,7 +136,7 @@ func NewLayout(paths []uint64, opt Options) (*Layout, error) {
 		opt.DenseBudget = 64 << 20
 	}
 	l := &Layout{Funcs: make([]FuncLayout, len(paths))}
-	off := uint64(16 + 16*len(paths))
+	off := denseStart(uint64(len(paths)))
 	// The budget goes to the functions with the fewest paths first: a
 	// dense array costs a function 8 bytes per path, so a few large ones
 	// would otherwise leave every later small function of a big module
@@ -146,21 +152,22 @@ func NewLayout(paths []uint64, opt Options) (*Layout, error) {
 	end := off
 	for _, f := range order {
 		n := paths[f]
-		if n > opt.DenseMax || end+8*n > opt.DenseBudget {
+		if n > opt.DenseMax || n >= maxDensePaths || end+8*n > opt.DenseBudget {
 			break
 		}
 		dense[f] = true
 		end += 8 * n
 	}
-	// Arrays lie in function order, as they did when every function fit.
 	for f, n := range paths {
-		switch {
-		case n == 0:
-		case dense[f]:
-			l.Funcs[f] = FuncLayout{Kind: KindDense, Base: uint32(off), Paths: n}
-			off += 8 * n
-		default:
+		if n > 0 && !dense[f] {
 			l.Funcs[f] = FuncLayout{Kind: KindHash, Paths: n}
+		}
+	}
+	// The arrays lie in the same order, fewest paths first.
+	for _, f := range order {
+		if dense[f] {
+			l.Funcs[f] = FuncLayout{Kind: KindDense, Base: uint32(off), Paths: paths[f]}
+			off += 8 * paths[f]
 		}
 	}
 	l.DenseEnd = uint32(off)
@@ -180,20 +187,59 @@ func NewLayout(paths []uint64, opt Options) (*Layout, error) {
 	return l, nil
 }
 
-// header returns the initialised bytes: header, descriptors and hash header.
+// maxDensePaths bounds a dense function's paths: a descriptor holds
+// them in 30 bits.
+const maxDensePaths = 1 << 30
+
+// denseStart is where the dense arrays of a layout of n functions begin.
+func denseStart(n uint64) uint64 { return (16 + 4*n + 7) &^ 7 }
+
+// header returns the initialised bytes: header and descriptors.
 func (l *Layout) header() []byte {
-	b := make([]byte, 16+16*len(l.Funcs))
+	b := make([]byte, 16+4*len(l.Funcs))
 	binary.LittleEndian.PutUint32(b[0:], magic)
 	binary.LittleEndian.PutUint32(b[4:], version)
 	binary.LittleEndian.PutUint32(b[8:], uint32(len(l.Funcs)))
 	binary.LittleEndian.PutUint32(b[12:], l.HashOff)
 	for i, f := range l.Funcs {
-		d := b[16+16*i:]
-		binary.LittleEndian.PutUint32(d[0:], f.Kind)
-		binary.LittleEndian.PutUint32(d[4:], f.Base)
-		binary.LittleEndian.PutUint64(d[8:], f.Paths)
+		d := f.Kind
+		if f.Kind == KindDense {
+			d |= uint32(f.Paths) << 2
+		}
+		binary.LittleEndian.PutUint32(b[16+4*i:], d)
 	}
 	return b
+}
+
+// denseArray is one dense function's array in a counter memory.
+type denseArray struct {
+	f           uint32
+	base, paths uint64
+}
+
+// denseArrays reads the descriptors of a counter memory of n functions
+// (its header read) and lays its dense arrays out as NewLayout does.
+func denseArrays(mem []byte, n uint64) ([]denseArray, error) {
+	if denseStart(n) > uint64(len(mem)) {
+		return nil, fmt.Errorf("counter memory: truncated")
+	}
+	var ds []denseArray
+	for f := uint64(0); f < n; f++ {
+		d := binary.LittleEndian.Uint32(mem[16+4*f:])
+		if d&3 == KindDense {
+			ds = append(ds, denseArray{f: uint32(f), paths: uint64(d >> 2)})
+		}
+	}
+	slices.SortStableFunc(ds, func(a, b denseArray) int { return cmp.Compare(a.paths, b.paths) })
+	off := denseStart(n)
+	for i := range ds {
+		ds[i].base = off
+		off += 8 * ds[i].paths
+	}
+	if off > uint64(len(mem)) {
+		return nil, fmt.Errorf("counter memory: dense arrays out of bounds")
+	}
+	return ds, nil
 }
 
 // hashHeader returns the hash table's initial header: an empty table
@@ -291,10 +337,10 @@ func countCode(nfuncs, h uint32, b base, grow uint32) []byte {
 	var a wasm.Asm
 	// A function out of range, or not hashed: trap.
 	a.Idx(wasm.OpLocalGet, f).I32(int32(nfuncs)).Op(wasm.OpI32GeU).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
-	a.Idx(wasm.OpLocalGet, f).I32(4).Op(wasm.OpI32Shl).I32(16).Op(wasm.OpI32Add)
+	a.Idx(wasm.OpLocalGet, f).I32(2).Op(wasm.OpI32Shl).I32(16).Op(wasm.OpI32Add)
 	b(&a)
 	a.Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, d)
-	a.Idx(wasm.OpLocalGet, d).Mem(wasm.OpI32Load, 2, 0).I32(KindHash).Op(wasm.OpI32Ne).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
+	a.Idx(wasm.OpLocalGet, d).Mem(wasm.OpI32Load, 2, 0).I32(3).Op(wasm.OpI32And).I32(KindHash).Op(wasm.OpI32Ne).Block(wasm.OpIf).Op(wasm.OpUnreachable).Op(wasm.OpEnd)
 	hashIncr(&a, h, d+1, b, grow)
 	a.Op(wasm.OpEnd)
 	return a.B
@@ -437,8 +483,12 @@ func Read(mem []byte) (Counts, error) {
 	}
 	n := uint64(binary.LittleEndian.Uint32(mem[8:]))
 	h := uint64(binary.LittleEndian.Uint32(mem[12:]))
-	if 16+16*n > uint64(len(mem)) || h+16 > uint64(len(mem)) {
+	if h+16 > uint64(len(mem)) {
 		return nil, fmt.Errorf("counter memory: truncated")
+	}
+	ds, err := denseArrays(mem, n)
+	if err != nil {
+		return nil, err
 	}
 	out := Counts{}
 	add := func(f uint32, p, c uint64) {
@@ -452,18 +502,9 @@ func Read(mem []byte) (Counts, error) {
 		}
 		m[p] += c
 	}
-	for f := uint64(0); f < n; f++ {
-		d := mem[16+16*f:]
-		if binary.LittleEndian.Uint32(d) != KindDense {
-			continue
-		}
-		base := uint64(binary.LittleEndian.Uint32(d[4:]))
-		paths := binary.LittleEndian.Uint64(d[8:])
-		if base+8*paths > uint64(len(mem)) {
-			return nil, fmt.Errorf("counter memory: dense array of function %d out of bounds", f)
-		}
-		for p := uint64(0); p < paths; p++ {
-			add(uint32(f), p, binary.LittleEndian.Uint64(mem[base+8*p:]))
+	for _, d := range ds {
+		for p := uint64(0); p < d.paths; p++ {
+			add(d.f, p, binary.LittleEndian.Uint64(mem[d.base+8*p:]))
 		}
 	}
 	capSlots := uint64(binary.LittleEndian.Uint32(mem[h:]))

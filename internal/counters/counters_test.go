@@ -3,6 +3,7 @@ package counters
 import (
 	"context"
 	"math/rand/v2"
+	"sort"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
@@ -137,8 +138,8 @@ func TestTraps(t *testing.T) {
 // TestLayoutSmallFirst is the property that the dense budget goes to the
 // functions with the fewest paths: on random path counts and budgets, no
 // hashed function within DenseMax has fewer paths than a dense one, the
-// arrays lie in function order without overlapping, and they fit the
-// budget.
+// arrays lie in order of their paths without overlapping, where Read
+// finds them from the descriptors, and they fit the budget.
 func TestLayoutSmallFirst(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for trial := 0; trial < 500; trial++ {
@@ -152,14 +153,14 @@ func TestLayoutSmallFirst(t *testing.T) {
 				paths[f] = 1 + r.Uint64N(1<<uint(1+r.IntN(14)))
 			}
 		}
-		opt := Options{DenseMax: 1 + r.Uint64N(1<<12), DenseBudget: uint64(16+16*len(paths)) + r.Uint64N(1<<16)}
+		opt := Options{DenseMax: 1 + r.Uint64N(1<<12), DenseBudget: uint64(16+4*len(paths)) + r.Uint64N(1<<16)}
 		l, err := NewLayout(paths, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var maxDense uint64
 		minHashed := uint64(1<<64 - 1)
-		end := uint64(16 + 16*len(paths))
+		var dense []int
 		for f, fl := range l.Funcs {
 			switch {
 			case paths[f] == 0:
@@ -167,10 +168,10 @@ func TestLayoutSmallFirst(t *testing.T) {
 					t.Fatalf("trial %d: function %d is not profiled, yet has kind %d", trial, f, fl.Kind)
 				}
 			case fl.Kind == KindDense:
-				if uint64(fl.Base) != end || fl.Paths != paths[f] {
-					t.Fatalf("trial %d: function %d's array at %d of %d paths, want at %d of %d", trial, f, fl.Base, fl.Paths, end, paths[f])
+				if fl.Paths != paths[f] {
+					t.Fatalf("trial %d: function %d's array of %d paths, want %d", trial, f, fl.Paths, paths[f])
 				}
-				end += 8 * paths[f]
+				dense = append(dense, f)
 				maxDense = max(maxDense, paths[f])
 			case fl.Kind == KindHash:
 				if paths[f] <= opt.DenseMax {
@@ -178,6 +179,30 @@ func TestLayoutSmallFirst(t *testing.T) {
 				}
 			default:
 				t.Fatalf("trial %d: function %d of %d paths has kind %d", trial, f, paths[f], fl.Kind)
+			}
+		}
+		// The arrays follow the descriptors, fewest paths first, then
+		// by function index, as Read lays them out again.
+		sort.SliceStable(dense, func(i, j int) bool { return paths[dense[i]] < paths[dense[j]] })
+		end := (16 + 4*uint64(len(paths)) + 7) &^ 7
+		for _, f := range dense {
+			if uint64(l.Funcs[f].Base) != end {
+				t.Fatalf("trial %d: function %d's array at %d, want at %d", trial, f, l.Funcs[f].Base, end)
+			}
+			end += 8 * paths[f]
+		}
+		mem := make([]byte, l.Size)
+		copy(mem, l.header())
+		ds, err := denseArrays(mem, uint64(len(paths)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ds) != len(dense) {
+			t.Fatalf("trial %d: the descriptors give %d dense arrays, the layout %d", trial, len(ds), len(dense))
+		}
+		for _, d := range ds {
+			if fl := l.Funcs[d.f]; fl.Kind != KindDense || uint64(fl.Base) != d.base || fl.Paths != d.paths {
+				t.Fatalf("trial %d: the descriptors put function %d's %d paths at %d, the layout %d at %d", trial, d.f, d.paths, d.base, fl.Paths, fl.Base)
 			}
 		}
 		if end > opt.DenseBudget || uint64(l.DenseEnd) != end {

@@ -181,19 +181,13 @@ func (d *Delta) counts() (Counts, error) {
 		out[f][p] += c
 	}
 	if d.dense != nil {
-		n := binary.LittleEndian.Uint32(d.start[8:])
-		for f := uint32(0); f < n; f++ {
-			desc := d.start[16+16*uint64(f):]
-			if binary.LittleEndian.Uint32(desc) != KindDense {
-				continue
-			}
-			base := uint64(binary.LittleEndian.Uint32(desc[4:]))
-			paths := binary.LittleEndian.Uint64(desc[8:])
-			if base+8*paths > uint64(len(d.dense))*8 {
-				return nil, fmt.Errorf("counter memory: dense array of function %d out of bounds", f)
-			}
-			for p := uint64(0); p < paths; p++ {
-				add(f, p, d.dense[base/8+p])
+		ds, err := denseArrays(d.start[:d.denseEnd], uint64(binary.LittleEndian.Uint32(d.start[8:])))
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range ds {
+			for p := uint64(0); p < a.paths; p++ {
+				add(a.f, p, d.dense[a.base/8+p])
 			}
 		}
 	}

@@ -98,7 +98,13 @@ func TestCPrograms(t *testing.T) {
 			// keep dense arrays, the others are hashed, and the counts
 			// stay the same.
 			l := res.Layout
-			budget := uint64(16+16*len(l.Funcs)) + uint64(l.DenseEnd-uint32(16+16*len(l.Funcs)))/2
+			start := uint64(l.DenseEnd)
+			for _, fl := range l.Funcs {
+				if fl.Kind == counters.KindDense {
+					start = min(start, uint64(fl.Base))
+				}
+			}
+			budget := start + (uint64(l.DenseEnd)-start)/2
 			_, _, mixed, mres := runProfiledWith(t, orig, cfg, Options{Counters: counters.Options{DenseBudget: budget}})
 			var dense, hashed int
 			for _, fl := range mres.Layout.Funcs {

@@ -29,7 +29,8 @@ function readCounts(mem) {
   if (dv.getUint32(4, true) !== version) fail('version ' + dv.getUint32(4, true) + ', want ' + version);
   const n = dv.getUint32(8, true);
   const h = dv.getUint32(12, true);
-  if (16 + 16 * n > mem.length || h + 16 > mem.length) fail('truncated');
+  const start = (16 + 4 * n + 7) & ~7;
+  if (start > mem.length || h + 16 > mem.length) fail('truncated');
   const counts = new Map();
   const add = (f, p, c) => {
     if (c === 0n) return;
@@ -37,13 +38,19 @@ function readCounts(mem) {
     if (!m) counts.set(f, (m = new Map()));
     m.set(p, (m.get(p) || 0n) + c);
   };
+  // A descriptor is the kind plus 4 times a dense function's paths; the
+  // dense arrays follow them, fewest paths first, then by function.
+  const arrays = [];
   for (let f = 0; f < n; f++) {
-    const d = 16 + 16 * f;
-    if (dv.getUint32(d, true) !== dense) continue;
-    const base = dv.getUint32(d + 4, true);
-    const paths = dv.getBigUint64(d + 8, true);
-    if (BigInt(base) + 8n * paths > BigInt(mem.length)) fail('dense array of function ' + f + ' out of bounds');
-    for (let p = 0; p < Number(paths); p++) add(f, BigInt(p), dv.getBigUint64(base + 8 * p, true));
+    const d = dv.getUint32(16 + 4 * f, true);
+    if ((d & 3) === dense) arrays.push({ f, paths: d >>> 2 });
+  }
+  arrays.sort((a, b) => a.paths - b.paths || a.f - b.f);
+  let base = start;
+  for (const { f, paths } of arrays) {
+    if (base + 8 * paths > mem.length) fail('dense array of function ' + f + ' out of bounds');
+    for (let p = 0; p < paths; p++) add(f, BigInt(p), dv.getBigUint64(base + 8 * p, true));
+    base += 8 * paths;
   }
   const cap = dv.getUint32(h, true);
   const tbase = dv.getUint32(h + 8, true);
