@@ -273,7 +273,7 @@ func (l *Layout) Module() ([]byte, error) {
 	m.Code = []wasm.Code{
 		wasm.NewCode([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, countDenseCode(l.DenseEnd/8, false)),
 		wasm.NewCode([]wasm.LocalDecl{{Count: countHashLocals, Type: wasm.ValI32}}, countCode(uint32(len(l.Funcs)), l.HashOff, zeroBase, growFn)),
-		wasm.NewCode([]wasm.LocalDecl{{Count: growLocals, Type: wasm.ValI32}}, growCode(l.HashOff, zeroBase)),
+		wasm.NewCode([]wasm.LocalDecl{{Count: growLocals, Type: wasm.ValI32}}, growCode(l.HashOff, zeroBase, nil)),
 		wasm.NewCode([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, countDenseCode(l.DenseEnd/8, true)),
 	}
 	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecMemory, wasm.SecExport, wasm.SecCode, wasm.SecData} {
@@ -346,31 +346,43 @@ func countCode(nfuncs, h uint32, b base, grow uint32) []byte {
 	return a.B
 }
 
-// hashOf appends the slot of (f, p) in a table of cap slots: p is
-// produced by the first emitter, f's part of the hash (fTerm) by the
-// second, cap by the third.
-func hashOf(a *wasm.Asm, pushP, pushFTerm, pushCap func()) {
+// hashOf appends the slot of (f, p) in a table of cap slots, a power of
+// two: the high half of p·hashK1 plus f's part, the high half of
+// f·hashK2, all modulo cap. pushP pushes p (an i64), pushK1 hashK1 (an
+// i64), pushFTerm f's part (an i32) and pushMask cap-1 (an i32).
+func hashOf(a *wasm.Asm, pushP, pushK1, pushFTerm, pushMask func()) {
 	pushP()
-	a.I64(hashK1).Op(wasm.OpI64Mul)
+	pushK1()
+	a.Op(wasm.OpI64Mul).I64(32).Op(wasm.OpI64ShrU).Op(wasm.OpI32Wrap)
 	pushFTerm()
-	a.Op(wasm.OpI64Add)
-	a.I64(32).Op(wasm.OpI64ShrU).Op(wasm.OpI32Wrap)
-	pushCap()
-	a.I32(1).Op(wasm.OpI32Sub).Op(wasm.OpI32And)
+	a.Op(wasm.OpI32Add)
+	pushMask()
+	a.Op(wasm.OpI32And)
 }
 
-// fTerm returns the emitter of f's part of the hash, f·K2 (an i64), for
-// the f (an i32) that pushF pushes. Where f is a constant, the term is
-// one (hashConst).
+// k1 pushes hashK1 as a constant.
+func k1(a *wasm.Asm) func() { return func() { a.I64(hashK1) } }
+
+// fTerm returns the emitter of f's part of the hash for the f (an i32)
+// that pushF pushes. Where f is a constant, the part is one (hashConst).
 func fTerm(a *wasm.Asm, pushF func()) func() {
 	return func() {
 		pushF()
-		a.Op(wasm.OpI64ExtU).I64(hashK2).Op(wasm.OpI64Mul)
+		a.Op(wasm.OpI64ExtU).I64(hashK2).Op(wasm.OpI64Mul).I64(32).Op(wasm.OpI64ShrU).Op(wasm.OpI32Wrap)
 	}
 }
 
 // hashConst is fTerm's value for a constant f.
-func hashConst(f uint32) int64 { return int64(f) * hashK2 }
+func hashConst(f uint32) int32 { return int32(uint32(uint64(int64(f)*hashK2) >> 32)) }
+
+// maskOf returns the emitter of cap-1 for the cap (an i32) that pushCap
+// pushes.
+func maskOf(a *wasm.Asm, pushCap func()) func() {
+	return func() {
+		pushCap()
+		a.I32(1).Op(wasm.OpI32Sub)
+	}
+}
 
 // hashIncr appends the count of (f, p) by n, the first three locals, in the hash
 // table whose header is at h in the area, using six i32 locals from first
@@ -385,7 +397,7 @@ func hashIncr(a *wasm.Asm, h, first uint32, b base, grow uint32) {
 	a.Idx(wasm.OpLocalGet, hdr).Mem(wasm.OpI32Load, 2, 0).Idx(wasm.OpLocalSet, capL)
 	b(a)
 	a.Idx(wasm.OpLocalGet, hdr).Mem(wasm.OpI32Load, 2, 8).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, tbl)
-	hashOf(a, get(p), fTerm(a, get(f)), get(capL))
+	hashOf(a, get(p), k1(a), fTerm(a, get(f)), maskOf(a, get(capL)))
 	a.Idx(wasm.OpLocalSet, idx)
 	a.Block(wasm.OpLoop)
 	{
@@ -417,7 +429,9 @@ func hashIncr(a *wasm.Asm, h, first uint32, b base, grow uint32) {
 
 // growCode doubles the hash table into fresh pages at the end of memory
 // (right after the counter area, which ends there) and rehashes it.
-func growCode(h uint32, b base) []byte {
+// sync, when not nil, appends what keeps copies of the new header up to
+// date, given the local holding the header's address.
+func growCode(h uint32, b base, sync func(a *wasm.Asm, hdr uint32)) []byte {
 	const oldcap, oldbase, newcap, newbase, i, e, idx, ne, hdr = 0, 1, 2, 3, 4, 5, 6, 7, 8
 	var a wasm.Asm
 	b(&a)
@@ -441,9 +455,9 @@ func growCode(h uint32, b base) []byte {
 		a.Idx(wasm.OpLocalGet, e).Mem(wasm.OpI32Load, 2, 0).Block(wasm.OpIf)
 		{
 			hashOf(&a,
-				func() { a.Idx(wasm.OpLocalGet, e).Mem(wasm.OpI64Load, 3, 8) },
+				func() { a.Idx(wasm.OpLocalGet, e).Mem(wasm.OpI64Load, 3, 8) }, k1(&a),
 				fTerm(&a, func() { a.Idx(wasm.OpLocalGet, e).Mem(wasm.OpI32Load, 2, 0).I32(1).Op(wasm.OpI32Sub) }),
-				func() { a.Idx(wasm.OpLocalGet, newcap) })
+				maskOf(&a, func() { a.Idx(wasm.OpLocalGet, newcap) }))
 			a.Idx(wasm.OpLocalSet, idx)
 			a.Block(wasm.OpLoop)
 			a.Idx(wasm.OpLocalGet, newbase).Idx(wasm.OpLocalGet, idx).I32(entrySize).Op(wasm.OpI32Mul).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, ne)
@@ -466,6 +480,9 @@ func growCode(h uint32, b base) []byte {
 	a.Idx(wasm.OpLocalGet, hdr).Idx(wasm.OpLocalGet, newbase)
 	b(&a)
 	a.Op(wasm.OpI32Sub).Mem(wasm.OpI32Store, 2, 8)
+	if sync != nil {
+		sync(&a, hdr)
+	}
 	a.Op(wasm.OpEnd)
 	return a.B
 }

@@ -39,6 +39,11 @@ type Embedding struct {
 	hashGrow uint32 // function: the hash table's growth
 	grow     uint32 // function: the program's memory.grow
 	types    [3]uint32
+	// Globals that keep the inline probe of HashCount short: the hash
+	// table's capacity less one and its address in the area, which the
+	// table's growth keeps equal to its header's, and hashK1, which
+	// as a constant would take ten bytes.
+	mask, table, k1 uint32
 }
 
 // CanEmbed says why the counters cannot live in m's memory, or "" when
@@ -66,6 +71,17 @@ func (l *Layout) Embed(m *wasm.Module) (*Embedding, error) {
 	m.Data = append(m.Data,
 		wasm.Data{Offset: constI32(int32(start)), Init: l.header()},
 		wasm.Data{Offset: constI32(int32(start + l.HashOff)), Init: l.hashHeader()})
+	g := m.NumImportedGlobals + uint32(len(m.Globals))
+	e.mask, e.table, e.k1 = g, g+1, g+2
+	var mask, table, k1 wasm.Asm
+	mask.I32(int32(l.HashSlots - 1)).Op(wasm.OpEnd)
+	table.I32(int32(l.HashOff + 16)).Op(wasm.OpEnd)
+	k1.I64(hashK1).Op(wasm.OpEnd)
+	m.Globals = append(m.Globals,
+		wasm.Global{GlobalType: wasm.GlobalType{Type: wasm.ValI32, Mutable: true}, Init: mask.B},
+		wasm.Global{GlobalType: wasm.GlobalType{Type: wasm.ValI32, Mutable: true}, Init: table.B},
+		wasm.Global{GlobalType: wasm.GlobalType{Type: wasm.ValI64}, Init: k1.B})
+	m.Touch(wasm.SecGlobal)
 	m.Touch(wasm.SecData)
 	if m.HasDataCount {
 		m.DataCount += 2
@@ -96,7 +112,10 @@ func (e *Embedding) Finish(m *wasm.Module) error {
 	m.Funcs = append(m.Funcs, e.types[0], e.types[1], e.area.GrowType, e.types[2])
 	m.Code = append(m.Code,
 		wasm.NewCode([]wasm.LocalDecl{{Count: countHashLocals, Type: wasm.ValI32}}, count),
-		wasm.NewCode([]wasm.LocalDecl{{Count: growLocals, Type: wasm.ValI32}}, growCode(l.HashOff, b)),
+		wasm.NewCode([]wasm.LocalDecl{{Count: growLocals, Type: wasm.ValI32}}, growCode(l.HashOff, b, func(a *wasm.Asm, hdr uint32) {
+			a.Idx(wasm.OpLocalGet, hdr).Mem(wasm.OpI32Load, 2, 0).I32(1).Op(wasm.OpI32Sub).Idx(wasm.OpGlobalSet, e.mask)
+			a.Idx(wasm.OpLocalGet, hdr).Mem(wasm.OpI32Load, 2, 8).Idx(wasm.OpGlobalSet, e.table)
+		})),
 		wasm.NewCode(memarea.GrowLocals, e.area.GrowCode()),
 		wasm.NewCode([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI64}, {Count: countHashLocals, Type: wasm.ValI32}}, append(one.B, count...)),
 	)
@@ -163,14 +182,14 @@ func (e *Embedding) add(a *wasm.Asm, slot int64, scratch uint32, push func()) {
 // (bzip2's decoder is one state machine of 5×10^17 paths). addr is a
 // scratch i32 local.
 func (e *Embedding) HashCount(a *wasm.Asm, f, p, addr uint32) {
-	h := uint64(e.layout.HashOff)
 	a.Block(wasm.OpBlock)
 	hashOf(a,
 		func() { a.Idx(wasm.OpLocalGet, p) },
-		func() { a.I64(hashConst(f)) },
-		func() { a.Idx(wasm.OpGlobalGet, e.Base).Mem(wasm.OpI32Load, 2, h) })
+		func() { a.Idx(wasm.OpGlobalGet, e.k1) },
+		func() { a.I32(hashConst(f)) },
+		func() { a.Idx(wasm.OpGlobalGet, e.mask) })
 	a.I32(entrySize).Op(wasm.OpI32Mul)
-	a.Idx(wasm.OpGlobalGet, e.Base).Mem(wasm.OpI32Load, 2, h+8).Op(wasm.OpI32Add)
+	a.Idx(wasm.OpGlobalGet, e.table).Op(wasm.OpI32Add)
 	a.Idx(wasm.OpGlobalGet, e.Base).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, addr)
 	a.Mem(wasm.OpI32Load, 2, 0).I32(int32(f + 1)).Op(wasm.OpI32Eq).Block(wasm.OpIf)
 	a.Idx(wasm.OpLocalGet, addr).Mem(wasm.OpI64Load, 3, 8).Idx(wasm.OpLocalGet, p).Op(wasm.OpI64Eq).Block(wasm.OpIf)
