@@ -289,10 +289,12 @@ func (fns countFns) add(a *wasm.Asm, slot int64, addr uint32, push func()) {
 // slot inline: where the path ends outside every loop, or in a loop that
 // calls anyway (its live values are spilled around that call already), a
 // call costs little, and the inline probe is five times its bytes. e is -1
-// where the count is a loop counter's other case, which stays inline.
+// where the count is a loop counter's other case, a path that enters the
+// loop from before its header: it runs once per entry into the loop, not
+// per iteration, and calls too.
 func callHash(f *Func, e int32) bool {
 	if e < 0 {
-		return false
+		return true
 	}
 	in, calls := f.scan.innermostLoopCalls(f.Graph.Edges[e].Instr)
 	return !in || calls
