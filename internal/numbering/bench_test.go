@@ -163,7 +163,7 @@ func TestBenchGraphs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := simulate(plan.Ops, p, int64(r.Uint64()))
+		got, err := simulate(plan.Ops, p, int64(r.Uint64()), false)
 		if err != nil || len(got) != 1 || got[0] != id {
 			t.Fatalf("path %d counted %v, %v", id, got, err)
 		}

@@ -129,9 +129,13 @@ func pathSum(n *Numbering, p []int32) int64 {
 }
 
 // simulate runs the operations of a path's DAG edges from an undefined
-// register holding garbage and returns what was counted.
-func simulate(ops []Op, path []int32, garbage int64) ([]int64, error) {
+// register holding garbage (0 and defined when zero is set) and returns
+// what was counted.
+func simulate(ops []Op, path []int32, garbage int64, zero bool) ([]int64, error) {
 	r, def := garbage, false
+	if zero {
+		r, def = 0, true
+	}
 	var counted []int64
 	for _, e := range path {
 		op := ops[e]
@@ -231,7 +235,7 @@ func checkDAG(t *testing.T, d *cfg.DAG, weights []float64, seed uint64) int {
 		}
 	}
 	r := rand.New(rand.NewPCG(seed, 99))
-	for _, opt := range []PlaceOptions{{}, {NoCountFolding: true}} {
+	for _, opt := range []PlaceOptions{{}, {NoCountFolding: true}, {ZeroAtEntry: true}, {NoCountFolding: true, ZeroAtEntry: true}} {
 		plan, err := Place(d, n, inc, opt)
 		if err != nil {
 			t.Fatalf("Place(%+v): %v", opt, err)
@@ -457,8 +461,11 @@ func checkPlan(t *testing.T, d *cfg.DAG, n *Numbering, inc *Increments, plan *Pl
 	}
 	for _, p := range paths {
 		id := pathSum(n, p)
+		// With ZeroAtEntry a path from the function's entry finds the
+		// register 0; one from a dummy entry edge finds garbage.
+		zero := opt.ZeroAtEntry && len(p) > 0 && d.Edges[p[0]].Kind != cfg.EdgeDummyEntry
 		for range 2 {
-			counted, err := simulate(plan.Ops, p, int64(r.Uint64()))
+			counted, err := simulate(plan.Ops, p, int64(r.Uint64()), zero)
 			if err != nil {
 				t.Fatalf("path %v: %v\nops %v", p, err, plan.Ops)
 			}

@@ -263,7 +263,7 @@ func TestOverflowBoundary(t *testing.T) {
 	for range 200 {
 		id := r.Uint64N(math.MaxInt64)
 		p, _, _ := Regenerate(n, d, id)
-		got, err := simulate(plan.Ops, p, int64(r.Uint64()))
+		got, err := simulate(plan.Ops, p, int64(r.Uint64()), false)
 		if err != nil || len(got) != 1 || got[0] != int64(id) {
 			t.Fatalf("path %d counted %v, %v", id, got, err)
 		}
@@ -376,7 +376,7 @@ func checkCut(t *testing.T, d *cfg.DAG, cr *CutResult, limit int64, walks int, r
 			if err != nil || !slices.Equal(back, s) || kind != expectKind(cr.DAG, s) {
 				t.Fatalf("segment %v id %d regenerates as %v %v, %v", s, id, back, kind, err)
 			}
-			got, err := simulate(plan.Ops, s, int64(r.Uint64()))
+			got, err := simulate(plan.Ops, s, int64(r.Uint64()), false)
 			if err != nil || len(got) != 1 || got[0] != id {
 				t.Fatalf("segment %v (id %d) counted %v, %v", s, id, got, err)
 			}
@@ -796,7 +796,7 @@ func TestPlaceFixed(t *testing.T) {
 				fixedEdges++
 			}
 		}
-		opt := PlaceOptions{NoCountFolding: true, Fixed: fixed}
+		opt := PlaceOptions{NoCountFolding: true, Fixed: fixed, ZeroAtEntry: r.IntN(2) == 0}
 		plan, err := Place(d, n, inc, opt)
 		if err != nil {
 			t.Fatalf("Place: %v\nDAG %v\nfixed %v", err, d.Edges, fixed)

@@ -87,6 +87,15 @@ type PlaceOptions struct {
 	// short of the node they leave, and Place fails if one still needs
 	// an operation (a chord whose increment is not 0, a count).
 	Fixed []bool
+	// ZeroAtEntry says the register is 0 where a path starts at the
+	// function's entry, as a local is when the function is called: the
+	// r = 0 the initialisation would put on a tree edge into a join from
+	// there is left out. A path that starts at a dummy entry edge (after
+	// a back edge or a cut) still sets it. Which edges lose their r = 0
+	// depends on the spanning tree only, not on the numbering, so a
+	// planner that places a forward numbering's probes to price what an
+	// instrumenter places for a reverse one drops the same.
+	ZeroAtEntry bool
 }
 
 // Place turns chord increments into probes: r = 0 at the start of every
@@ -168,9 +177,15 @@ func placeOpsOf(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*P
 
 	// Forward worklist: zero[v] means every path reaches v along tree
 	// edges only, through nodes with one in edge, so r would still be 0.
+	// local[v] (with ZeroAtEntry): v's path started at the function's
+	// entry, where the register is 0 without an initialisation.
 	initOp := make([]bool, ne)
 	initVal := make([]int64, ne)
 	zero := make([]bool, d.NumNodes)
+	var local []bool
+	if opt.ZeroAtEntry {
+		local = make([]bool, d.NumNodes)
+	}
 	if n.Paths() > 0 {
 		zero[cfg.Entry] = true
 		ws := []int32{cfg.Entry}
@@ -179,13 +194,19 @@ func placeOpsOf(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*P
 			ws = ws[:len(ws)-1]
 			for _, e := range d.Out[v] {
 				w := d.Edges[e].To
+				fromLocal := local != nil && (v == cfg.Entry && d.Edges[e].Kind != cfg.EdgeDummyEntry || local[v])
 				switch {
 				case inc.Class[e] == Dead:
 				case inc.Class[e] == Chord:
 					initOp[e], initVal[e] = true, inc.Inc[e]
 				case liveIn[w] == 1 && (leavesFixed == nil || !leavesFixed[w]):
 					zero[w] = true
+					if fromLocal {
+						local[w] = true
+					}
 					ws = append(ws, w)
+				case fromLocal:
+					// r is 0 already; w's other paths set it.
 				default:
 					initOp[e], initVal[e] = true, 0
 				}

@@ -312,7 +312,7 @@ func checkSelective(t *testing.T, d *cfg.DAG, interesting []bool, paths [][]int3
 func checkSelectiveCounts(t *testing.T, d *cfg.DAG, s *Selective, plan *Placement, paths [][]int32, r *rand.Rand) {
 	t.Helper()
 	for _, p := range paths {
-		got, err := simulate(plan.Ops, p, int64(r.Uint64()))
+		got, err := simulate(plan.Ops, p, int64(r.Uint64()), false)
 		if err != nil {
 			t.Fatalf("path %v: %v\nops %v", p, err, plan.Ops)
 		}
@@ -627,7 +627,7 @@ func TestPSPPOverflow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := simulate(plan.Ops, p, int64(r.Uint64()))
+		got, err := simulate(plan.Ops, p, int64(r.Uint64()), false)
 		if err == nil && !in[p[len(p)-1]] {
 			if ok || len(got) != 0 {
 				t.Fatalf("path %d out by an uninteresting edge counted %v (interesting %v)", id, got, ok)

@@ -127,3 +127,96 @@ func randomReverse(t *testing.T, r *rand.Rand) (d *cfg.DAG, n *Numbering, rv *Re
 	}
 	return d, n, rv, all, true
 }
+
+// TestZeroAtEntryForwardReverse checks that ZeroAtEntry leaves out the
+// same r = 0 whether the probes count forward or reverse ids (a planner
+// prices a function by the first, the instrumenter places the second),
+// that it leaves out nothing else, and that the reverse probes still
+// count every path's reverse id with the register 0 at the entry and
+// garbage after a dummy entry edge.
+func TestZeroAtEntryForwardReverse(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var checked, dropped, kept int
+	for range iterations(3000) {
+		d, n, _, all, ok := randomReverse(t, r)
+		if !ok {
+			continue
+		}
+		var freq []float64
+		if r.IntN(2) == 0 {
+			freq = make([]float64, len(d.Edges))
+			for i := range freq {
+				freq[i] = float64(r.IntN(5))
+			}
+		}
+		w, err := WeightsFor(d, freq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := NewTreeOrder(d, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		drops := func(reverse bool) ([]bool, *Reverse, *Placement) {
+			var ops [2][]Op
+			var rv *Reverse
+			var plan *Placement
+			for j, zero := range []bool{false, true} {
+				opt := PlaceOptions{NoCountFolding: true, ZeroAtEntry: zero}
+				var err error
+				if reverse {
+					rv, plan, _, err = PlaceReverse(d, n, freq, opt)
+				} else {
+					plan, err = PlaceInOrder(d, n, o, opt)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				ops[j] = plan.Ops
+			}
+			out := make([]bool, len(d.Edges))
+			for i := range out {
+				switch a, b := ops[0][i], ops[1][i]; {
+				case a == b:
+				case a == Op{Kind: Init} && b.Kind == None:
+					out[i] = true
+				default:
+					t.Fatalf("edge %d: %v without ZeroAtEntry, %v with it\nDAG %v", i, a, b, d.Edges)
+				}
+			}
+			return out, rv, plan
+		}
+		fwd, _, _ := drops(false)
+		rev, rv, plan := drops(true)
+		if !slices.Equal(fwd, rev) {
+			t.Fatalf("r = 0 left out forward on %v, reverse on %v\nDAG %v", fwd, rev, d.Edges)
+		}
+		for i, x := range rev {
+			if x {
+				dropped++
+				if d.Edges[i].Kind == cfg.EdgeDummyEntry {
+					t.Fatalf("edge %d, a dummy entry edge, lost its r = 0", i)
+				}
+			}
+			if d.Edges[i].Kind == cfg.EdgeDummyEntry && plan.Ops[i].Kind == Init {
+				kept++
+			}
+		}
+		view := rv.Forward()
+		for _, p := range all {
+			zero := d.Edges[p[0]].Kind != cfg.EdgeDummyEntry
+			counted, err := simulate(plan.Ops, p, int64(r.Uint64()), zero)
+			if err != nil {
+				t.Fatalf("path %v: %v\nops %v", p, err, plan.Ops)
+			}
+			if id := pathSum(view, p); len(counted) != 1 || counted[0] != id {
+				t.Fatalf("path %v (reverse id %d) counted %v\nops %v", p, id, counted, plan.Ops)
+			}
+		}
+		checked++
+	}
+	if checked < 100 || dropped == 0 || kept == 0 {
+		t.Fatalf("%d DAGs, %d r = 0 left out, %d kept on dummy entry edges", checked, dropped, kept)
+	}
+	t.Logf("%d DAGs, %d r = 0 left out, %d kept on dummy entry edges", checked, dropped, kept)
+}
