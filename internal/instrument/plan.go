@@ -132,8 +132,10 @@ func planFunc(m *wasm.Module, def int, f *Func, a *Func, cfgOpt cfg.Options, cho
 		}
 	case partition.BallLarus, partition.Sliced:
 		// Counts stay where paths end, so a path cut short by a trap is
-		// not counted.
-		if f.Rev, plan, f.order, err = numbering.PlaceReverse(d, f.Num, f.Mode.Freq, numbering.PlaceOptions{NoCountFolding: true}); err != nil {
+		// not counted. The register is a fresh local, 0 at the entry,
+		// but in a loop shared out a bare replica leaves it to the
+		// probed ones.
+		if f.Rev, plan, f.order, err = numbering.PlaceReverse(d, f.Num, f.Mode.Freq, numbering.PlaceOptions{NoCountFolding: true, ZeroAtEntry: f.Mode.Loop == 0}); err != nil {
 			return err
 		}
 	default:

@@ -43,7 +43,9 @@
 //
 // No probe reads r on any path before a probe of that path has set it, so r
 // needs no initialisation of its own, and every entry-to-exit path of the
-// DAG runs exactly one count, with its id. Edges that lie on no complete path
+// DAG runs exactly one count, with its id. With PlaceOptions.ZeroAtEntry a
+// path from the function's entry may read r before setting it, where it is
+// still 0. Edges that lie on no complete path
 // (their source is unreachable or their target cannot reach the exit) carry
 // nothing: a path that runs into them ends in a trap.
 //

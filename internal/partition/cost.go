@@ -81,10 +81,16 @@ func (c *coster) prepare(d *cfg.DAG) error {
 	// edges of a back edge, as a restricted one may. Only the operation
 	// per DAG edge is needed, so every DAG is numbered with plain edges
 	// (multiplicity restores the count); the caller's DAG is copied.
+	// A dummy entry edge keeps its kind, without the back edges it
+	// stands for: a path that starts there sets the register, one from
+	// the function's entry finds it 0 (PlaceOptions.ZeroAtEntry).
 	plain := *d
 	plain.Edges = make([]cfg.DAGEdge, len(d.Edges))
 	for i, e := range d.Edges {
 		plain.Edges[i] = cfg.DAGEdge{From: e.From, To: e.To, Kind: cfg.EdgeBr, Orig: int32(i)}
+		if e.Kind == cfg.EdgeDummyEntry {
+			plain.Edges[i].Kind, plain.Edges[i].Orig = cfg.EdgeDummyEntry, -1
+		}
 	}
 	c.d, c.of, c.plainD = d, c.w, &plain
 	return nil
@@ -191,7 +197,7 @@ func (c *coster) wholeProbes(d *cfg.DAG) ([]numbering.Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	plan, err := numbering.PlaceInOrder(c.plainD, n, c.order, numbering.PlaceOptions{NoCountFolding: true})
+	plan, err := numbering.PlaceInOrder(c.plainD, n, c.order, numbering.PlaceOptions{NoCountFolding: true, ZeroAtEntry: true})
 	if err != nil {
 		return nil, err
 	}
