@@ -118,7 +118,10 @@ ln -s "$spirv_src" "$glslang_src/External/spirv-tools"
 # for what it asks (it reads no clock: timers are off). glslang's
 # OSDependent/Unix layer uses pthread keys and a mutex, which
 # wasi_pthread.c supplies for one thread. No exceptions: wasm32-wasi's
-# libc++abi has none, and neither project needs them.
+# libc++abi has none, and neither project needs them. The build
+# directory is a fresh temporary one, so its path is mapped to /build in
+# the assertion messages that name source files: the same sources give the
+# same module wherever they are built.
 cat >wasi.cmake <<EOF
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR wasm32)
@@ -133,8 +136,8 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_EXECUTABLE_SUFFIX .wasm)
-set(CMAKE_C_FLAGS_INIT "-fno-exceptions -I$here/include")
-set(CMAKE_CXX_FLAGS_INIT "-fno-exceptions -I$here/include")
+set(CMAKE_C_FLAGS_INIT "-fno-exceptions -ffile-prefix-map=$work=/build -I$here/include")
+set(CMAKE_CXX_FLAGS_INIT "-fno-exceptions -ffile-prefix-map=$work=/build -I$here/include")
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-L$work/lib -lc++abi")
 EOF
 mkdir -p lib
