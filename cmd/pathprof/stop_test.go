@@ -19,32 +19,14 @@ import (
 	"time"
 
 	"github.com/pathprof/pathprof/internal/profiler"
+	"github.com/pathprof/pathprof/internal/wasm"
 )
 
 // bigModule is a WASI command of n functions, each a chain of d
 // diamonds with a loop every tenth: planning P3 over it takes seconds.
 func bigModule(n, d int) []byte {
-	uleb := func(v uint64) []byte {
-		var b []byte
-		for {
-			c := byte(v & 0x7f)
-			if v >>= 7; v == 0 {
-				return append(b, c)
-			}
-			b = append(b, c|0x80)
-		}
-	}
-	sleb := func(v int64) []byte {
-		var b []byte
-		for {
-			c := byte(v & 0x7f)
-			v >>= 7
-			if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
-				return append(b, c)
-			}
-			b = append(b, c|0x80)
-		}
-	}
+	uleb := func(v uint64) []byte { return wasm.AppendULEB128(nil, v) }
+	sleb := func(v int64) []byte { return wasm.AppendSLEB128(nil, v) }
 	section := func(id byte, items ...[]byte) []byte {
 		payload := uleb(uint64(len(items)))
 		for _, it := range items {

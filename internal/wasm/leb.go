@@ -71,6 +71,10 @@ func readLEB(b []byte, bits uint, signed bool) (uint64, int, error) {
 // code outside the package that writes module bytes by hand.
 func AppendULEB128(b []byte, v uint64) []byte { return appendU(b, v) }
 
+// AppendSLEB128 appends the shortest signed LEB128 encoding of v, for
+// code outside the package that writes module bytes by hand.
+func AppendSLEB128(b []byte, v int64) []byte { return appendS(b, v) }
+
 // appendU appends the shortest unsigned LEB128 encoding of v.
 func appendU(b []byte, v uint64) []byte {
 	for {
