@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/pathprof/pathprof/internal/bench"
 )
@@ -65,7 +66,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	if *quiet {
 		progress = nil
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	popt := bench.PrepareOptions{Source: *src, Progress: progress, Debian: !*noDebian, Big: *big && *prepare}

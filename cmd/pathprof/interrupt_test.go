@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pathprof/pathprof/internal/osp"
 	"github.com/pathprof/pathprof/profile"
 )
 
@@ -420,5 +421,80 @@ func TestExecInterrupt(t *testing.T) {
 		p0 := execCopy(t, dir, 0, nil, 130, os.Interrupt)
 		p1 := execCopy(t, dir, 1, nil, 130, os.Interrupt)
 		mergeInterrupted(t, dir, "SIGINT", 2, p0, p1)
+	})
+}
+
+// TestOSPInterrupt checks that SIGINT or SIGTERM stops osp's sampling of a
+// loop-bound run at once, exit 130, writing the samples taken until then
+// marked incomplete; and that osp-score, which needs its runs whole, exits
+// 130 at once writing nothing.
+func TestOSPInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs pathprof as a process")
+	}
+	bin := pathprofBinary(t)
+	wasm := filepath.Join(moduleRoot(t), "testdata", "spin", "spin.wasm")
+	const limit = 20 * time.Second
+	for _, tc := range []struct {
+		name   string
+		sig    os.Signal
+		reason string
+	}{
+		{"sigint", os.Interrupt, "SIGINT"},
+		{"sigterm", syscall.SIGTERM, "SIGTERM"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "osp.json")
+			args := []string{"osp", "-o", out, "--cache", t.TempDir(), wasm, "--", spinRounds}
+			sampling := func(log string) bool { return strings.Contains(log, "sampling a run of") }
+			code, took, errs := interruptRun(t, bin, args, sampling, time.Second, tc.sig)
+			t.Logf("exited %d after %v", code, took)
+			if code != 130 || took > limit {
+				t.Fatalf("exit %d after %v, want 130 within %v; stderr:\n%s", code, took, limit, errs)
+			}
+			if !strings.Contains(errs, "marked incomplete") {
+				t.Errorf("stderr does not say the profile is marked incomplete:\n%s", errs)
+			}
+			p, err := osp.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Run.Complete || !strings.Contains(p.Run.Error, tc.reason) {
+				t.Errorf("run: complete %v, error %q; want incomplete, naming %s", p.Run.Complete, p.Run.Error, tc.reason)
+			}
+			if p.Sampling.Samples == 0 || len(p.Subpaths) == 0 || p.Run.BlockEntries == 0 {
+				t.Errorf("%d samples, %d subpaths, %d block entries: the samples taken were not written", p.Sampling.Samples, len(p.Subpaths), p.Run.BlockEntries)
+			}
+		})
+	}
+	t.Run("osp-score", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "score.json")
+		cmd := exec.Command(bin, "osp-score", "-o", out, wasm, "--", spinRounds)
+		cmd.Env = freshCacheEnv(t)
+		var errs strings.Builder
+		cmd.Stderr = &errs
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		time.Sleep(2 * time.Second) // compiling or running: either way it stops
+		start := time.Now()
+		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		select {
+		case <-exited:
+		case <-time.After(3 * time.Minute):
+			t.Fatal("osp-score still running 3 minutes after SIGTERM")
+		}
+		took := time.Since(start)
+		if code := cmd.ProcessState.ExitCode(); code != 130 || took > limit || !strings.Contains(errs.String(), "nothing written") {
+			t.Fatalf("exit %d after %v, want 130 within %v saying nothing was written; stderr:\n%s", code, took, limit, errs.String())
+		}
+		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: %v, want no file", out, err)
+		}
 	})
 }

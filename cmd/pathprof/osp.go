@@ -12,10 +12,12 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/pathprof/pathprof/internal/atomicfile"
 	"github.com/pathprof/pathprof/internal/osp"
 	"github.com/pathprof/pathprof/internal/runner"
+	"github.com/pathprof/pathprof/internal/tempfiles"
 	"github.com/pathprof/pathprof/profile"
 )
 
@@ -124,16 +126,25 @@ func cmdOSP(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	path := fs.Arg(0)
+	// A stop before the program starts abandons the command; after, it
+	// ends the sampling, and the samples so far are written.
+	stops := listen(stderr)
+	defer stops.close()
 	orig, cfg, code := rf.load(path, *out, progArgs, stdout, stderr)
 	if code != 0 {
 		return code
 	}
+	cfg.Started = func() {
+		stops.started()
+		if !*quiet {
+			fmt.Fprintf(stderr, "pathprof: sampling a run of %s\n", path)
+		}
+	}
+	opt.Stop = stops.c
 	if !*quiet {
 		rf.noteInput(stderr)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	prof, res, runErr := osp.Run(ctx, orig, opt, cfg)
+	prof, res, runErr := osp.Run(context.Background(), orig, opt, cfg)
 	if prof == nil {
 		fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, runErr)
 		return 1
@@ -142,6 +153,10 @@ func cmdOSP(args []string, stdout, stderr io.Writer) int {
 	if err := osp.WriteFile(*out, prof); err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
+	}
+	if in := (*osp.Interrupted)(nil); errors.As(runErr, &in) {
+		fmt.Fprintf(stderr, "pathprof: %v\npathprof: wrote %s (marked incomplete): %d samples\n", runErr, *out, prof.Sampling.Samples)
+		return 130
 	}
 	for _, r := range res.Returned {
 		printCalls(stdout, []profile.Invocation{{Call: r.Call.String(), Results: r.Results}})
@@ -227,8 +242,17 @@ func cmdOSPScore(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, err)
 		return 1
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	// Its score needs both runs whole: a stop ends it at once.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		if sig, ok := <-sigs; ok {
+			fmt.Fprintf(stderr, "pathprof: %s: stopped, nothing written\n", signalName(sig))
+			tempfiles.Exit(130)
+		}
+	}()
+	ctx := context.Background()
 
 	// Each run gets its own configuration (stdin read afresh); the
 	// program's output is kept to check that the runs behaved alike.

@@ -523,10 +523,7 @@ func listen(stderr io.Writer) *stopper {
 	signal.Notify(s.sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		for sig := range s.sigs {
-			name := "SIGINT"
-			if sig == syscall.SIGTERM {
-				name = "SIGTERM"
-			}
+			name := signalName(sig)
 			if !s.send(name) {
 				fmt.Fprintf(stderr, "pathprof: %s again: exiting at once\n", name)
 				os.Exit(130)
@@ -535,6 +532,14 @@ func listen(stderr io.Writer) *stopper {
 		}
 	}()
 	return s
+}
+
+// signalName names SIGINT or SIGTERM.
+func signalName(sig os.Signal) string {
+	if sig == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return "SIGINT"
 }
 
 func (s *stopper) send(reason string) bool {

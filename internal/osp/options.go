@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Options configures sampling.
@@ -43,6 +44,23 @@ type Options struct {
 	// call): for yardsticks such as Unbounded. It runs in the sampling
 	// worker, so it slows the run.
 	Observe func(blocks []uint32)
+	// Stop, if set, ends the sampling when it receives a reason (a signal's
+	// name): Sample then returns at once the samples taken until then,
+	// marked incomplete, with an *Interrupted error, while the program may
+	// still be running. Its code stays in use, so the caller is to write
+	// the profile and exit rather than go on; the collector is off from
+	// then on, since a collection would wait for the program to call out.
+	Stop <-chan string
+}
+
+// Interrupted is the error of a run whose sampling Options.Stop ended.
+type Interrupted struct {
+	Reason string
+	After  time.Duration
+}
+
+func (e *Interrupted) Error() string {
+	return fmt.Sprintf("interrupted (%s) after %.1fs: the samples taken until then", e.Reason, e.After.Seconds())
 }
 
 // Defaults of Options.

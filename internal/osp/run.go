@@ -87,8 +87,11 @@ func Run(ctx context.Context, orig []byte, opt Options, rc runner.Config) (*Prof
 	if err != nil {
 		return nil, runner.Result{}, err
 	}
-	defer p.Close(context.WithoutCancel(ctx))
-	return p.Sample(ctx, opt, rc)
+	prof, res, err := p.Sample(ctx, opt, rc)
+	if _, ok := err.(*Interrupted); !ok { // else the program may still run
+		p.Close(context.WithoutCancel(ctx))
+	}
+	return prof, res, err
 }
 
 // Count instruments orig and runs it once, counting every subpath of the

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"slices"
+	"time"
 
 	"github.com/tetratelabs/wazero/api"
 
@@ -56,7 +58,12 @@ func (p *Program) Sample(ctx context.Context, opt Options, rc runner.Config) (*P
 		}
 		return err
 	}
-	defer func() { p.flush = nil }()
+	interrupted := false
+	defer func() {
+		if !interrupted { // the program may still call it
+			p.flush = nil
+		}
+	}()
 	after := rc.AfterRun
 	rc.AfterRun = func(ctx context.Context, mods map[string]api.Module) error {
 		// The worker reads the recorder's memory, which goes away when
@@ -101,7 +108,36 @@ func (p *Program) Sample(ctx context.Context, opt Options, rc runner.Config) (*P
 		}
 		return nil
 	}
-	res, runErr := p.prog.Run(ctx, rc)
+	var res runner.Result
+	var runErr error
+	if opt.Stop == nil {
+		res, runErr = p.prog.Run(ctx, rc)
+	} else {
+		type ran struct {
+			res runner.Result
+			err error
+		}
+		done := make(chan ran, 1)
+		start := time.Now()
+		go func() {
+			res, err := p.prog.Run(ctx, rc)
+			done <- ran{res, err}
+		}()
+		select {
+		case r := <-done:
+			res, runErr = r.res, r.err
+		case reason := <-opt.Stop:
+			// The worker takes nothing more once stopped, so the hot
+			// list and the counts stay as they are while the program
+			// runs on.
+			interrupted = true
+			debug.SetGCPercent(-1)
+			s.stop()
+			res = runner.Result{RunTime: time.Since(start)}
+			err := &Interrupted{Reason: reason, After: res.RunTime}
+			return p.profile(s, s.records+s.skipped, rc, res, err), res, err
+		}
+	}
 	// AfterRun stopped the worker already, unless instantiation failed.
 	if err := s.stop(); err != nil && failed == nil {
 		failed = err
