@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -515,6 +516,7 @@ type stopper struct {
 	stderr  io.Writer
 	sigs    chan os.Signal
 	timer   atomic.Pointer[time.Timer]
+	closed  sync.Once
 }
 
 // listen makes a stopper listening for the signals.
@@ -566,11 +568,13 @@ func (s *stopper) started() { s.running.Store(true) }
 
 // close stops listening.
 func (s *stopper) close() {
-	signal.Stop(s.sigs)
-	close(s.sigs)
-	if t := s.timer.Load(); t != nil {
-		t.Stop()
-	}
+	s.closed.Do(func() {
+		signal.Stop(s.sigs)
+		close(s.sigs)
+		if t := s.timer.Load(); t != nil {
+			t.Stop()
+		}
+	})
 }
 
 // abandon ends pathprof, stopped by reason before any program ran: what

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -220,4 +221,68 @@ func TestStopWhilePreparing(t *testing.T) {
 		empty(t, work, before...)
 		empty(t, tmp)
 	})
+}
+
+// TestTestStopWhileBuilding stops pathprof test while the go command
+// builds a package's test binary (from an empty build cache, so that it
+// takes a while): pathprof exits 130 at once, writing nothing, and the go
+// command is stopped before pathprof removes what it was writing, so no
+// binary, private file or work directory is left.
+func TestTestStopWhileBuilding(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs pathprof and the go command as processes")
+	}
+	bin := pathprofBinary(t)
+	dir, tmp := t.TempDir(), t.TempDir()
+	out, testBin := filepath.Join(dir, "p.json"), filepath.Join(dir, "strconv.test.wasm")
+	cmd := exec.Command(bin, "test", "-o", out, "--binary", testBin, "strconv")
+	cmd.Env = append(os.Environ(), "GOCACHE="+t.TempDir(), "TMPDIR="+tmp)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var log strings.Builder
+	building := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stderr)
+		once := sync.Once{}
+		for sc.Scan() {
+			log.WriteString(sc.Text() + "\n")
+			if strings.Contains(sc.Text(), "building the tests of") {
+				once.Do(func() { close(building) })
+			}
+		}
+	}()
+	select {
+	case <-building:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("pathprof did not start building within 2 minutes")
+	}
+	time.Sleep(time.Second)
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	cmd.Wait()
+	took := time.Since(start)
+	if code := cmd.ProcessState.ExitCode(); code != 130 || took > 30*time.Second || !strings.Contains(log.String(), "nothing written") {
+		t.Fatalf("exit %d after %v, want 130 within 30s saying nothing was written; stderr:\n%s", code, took, log.String())
+	}
+	time.Sleep(time.Second) // a go command still running would write on
+	for _, d := range []string{dir, tmp} {
+		es, err := os.ReadDir(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range es {
+			t.Errorf("left %s in %s", e.Name(), d)
+		}
+	}
 }

@@ -43,6 +43,10 @@ func cmdTest(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
+	// Building the package and listing its tests only prepare: a stop
+	// abandons them at once, writing nothing (the runs listen anew).
+	prep := listen(stderr)
+	defer prep.close()
 	if len(rf.invoke) > 0 {
 		fmt.Fprintln(stderr, "pathprof: test runs a binary's tests through its _start: --invoke does not go with it")
 		return 2
@@ -172,6 +176,7 @@ func cmdTest(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %s %s\n", f.module, what)
 		return 1
 	}
+	prep.close()
 	return profileSpecs(f, st, k, orig, specs, stderr)
 }
 

@@ -52,14 +52,23 @@ func Build(goTool, dir, out, pkg string, test bool, flags ...string) error {
 // Cmd runs the go command goTool with args in dir for wasip1 and returns
 // its standard output; an error carries its standard error.
 func Cmd(goTool, dir string, args ...string) ([]byte, error) {
+	// The go command's work directory goes in one made here, removed
+	// whether or not the go command could remove it (it leaves it at a
+	// stop).
+	work, err := tempfiles.MkdirTemp(os.Getenv("GOTMPDIR"), "pathprof-go-")
+	if err != nil {
+		return nil, err
+	}
+	defer tempfiles.RemoveAll(work)
 	cmd := exec.Command(goTool, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOTMPDIR="+work)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// A stop (tempfiles.Exit) ends the command before removing the
+	// private file it writes.
+	if err := tempfiles.Run(cmd); err != nil {
 		return nil, fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
 	}
-	return out, nil
+	return stdout.Bytes(), nil
 }

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestExit runs a process that makes files and directories here, renames
@@ -49,5 +50,44 @@ func TestExit(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Fatalf("left %v, want only result", names)
+	}
+}
+
+// TestExitStopsChildren runs a process whose child command keeps writing
+// into a temporary directory made here until SIGINT, and exits with Exit
+// while the child runs: the child is stopped (it says so) before the
+// directory is removed, so nothing is written there again.
+func TestExitStopsChildren(t *testing.T) {
+	if dir := os.Getenv("TEMPFILES_CHILD_DIR"); dir != "" {
+		work, err := MkdirTemp(dir, "work-*")
+		if err != nil {
+			os.Exit(1)
+		}
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			Exit(5)
+		}()
+		script := `trap 'echo stopped > "$0"; exit 3' INT; while :; do mkdir -p "$1" && echo x > "$1/f"; sleep 0.02; done`
+		Run(exec.Command("sh", "-c", script, filepath.Join(dir, "stopped"), work))
+		os.Exit(1) // the child ended before Exit stopped it
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestExitStopsChildren$")
+	cmd.Env = append(os.Environ(), "TEMPFILES_CHILD_DIR="+dir)
+	err := cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != 5 {
+		t.Fatalf("exit %d (%v), want 5", code, err)
+	}
+	time.Sleep(200 * time.Millisecond) // a child still running writes again
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 1 || es[0].Name() != "stopped" {
+		var names []string
+		for _, e := range es {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("left %v, want only the child's stopped", names)
 	}
 }
