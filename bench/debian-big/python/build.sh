@@ -119,9 +119,13 @@ mkdir build
 	cd build
 	export CONFIG_SITE=$src/Tools/wasm/config.site-wasm32-wasi
 	export CC="clang-14 --target=wasm32-wasi" CPP="clang-14 --target=wasm32-wasi -E" CXX="clang++-14 --target=wasm32-wasi"
+	# The module names no temporary directory: __FILE__s are mapped to
+	# /build, and configure is run by a relative path, so the source
+	# directory getpath carries (VPATH) is ../src.
+	export CFLAGS="-ffile-prefix-map=$work=/build"
 	export AR=llvm-ar-14 RANLIB=llvm-ranlib-14
 	export PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR=/nonexistent
-	"$src/configure" -C --host=wasm32-unknown-wasi --build="$("$src/config.guess")" \
+	../src/configure -C --host=wasm32-unknown-wasi --build="$("$src/config.guess")" \
 		--with-build-python="$native" --disable-test-modules >../configure.log 2>&1
 ) || {
 	tail -n 40 configure.log >&2
