@@ -67,8 +67,28 @@ func regenerate(n *Numbering, d *cfg.DAG, id uint64) ([]int32, error) {
 	if n == nil || d == nil || len(n.Val) != len(d.Edges) || len(n.NumPaths) != d.NumNodes || len(d.Out) != d.NumNodes {
 		return nil, errors.New("numbering: numbering does not match the DAG")
 	}
+	return walkPath(n, d, id, false)
+}
+
+// walkPath follows the path with the given id from the entry, as regenerate
+// says. back walks the reversed DAG instead (edges turned around, entry
+// and exit swapped; n numbers that DAG) on d itself, so that a Reverse
+// need not keep the reversed DAG: the path's edges come out in the
+// reversed DAG's order, from d's exit.
+func walkPath(n *Numbering, d *cfg.DAG, id uint64, back bool) ([]int32, error) {
 	if id >= uint64(max(n.Paths(), 0)) {
 		return nil, fmt.Errorf("%w: %d, with %d paths", ErrBadID, id, n.Paths())
+	}
+	outs, head := d.Out, func(e int32) int32 { return d.Edges[e].To }
+	if back {
+		outs, head = d.In, func(e int32) int32 { return swap(d.Edges[e].From) }
+	}
+	// node maps a node of the walked DAG to d's, whose lists outs holds.
+	node := func(v int32) int32 {
+		if back {
+			return swap(v)
+		}
+		return v
 	}
 	r := int64(id)
 	var path []int32
@@ -77,8 +97,8 @@ func regenerate(n *Numbering, d *cfg.DAG, id uint64) ([]int32, error) {
 			return nil, errors.New("numbering: regeneration does not reach the exit")
 		}
 		best := int32(-1)
-		for _, e := range d.Out[v] {
-			if n.NumPaths[d.Edges[e].To] == 0 || n.Val[e] > r {
+		for _, e := range outs[node(v)] {
+			if n.NumPaths[head(e)] == 0 || n.Val[e] > r {
 				continue
 			}
 			if best < 0 || n.Val[e] > n.Val[best] {
@@ -89,7 +109,7 @@ func regenerate(n *Numbering, d *cfg.DAG, id uint64) ([]int32, error) {
 			return nil, fmt.Errorf("numbering: path %d runs into a dead end at node %d", id, v)
 		}
 		r -= n.Val[best]
-		v = d.Edges[best].To
+		v = head(best)
 		if r >= n.NumPaths[v] {
 			return nil, fmt.Errorf("numbering: path %d runs into a dead end at node %d", id, v)
 		}

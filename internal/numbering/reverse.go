@@ -20,10 +20,12 @@ import (
 // A path's reverse id is the sum of Val over its edges, as for Numbering,
 // so Chords and Place work with Forward() unchanged.
 type Reverse struct {
-	d    *cfg.DAG // the forward DAG
-	fwd  *Numbering
-	rd   *cfg.DAG   // the reversed DAG: same edge indices, nodes Entry and Exit swapped
-	rn   *Numbering // its numbering
+	d   *cfg.DAG // the forward DAG
+	fwd *Numbering
+	// rn numbers the reversed DAG: the same edge indices, every edge
+	// turned around, Entry and Exit swapped. That DAG is not kept (it was
+	// as large as d's edges): regenerating walks d backwards.
+	rn   *Numbering
 	view *Numbering
 }
 
@@ -77,7 +79,7 @@ func numberReverse(d *cfg.DAG, fwd *Numbering) (*Reverse, error) {
 	if rn.Paths() != fwd.Paths() {
 		return nil, fmt.Errorf("numbering: %d paths backwards, %d forwards", rn.Paths(), fwd.Paths())
 	}
-	r := &Reverse{d: d, fwd: fwd, rd: rd, rn: rn}
+	r := &Reverse{d: d, fwd: fwd, rn: rn}
 	r.view = &Numbering{NumPaths: fwd.NumPaths, Val: rn.Val}
 	return r, nil
 }
@@ -129,7 +131,7 @@ func (r *Reverse) Range(x int32) (lo, n int64) {
 // Regenerate returns the forward DAG edges of the path with reverse id id,
 // and its kind.
 func (r *Reverse) Regenerate(id uint64) ([]int32, PathKind, error) {
-	edges, err := regenerate(r.rn, r.rd, id)
+	edges, err := walkPath(r.rn, r.d, id, true)
 	if err != nil {
 		return nil, 0, err
 	}
