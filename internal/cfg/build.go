@@ -4,6 +4,8 @@ package cfg
 
 import (
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/pathprof/pathprof/internal/wasm"
 )
@@ -119,12 +121,57 @@ func (b *builder) node() int32 {
 	return int32(len(b.g.Blocks) - 1)
 }
 
+// edge adds an edge; the blocks' lists are made once the graph is built
+// (finish).
 func (b *builder) edge(from, to int32, k EdgeKind, instr uint32) int32 {
 	e := int32(len(b.g.Edges))
 	b.g.Edges = append(b.g.Edges, Edge{From: from, To: to, Kind: k, Instr: instr})
-	b.g.Blocks[from].Out = append(b.g.Blocks[from].Out, e)
-	b.g.Blocks[to].In = append(b.g.Blocks[to].In, e)
 	return e
+}
+
+// scratch is what BuildBody grows: a graph is built in it and copied out
+// at its exact size, so that what is kept is no larger than the function's
+// blocks and edges, and the scratch is reused by the next function instead
+// of allocated again.
+type scratch struct {
+	g   Graph
+	deg []int32 // per block, its out and in degrees
+}
+
+var scratches = sync.Pool{New: func() any { return new(scratch) }}
+
+// finish returns the graph built in s: its blocks and edges copied at
+// their size, and each block's Out and In, in edge order, carved from one
+// array.
+func (s *scratch) finish() *Graph {
+	g := &Graph{Blocks: slices.Clone(s.g.Blocks), Edges: slices.Clone(s.g.Edges)}
+	deg := append(s.deg[:0], make([]int32, 2*len(g.Blocks))...)
+	for _, e := range g.Edges {
+		deg[2*e.From]++
+		deg[2*e.To+1]++
+	}
+	adj := make([]int32, 2*len(g.Edges))
+	at := int32(0)
+	for v := range g.Blocks {
+		blk := &g.Blocks[v]
+		if n := deg[2*v]; n > 0 {
+			blk.Out = adj[at : at : at+n]
+			at += n
+		}
+		if n := deg[2*v+1]; n > 0 {
+			blk.In = adj[at : at : at+n]
+			at += n
+		}
+	}
+	for i, e := range g.Edges {
+		g.Blocks[e.From].Out = append(g.Blocks[e.From].Out, int32(i))
+		g.Blocks[e.To].In = append(g.Blocks[e.To].In, int32(i))
+	}
+	s.deg = deg
+	// The scratch keeps no br_table's arms alive.
+	clear(s.g.Edges)
+	s.g.Blocks, s.g.Edges = s.g.Blocks[:0], s.g.Edges[:0]
+	return g
 }
 
 // target returns the node a branch to label l goes to.
@@ -203,12 +250,11 @@ func Build(m *wasm.Module, def int, opt Options) (*Graph, error) {
 
 // BuildBody returns the control-flow graph of one function body.
 func BuildBody(c *wasm.Code, opt Options) (*Graph, error) {
-	// Real code has a block every 15 to 25 bytes; sizing the slices up
-	// front avoids regrowing them on large functions, and sizing them
-	// near what they hold keeps the graphs, which live as long as their
-	// functions' copies, small.
-	est := len(c.Body)/16 + 8
-	g := &Graph{Blocks: make([]Block, 2, est), Edges: make([]Edge, 0, est*3/2)}
+	s := scratches.Get().(*scratch)
+	defer scratches.Put(s)
+	g := &s.g
+	g.Blocks = append(g.Blocks[:0], Block{}, Block{})
+	g.Edges = g.Edges[:0]
 	b := &builder{g: g, noReturn: opt.NoReturn, split: opt.SplitCalls, thread: opt.Thread}
 	first := b.node()
 	b.edge(Entry, first, EdgeEntry, c.ExprOff)
@@ -243,8 +289,9 @@ func BuildBody(c *wasm.Code, opt Options) (*Graph, error) {
 			b.prev[0], b.prev[1] = b.prev[1], in
 		}
 	}
-	g.findBackEdges()
-	return g, nil
+	out := s.finish()
+	out.findBackEdges()
+	return out, nil
 }
 
 func (b *builder) push(f frame) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/pathprof/pathprof/internal/testprogs"
@@ -20,6 +21,9 @@ func checkModule(t *testing.T, name string, m *wasm.Module) (checked, enumerated
 		if err != nil {
 			t.Errorf("%s: function %d: %v", name, i, err)
 			continue
+		}
+		if err := checkLists(g); err != "" {
+			t.Errorf("%s: function %d: %s", name, i, err)
 		}
 		d := g.DAG()
 		if err := checkTopo(g, d); err != "" {
@@ -53,6 +57,26 @@ func checkModule(t *testing.T, name string, m *wasm.Module) (checked, enumerated
 		checked++
 	}
 	return
+}
+
+// checkLists checks each block's Out and In against the edges: every edge
+// out of (into) the block, in index order, and no room past the list, so
+// that appending to one list never writes into another's.
+func checkLists(g *Graph) string {
+	out, in := make([][]int32, len(g.Blocks)), make([][]int32, len(g.Blocks))
+	for i, e := range g.Edges {
+		out[e.From] = append(out[e.From], int32(i))
+		in[e.To] = append(in[e.To], int32(i))
+	}
+	for v, b := range g.Blocks {
+		if !slices.Equal(b.Out, out[v]) || !slices.Equal(b.In, in[v]) {
+			return fmt.Sprintf("block %d: out %v, in %v; its edges say out %v, in %v", v, b.Out, b.In, out[v], in[v])
+		}
+		if cap(b.Out) != len(b.Out) || cap(b.In) != len(b.In) {
+			return fmt.Sprintf("block %d: lists of %d and %d with room for %d and %d", v, len(b.Out), len(b.In), cap(b.Out), cap(b.In))
+		}
+	}
+	return ""
 }
 
 // checkSplitCalls builds the graph again with SplitCalls and checks it
