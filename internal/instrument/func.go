@@ -63,8 +63,10 @@ type Func struct {
 	// Num is the Ball-Larus numbering of DAG: profile path ids are
 	// Ball-Larus ids whatever the copy's numbering, so that the copies of
 	// a partitioned run and a sequential run name paths alike.
-	Num       *numbering.Numbering
-	Placement *numbering.Placement // nil when the function has no probes
+	Num *numbering.Numbering
+	// Placement is nil when the function has no probes; once the function
+	// is emitted it keeps only NumPaths.
+	Placement *numbering.Placement
 	Mode      Mode
 	// Sel is the PSPP labeling of a Selective function.
 	Sel *numbering.Selective

@@ -238,6 +238,8 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		f.sharedTypes = false
 		if errors.Is(errs[i], errNewType) {
 			alone[i], errs[i] = true, nil
+		} else if _, ok := plain[i]; !ok && errs[i] == nil {
+			f.emitted()
 		}
 	})
 	for i, f := range res.Funcs {
@@ -260,6 +262,7 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 			sz.Bytes[SizeSliced] += int64(len(m.Code[i].Body) - n)
 			sz.Count[SizeSliced]++
 		}
+		f.emitted()
 	}
 	for i, f := range res.Funcs {
 		sz := &f.sizes

@@ -173,6 +173,17 @@ func (f *Func) setPlacement(plan *numbering.Placement) {
 	}
 }
 
+// emitted drops what only emitting f's probes needed (its body's scan,
+// its operations per edge, its placement's operations and probes) once
+// its code is final: functions are emitted while the others' plans are
+// still held, and these were much of the memory then live.
+func (f *Func) emitted() {
+	f.scan, f.ops = nil, nil
+	if p := f.Placement; p != nil {
+		f.Placement = &numbering.Placement{NumPaths: p.NumPaths}
+	}
+}
+
 // number builds f's graph and DAG, cut to at most limit paths, and
 // numbers its paths.
 func (f *Func) number(c *wasm.Code, cfgOpt cfg.Options, limit int64) error {
