@@ -10,6 +10,7 @@ import (
 	"math"
 	"math/big"
 	"slices"
+	"sync"
 
 	"github.com/pathprof/pathprof/internal/cfg"
 )
@@ -90,8 +91,14 @@ func Number(d *cfg.DAG, order ...EdgeOrder) (*Numbering, error) {
 func number(d *cfg.DAG, limit int64, ord EdgeOrder) (*Numbering, error) {
 	n := &Numbering{NumPaths: make([]int64, d.NumNodes), Val: make([]int64, len(d.Edges))}
 	n.NumPaths[cfg.Exit] = 1
-	var buf []int32
-	seen := make([]int32, len(d.Edges)) // stamp: node+1 that last listed the edge
+	sc := stamps.Get().(*stampScratch)
+	defer stamps.Put(sc)
+	buf := sc.buf[:0]
+	defer func() { sc.buf = buf }()
+	// seen stamps an edge with node+1 of the node that last listed it.
+	seen := slices.Grow(sc.seen[:0], len(d.Edges))[:len(d.Edges)]
+	clear(seen)
+	sc.seen = seen
 	for i := len(d.Topo) - 1; i >= 0; i-- {
 		v := d.Topo[i]
 		if v == cfg.Exit {
@@ -119,6 +126,11 @@ func number(d *cfg.DAG, limit int64, ord EdgeOrder) (*Numbering, error) {
 	}
 	return n, nil
 }
+
+// stampScratch is number's scratch, reused from one DAG to the next.
+type stampScratch struct{ seen, buf []int32 }
+
+var stamps = sync.Pool{New: func() any { return new(stampScratch) }}
 
 // countPaths returns the exact number of entry-to-exit paths.
 func countPaths(d *cfg.DAG) cfg.PathCount {

@@ -6,6 +6,7 @@ package numbering
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/pathprof/pathprof/internal/cfg"
 )
@@ -71,8 +72,13 @@ func PlaceReverse(d *cfg.DAG, fwd *Numbering, freq []float64, opt PlaceOptions) 
 
 // numberReverse is NumberReverse for a validated DAG and numbering.
 func numberReverse(d *cfg.DAG, fwd *Numbering) (*Reverse, error) {
-	rd := reverseDAG(d)
+	rd := reversed.Get().(*cfg.DAG)
+	defer reversed.Put(rd)
+	reverseDAG(d, rd)
 	rn, err := number(rd, MaxPaths, MostPathsFirst)
+	// The scratch keeps none of d's lists.
+	clear(rd.Out)
+	clear(rd.In)
 	if err != nil {
 		return nil, err
 	}
@@ -95,22 +101,28 @@ func swap(v int32) int32 {
 	return v
 }
 
-// reverseDAG turns every edge around and swaps the entry and the exit;
-// edge indices stay. Topo is recomputed: the reversed DAG reaches the
-// nodes that can reach the forward exit, not those the entry reaches.
-func reverseDAG(d *cfg.DAG) *cfg.DAG {
-	rd := &cfg.DAG{NumNodes: d.NumNodes, Edges: make([]cfg.DAGEdge, len(d.Edges)),
-		Out: make([][]int32, d.NumNodes), In: make([][]int32, d.NumNodes)}
+// reversed holds the reversed DAGs numberReverse builds: one is needed
+// only while it is numbered, so its lists are reused for the next.
+var reversed = sync.Pool{New: func() any { return new(cfg.DAG) }}
+
+// reverseDAG makes rd d with every edge turned around and the entry and
+// the exit swapped; edge indices stay. Its lists are d's, and its edges
+// have no Back lists (numbering does not read them). Topo is recomputed:
+// the reversed DAG reaches the nodes that can reach the forward exit, not
+// those the entry reaches.
+func reverseDAG(d *cfg.DAG, rd *cfg.DAG) {
+	rd.NumNodes = d.NumNodes
+	rd.Edges = slices.Grow(rd.Edges[:0], len(d.Edges))[:len(d.Edges)]
 	for i, e := range d.Edges {
-		e.From, e.To = swap(e.To), swap(e.From)
-		rd.Edges[i] = e
+		rd.Edges[i] = cfg.DAGEdge{From: swap(e.To), To: swap(e.From), Kind: e.Kind, Orig: e.Orig}
 	}
+	rd.Out = slices.Grow(rd.Out[:0], d.NumNodes)[:d.NumNodes]
+	rd.In = slices.Grow(rd.In[:0], d.NumNodes)[:d.NumNodes]
 	for v := range d.NumNodes {
 		rd.Out[swap(int32(v))] = d.In[v]
 		rd.In[swap(int32(v))] = d.Out[v]
 	}
 	rd.Topo = rd.TopoOrder()
-	return rd
 }
 
 // Forward returns the reverse ids as a numbering of the forward DAG:
