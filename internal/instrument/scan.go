@@ -6,6 +6,7 @@ package instrument
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/pathprof/pathprof/internal/wasm"
 )
@@ -29,18 +30,30 @@ type scan struct {
 	size int
 }
 
+// scanFrame is a block scanBody is in.
+type scanFrame struct {
+	op       wasm.Op
+	off, len uint32
+	bt       wasm.BlockType
+	label    []wasm.ValType
+	params   bool
+}
+
+// scanStacks holds scanBody's stacks of blocks, reused from one body to
+// the next rather than grown again for each.
+var scanStacks = sync.Pool{New: func() any { return new([]scanFrame) }}
+
 func scanBody(m *wasm.Module, c *wasm.Code, results []wasm.ValType) (*scan, error) {
 	s := &scan{ifElse: map[uint32]int64{}, ifEnd: map[uint32]uint32{}, instrLen: map[uint32]uint32{}, loops: map[uint32]loopAt{},
 		brTypes: map[uint32][]wasm.ValType{}, brTable: map[uint32][]uint32{}, voidBr: map[uint32]uint32{},
 		expr: c.ExprOff, size: len(c.Body)}
-	type frame struct {
-		op       wasm.Op
-		off, len uint32
-		bt       wasm.BlockType
-		label    []wasm.ValType
-		params   bool
-	}
-	stack := []frame{{op: wasm.OpBlock, label: results}}
+	st := scanStacks.Get().(*[]scanFrame)
+	stack := append((*st)[:0], scanFrame{op: wasm.OpBlock, label: results})
+	defer func() {
+		clear(stack[:cap(stack)])
+		*st = stack[:0]
+		scanStacks.Put(st)
+	}()
 	blockTypes := func(bt wasm.BlockType) (params, res []wasm.ValType, err error) {
 		switch bt.Kind {
 		case wasm.BlockValue:
@@ -75,7 +88,7 @@ func scanBody(m *wasm.Module, c *wasm.Code, results []wasm.ValType) (*scan, erro
 			if in.Op == wasm.OpLoop {
 				label = p
 			}
-			stack = append(stack, frame{op: in.Op, off: in.Off, len: in.Len, bt: in.Block, label: label, params: len(p) > 0})
+			stack = append(stack, scanFrame{op: in.Op, off: in.Off, len: in.Len, bt: in.Block, label: label, params: len(p) > 0})
 			if in.Op == wasm.OpIf {
 				s.ifElse[in.Off] = -1
 				s.instrLen[in.Off] = in.Len
