@@ -15,7 +15,7 @@ func (g *Graph) findBackEdges() {
 	depthFirst(len(g.Blocks),
 		func(v int32) []int32 { return g.Blocks[v].Out },
 		func(e int32) (int32, bool) { return g.Edges[e].To, true },
-		func(e int32) { g.Edges[e].Back = true })
+		func(e int32) { g.Edges[e].Back = true }, false)
 }
 
 // NumBlocks is the number of real blocks (virtual entry and exit excluded).

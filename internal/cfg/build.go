@@ -136,6 +136,7 @@ func (b *builder) edge(from, to int32, k EdgeKind, instr uint32) int32 {
 type scratch struct {
 	g   Graph
 	deg []int32 // per block, its out and in degrees
+	fs  []frame
 }
 
 var scratches = sync.Pool{New: func() any { return new(scratch) }}
@@ -259,7 +260,12 @@ func BuildBody(c *wasm.Code, opt Options) (*Graph, error) {
 	first := b.node()
 	b.edge(Entry, first, EdgeEntry, c.ExprOff)
 	b.cur = first
-	b.fs = append(b.fs, frame{kind: frameFunc, end: -1, cond: -1})
+	b.fs = append(s.fs[:0], frame{kind: frameFunc, end: -1, cond: -1})
+	defer func() {
+		// The frames' lists and maps are the function's.
+		clear(b.fs[:cap(b.fs)])
+		s.fs = b.fs[:0]
+	}()
 	r := wasm.NewReader(c.Body, c.OrigOff, "code")
 	r.Seek(int(c.ExprOff))
 	var in wasm.Instr

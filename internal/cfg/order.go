@@ -4,7 +4,10 @@
 // on its entry-to-exit paths.
 package cfg
 
-import "slices"
+import (
+	"slices"
+	"sync"
+)
 
 // ReversePostorder returns the nodes of a graph of n nodes reachable from
 // the entry, in reverse postorder of a depth-first search: a topological
@@ -12,35 +15,54 @@ import "slices"
 // the search takes them; to(e) is edge e's head, or false for an edge the
 // search passes over.
 func ReversePostorder(n int, out func(v int32) []int32, to func(e int32) (int32, bool)) []int32 {
-	post := depthFirst(n, out, to, nil)
+	post := depthFirst(n, out, to, nil, true)
 	slices.Reverse(post)
 	return post
 }
 
+// dfsScratch is depthFirst's scratch, reused from one search to the next.
+type dfsScratch struct {
+	color []uint8
+	stack []dfsItem
+}
+
+type dfsItem struct {
+	v    int32
+	next int
+}
+
+var dfsScratches = sync.Pool{New: func() any { return new(dfsScratch) }}
+
 // depthFirst searches a graph of n nodes depth first from the entry, as
-// ReversePostorder describes, and returns the nodes in postorder. If back
-// is not nil, it is called with each edge whose head is on the search's
-// stack: the back edges of the search.
-func depthFirst(n int, out func(v int32) []int32, to func(e int32) (int32, bool), back func(e int32)) []int32 {
+// ReversePostorder describes, and returns the nodes in postorder when
+// keep is set (nil otherwise). If back is not nil, it is called with each
+// edge whose head is on the search's stack: the back edges of the search.
+func depthFirst(n int, out func(v int32) []int32, to func(e int32) (int32, bool), back func(e int32), keep bool) []int32 {
 	const (
 		white = iota
 		onStack
 		done
 	)
-	color := make([]uint8, n)
-	post := make([]int32, 0, n)
-	type item struct {
-		v    int32
-		next int
+	sc := dfsScratches.Get().(*dfsScratch)
+	defer dfsScratches.Put(sc)
+	color := slices.Grow(sc.color[:0], n)[:n]
+	clear(color)
+	sc.color = color
+	var post []int32
+	if keep {
+		post = make([]int32, 0, n)
 	}
-	stack := []item{{Entry, 0}}
+	stack := append(sc.stack[:0], dfsItem{Entry, 0})
+	defer func() { sc.stack = stack[:0] }()
 	color[Entry] = onStack
 	for len(stack) > 0 {
 		top := &stack[len(stack)-1]
 		es := out(top.v)
 		if top.next == len(es) {
 			color[top.v] = done
-			post = append(post, top.v)
+			if keep {
+				post = append(post, top.v)
+			}
 			stack = stack[:len(stack)-1]
 			continue
 		}
@@ -53,7 +75,7 @@ func depthFirst(n int, out func(v int32) []int32, to func(e int32) (int32, bool)
 		switch color[w] {
 		case white:
 			color[w] = onStack
-			stack = append(stack, item{w, 0})
+			stack = append(stack, dfsItem{w, 0})
 		case onStack:
 			if back != nil {
 				back(e)
