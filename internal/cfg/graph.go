@@ -72,19 +72,20 @@ type Block struct {
 	Same int32
 }
 
-// Edge is a directed control-flow edge between two nodes.
+// Edge is a directed control-flow edge between two nodes. (The small
+// fields come first, so that they share one word of padding.)
 type Edge struct {
 	From, To int32
-	Kind     EdgeKind
-	// Arms lists the br_table arm indices merged into this edge; the
-	// default arm is len(table), as in the instruction's encoding order.
-	Arms []uint32
 	// Instr is the body offset of the instruction that makes the edge
 	// (the branch, or the block's last instruction for fallthrough).
 	Instr uint32
+	Kind  EdgeKind
 	// Back marks an edge closing a cycle in the depth-first search from
 	// the entry: its target was still on the DFS stack.
 	Back bool
+	// Arms lists the br_table arm indices merged into this edge; the
+	// default arm is len(table), as in the instruction's encoding order.
+	Arms []uint32
 }
 
 // Cuts reports whether paths end at the edge: a back edge, or a call edge
