@@ -74,7 +74,10 @@ func dummyEntry(d *cfg.DAG, h int32) int {
 
 // heavyLoops returns the loops whose probes cost most by the weights w,
 // at most maxLoops of them, heaviest first, among those that iterate at
-// least twice per entry and that ok accepts.
+// least twice per entry and that ok accepts. The loops are found on the
+// function's control flow as the DAG records it (see flowOf), so a loop
+// whose header the DAG cuts, as a function of many paths is cut at its
+// loop headers, is found as any other.
 func heavyLoops(d *cfg.DAG, w []float64, ok func(int32) bool) []*loopCost {
 	if d == nil || w == nil {
 		return nil
@@ -95,29 +98,35 @@ func heavyLoops(d *cfg.DAG, w []float64, ok func(int32) bool) []*loopCost {
 			total += w[i]
 		}
 	}
+	f := flowOf(d, w)
 	var all []*loopCost
 	for h := int32(2); int(h) < d.NumNodes; h++ {
-		de := dummyEntry(d, h)
-		if de < 0 || w[de] == 0 {
-			continue
-		}
-		var entries float64
-		for _, e := range d.In[h] {
-			if d.Edges[e].Orig >= 0 {
-				entries += w[e]
+		var entries, backs float64
+		var latches []int32
+		for _, e := range f.in[h] {
+			if x := f.edges[e]; x.back {
+				backs += x.runs
+				latches = append(latches, x.from)
+			} else {
+				entries += x.runs
 			}
 		}
-		if entries == 0 || (entries+w[de])/entries < 2 {
+		if de := dummyEntry(d, h); de >= 0 && f.allBack(d.Edges[de].Back) {
+			// Uncut, the header's dummy entry edge holds its back
+			// edges only: their runs together, whatever the split.
+			backs = w[de]
+		}
+		if len(latches) == 0 || backs == 0 || entries == 0 || (entries+backs)/entries < 2 {
 			continue
 		}
-		in := loopRegion(d, h)
+		in := f.region(h, latches)
 		var inside float64
 		for i, e := range d.Edges {
 			if in[e.From] && e.Kind != cfg.EdgeDummyEntry {
 				inside += weight[i]
 			}
 		}
-		all = append(all, &loopCost{header: h, inside: inside, outside: total - inside, entries: entries, iterate: entries + w[de]})
+		all = append(all, &loopCost{header: h, inside: inside, outside: total - inside, entries: entries, iterate: entries + backs})
 	}
 	slices.SortStableFunc(all, func(a, b *loopCost) int { return cmp.Compare(b.inside, a.inside) })
 	var out []*loopCost
@@ -132,88 +141,220 @@ func heavyLoops(d *cfg.DAG, w []float64, ok func(int32) bool) []*loopCost {
 	return out
 }
 
-// maxLoops bounds the loops of a function that chooseSlices tries.
-const maxLoops = 3
+// flow is a function's control flow graph as its DAG records it: the
+// DAG's real edges, and every edge that ends paths (a back edge, or an
+// edge into a vertex the DAG was cut at), which the DAG keeps only in
+// the Back lists of a dummy exit edge from its source and a dummy entry
+// edge into its target. Each edge has its runs by the DAG's weights.
+type flow struct {
+	edges   []flowEdge
+	in, out [][]int32
+	index   map[int32]int // Graph edge -> its flow edge, for edges that end paths
+	// determined says that the dummy edges' sums determined every
+	// edge's runs.
+	determined bool
+}
 
-// loopRegion returns the nodes of the loop with header h, as far as the
-// DAG tells: those on a path from h to a back edge into h, and the nodes
-// of the loops nested in it.
-func loopRegion(d *cfg.DAG, h int32) []bool {
-	from := reach(d, []int32{h}, true)
-	in := make([]bool, d.NumNodes)
+type flowEdge struct {
+	from, to int32
+	orig     int32 // the Graph edge
+	runs     float64
+	// back marks a loop's back edge: its target is on the stack of a
+	// depth-first search from the entry. Wasm's control flow is
+	// reducible, so every such search finds the same back edges.
+	back bool
+}
+
+// flowOf rebuilds the control flow of d with runs by the weights w. The
+// weights give a dummy edge the runs of all the edges in its Back list
+// together; an edge's own runs are found where some dummy edge holds one
+// edge whose runs are not known yet (the difference), and otherwise, on
+// a cycle of such dummy edges, by sharing what remains evenly. So the
+// runs are exact wherever the dummy edges' sums determine them, as for a
+// block that ends one loop and falls into the next, whose dummy exit
+// edge holds both the back edge and the entry into the next loop: the
+// next loop's header's dummy entry edge determines the latter.
+func flowOf(d *cfg.DAG, w []float64) *flow {
+	f := &flow{in: make([][]int32, d.NumNodes), out: make([][]int32, d.NumNodes)}
+	add := func(e flowEdge) int {
+		i := len(f.edges)
+		f.edges = append(f.edges, e)
+		f.out[e.from] = append(f.out[e.from], int32(i))
+		f.in[e.to] = append(f.in[e.to], int32(i))
+		return i
+	}
+	type end struct{ from, to int32 }
+	ends := map[int32]*end{} // Graph edge -> its ends
+	for i, e := range d.Edges {
+		switch {
+		case e.Orig >= 0:
+			add(flowEdge{from: e.From, to: e.To, orig: e.Orig, runs: w[i]})
+		case e.Kind == cfg.EdgeDummyExit || e.Kind == cfg.EdgeDummyEntry:
+			for _, b := range e.Back {
+				x := ends[b]
+				if x == nil {
+					x = &end{-1, -1}
+					ends[b] = x
+				}
+				if e.Kind == cfg.EdgeDummyExit {
+					x.from = e.From
+				} else {
+					x.to = e.To
+				}
+			}
+		}
+	}
+	// The edges that end paths, in Graph order, and the sums of their
+	// runs that each dummy edge gives.
+	ids := make([]int32, 0, len(ends))
+	for b, x := range ends {
+		if x.from >= 0 && x.to >= 0 {
+			ids = append(ids, b)
+		}
+	}
+	slices.Sort(ids)
+	index := map[int32]int{}
+	f.index = index
+	for _, b := range ids {
+		index[b] = add(flowEdge{from: ends[b].from, to: ends[b].to, orig: b})
+	}
+	type sum struct {
+		members []int
+		total   float64
+	}
+	var sums []sum
+	for i, e := range d.Edges {
+		if e.Orig >= 0 || len(e.Back) == 0 {
+			continue
+		}
+		s := sum{total: w[i]}
+		for _, b := range e.Back {
+			if j, ok := index[b]; ok {
+				s.members = append(s.members, j)
+			}
+		}
+		if len(s.members) > 0 {
+			sums = append(sums, s)
+		}
+	}
+	f.determined = true
+	known := make([]bool, len(f.edges))
+	unknown := func(s sum) (n int, rest float64) {
+		rest = s.total
+		for _, j := range s.members {
+			if known[j] {
+				rest -= f.edges[j].runs
+			} else {
+				n++
+			}
+		}
+		return n, max(rest, 0)
+	}
+	for {
+		progress, open := false, -1
+		for i, s := range sums {
+			n, rest := unknown(s)
+			switch {
+			case n == 1:
+				for _, j := range s.members {
+					if !known[j] {
+						f.edges[j].runs, known[j] = rest, true
+					}
+				}
+				progress = true
+			case n > 1 && open < 0:
+				open = i
+			}
+		}
+		if progress {
+			continue
+		}
+		if open < 0 {
+			break
+		}
+		f.determined = false
+		n, rest := unknown(sums[open])
+		for _, j := range sums[open].members {
+			if !known[j] {
+				f.edges[j].runs, known[j] = rest/float64(n), true
+			}
+		}
+	}
+	f.findBackEdges()
+	return f
+}
+
+// allBack reports whether every Graph edge of back (a dummy edge's Back
+// list) is a back edge.
+func (f *flow) allBack(back []int32) bool {
+	for _, b := range back {
+		if j, ok := f.index[b]; !ok || !f.edges[j].back {
+			return false
+		}
+	}
+	return true
+}
+
+// findBackEdges marks the edges whose target is on the stack of a
+// depth-first search from the entry.
+func (f *flow) findBackEdges() {
+	n := len(f.out)
+	const (
+		unseen = iota
+		onStack
+		done
+	)
+	state := make([]uint8, n)
+	type frame struct {
+		v    int32
+		next int
+	}
+	stack := []frame{{v: cfg.Entry}}
+	state[cfg.Entry] = onStack
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		if top.next == len(f.out[top.v]) {
+			state[top.v] = done
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		e := f.out[top.v][top.next]
+		top.next++
+		switch to := f.edges[e].to; state[to] {
+		case onStack:
+			f.edges[e].back = true
+		case unseen:
+			state[to] = onStack
+			stack = append(stack, frame{v: to})
+		}
+	}
+}
+
+// region returns the nodes of the loop with header h and back edges from
+// latches: h, and every node from which a latch is reached without
+// passing h (the natural loop, nested loops included).
+func (f *flow) region(h int32, latches []int32) []bool {
+	in := make([]bool, len(f.out))
 	in[h] = true
-	todo := []int32{h}
+	var todo []int32
+	for _, l := range latches {
+		if !in[l] {
+			in[l] = true
+			todo = append(todo, l)
+		}
+	}
 	for len(todo) > 0 {
 		x := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
-		back := reach(d, latches(d, x), false)
-		for n, b := range back {
-			if b && from[n] && !in[n] {
-				in[n] = true
-				if isHeader(d, int32(n)) {
-					todo = append(todo, int32(n))
-				}
+		for _, e := range f.in[x] {
+			if y := f.edges[e].from; !in[y] {
+				in[y] = true
+				todo = append(todo, y)
 			}
 		}
 	}
 	return in
 }
 
-// latches returns the sources of the back edges into header h.
-func latches(d *cfg.DAG, h int32) []int32 {
-	de := dummyEntry(d, h)
-	if de < 0 {
-		return nil
-	}
-	backs := map[int32]bool{}
-	for _, b := range d.Edges[de].Back {
-		backs[b] = true
-	}
-	var out []int32
-	for _, e := range d.In[cfg.Exit] {
-		x := d.Edges[e]
-		if x.Kind != cfg.EdgeDummyExit {
-			continue
-		}
-		for _, b := range x.Back {
-			if backs[b] {
-				out = append(out, x.From)
-				break
-			}
-		}
-	}
-	return out
-}
-
-// reach returns the nodes reachable from starts (forward) or reaching them
-// (backward) along the DAG's real edges.
-func reach(d *cfg.DAG, starts []int32, forward bool) []bool {
-	seen := make([]bool, d.NumNodes)
-	stack := append([]int32(nil), starts...)
-	for _, s := range starts {
-		seen[s] = true
-	}
-	for len(stack) > 0 {
-		x := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		list := d.In[x]
-		if forward {
-			list = d.Out[x]
-		}
-		for _, e := range list {
-			de := d.Edges[e]
-			if de.Orig < 0 {
-				continue
-			}
-			y := de.From
-			if forward {
-				y = de.To
-			}
-			if !seen[y] {
-				seen[y] = true
-				stack = append(stack, y)
-			}
-		}
-	}
-	return seen
-}
+// maxLoops bounds the loops of a function that chooseSlices tries.
+const maxLoops = 3

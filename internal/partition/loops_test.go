@@ -1,0 +1,202 @@
+package partition
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/pathprof/pathprof/internal/cfg"
+	"github.com/pathprof/pathprof/internal/numbering"
+	"github.com/pathprof/pathprof/internal/wasm"
+)
+
+// TestFlowOfCutDAGs: the control flow rebuilt from a DAG and its edge
+// weights (flowOf), cut at random vertices or not at all, has the Graph's
+// edges, its back edges and natural loops, and, where the dummy edges'
+// sums determine them, every edge's runs of random walks through the
+// Graph. Loops whose headers a cut makes the targets of dummy edges only
+// are found as any other.
+func TestFlowOfCutDAGs(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 32))
+	var loops, cutLoops, determined, tried, cuts, heavyCut int
+	for tried < 300 {
+		// Every third body starts with 19 if/else: over
+		// numbering.LoopCutPaths paths, so NumberCut cuts it at its
+		// loop headers.
+		many := tried%3 == 2
+		body := manyPathsBody(r, 14, many)
+		g, err := cfg.BuildBody(&wasm.Code{Body: body, ExprOff: 3}, cfg.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(g.BackEdges()) == 0 {
+			continue
+		}
+		runs, ok := walkRuns(g, r)
+		if !ok {
+			continue
+		}
+		d := g.DAG()
+		if many {
+			if d, _, _, err = numbering.NumberCut(g, numbering.MaxPaths); err != nil {
+				t.Fatal(err)
+			}
+		} else if tried%3 == 1 {
+			// A limit too low for any cut fails: cuts cannot split
+			// the paths between two cut vertices.
+			cr, err := numbering.CutTo(d, int64(2+r.IntN(12)))
+			if err != nil {
+				continue
+			}
+			d = cr.DAG
+			cuts += len(cr.Vertices)
+		}
+		tried++
+		w := make([]float64, len(d.Edges))
+		for i, e := range d.Edges {
+			if e.Orig >= 0 {
+				w[i] = runs[e.Orig]
+				continue
+			}
+			for _, b := range e.Back {
+				w[i] += runs[b]
+			}
+		}
+		f := flowOf(d, w)
+		if len(f.edges) != len(g.Edges) {
+			t.Fatalf("%d flow edges for %d Graph edges", len(f.edges), len(g.Edges))
+		}
+		for _, e := range f.edges {
+			ge := g.Edges[e.orig]
+			if e.from != ge.From || e.to != ge.To || e.back != ge.Back {
+				t.Fatalf("flow edge %+v, Graph edge %d: %d->%d back %v", e, e.orig, ge.From, ge.To, ge.Back)
+			}
+			if f.determined && math.Abs(e.runs-runs[e.orig]) > 1e-9 {
+				t.Fatalf("edge %d ran %v times, flow says %v", e.orig, runs[e.orig], e.runs)
+			}
+		}
+		if f.determined {
+			determined++
+		}
+		// heavyLoops prices the loops by those runs: entries are the
+		// runs into the header from outside, iterations all of them.
+		for _, l := range heavyLoops(d, w, func(int32) bool { return true }) {
+			var entries, iterate float64
+			for _, e := range g.Blocks[l.header].In {
+				iterate += runs[e]
+				if !g.Edges[e].Back {
+					entries += runs[e]
+				}
+			}
+			if f.determined && (l.entries != entries || l.iterate != iterate) {
+				t.Fatalf("loop at %d: %v entries and %v iterations, want %v and %v", l.header, l.entries, l.iterate, entries, iterate)
+			}
+			if !slices.ContainsFunc(d.In[l.header], func(e int32) bool { return d.Edges[e].Orig >= 0 }) {
+				heavyCut++
+			}
+		}
+		for _, h := range g.Loops() {
+			var latches []int32
+			cut := true
+			for _, e := range g.Blocks[h].In {
+				if ge := g.Edges[e]; ge.Back {
+					latches = append(latches, ge.From)
+				}
+			}
+			for _, e := range d.In[h] {
+				if d.Edges[e].Orig >= 0 {
+					cut = false
+				}
+			}
+			loops++
+			if cut && slices.ContainsFunc(g.Blocks[h].In, func(e int32) bool { return !g.Edges[e].Back }) {
+				cutLoops++
+			}
+			got := f.region(h, latches)
+			want := naturalLoop(g, h, latches)
+			if !slices.Equal(got, want) {
+				t.Fatalf("loop at %d: region %v, want %v", h, got, want)
+			}
+		}
+	}
+	t.Logf("%d loops, %d with their headers cut (%d cuts, %d such loops priced); %d of %d graphs' runs determined", loops, cutLoops, cuts, heavyCut, determined, tried)
+	if cutLoops < 50 || heavyCut < 20 || determined < tried/2 {
+		t.Fatalf("%d loops, %d with their headers cut (%d cuts); %d of %d graphs' runs determined", loops, cutLoops, cuts, determined, tried)
+	}
+}
+
+// manyPathsBody is a random body (randBody's), after 19 if/else when
+// many is set.
+func manyPathsBody(r *rand.Rand, size int, many bool) []byte {
+	g := &bodyGen{r: r, size: size}
+	g.a.B = []byte{1, 1, 0x7F} // one i32 local
+	for range 19 {
+		if !many {
+			break
+		}
+		g.a.Idx(wasm.OpLocalGet, 0).Block(wasm.OpIf).I32(1).Op(wasm.OpDrop)
+		g.a.Op(wasm.OpElse).I32(2).Op(wasm.OpDrop).Op(wasm.OpEnd)
+	}
+	for g.size > 0 {
+		g.size--
+		g.stmt(0)
+	}
+	g.a.Op(wasm.OpEnd)
+	return g.a.B
+}
+
+// walkRuns runs random walks from the entry to the exit of g and counts
+// each edge's runs; false if a walk does not end.
+func walkRuns(g *cfg.Graph, r *rand.Rand) ([]float64, bool) {
+	runs := make([]float64, len(g.Edges))
+	for range 5 {
+		v := int32(cfg.Entry)
+		for steps := 0; v != cfg.Exit; steps++ {
+			out := g.Blocks[v].Out
+			if len(out) == 0 || steps > 5000 {
+				return nil, false
+			}
+			e := out[r.IntN(len(out))]
+			runs[e]++
+			v = g.Edges[e].To
+		}
+	}
+	return runs, true
+}
+
+// naturalLoop is the loop of header h by its definition: h and every
+// block from which a latch is reached without passing h.
+func naturalLoop(g *cfg.Graph, h int32, latches []int32) []bool {
+	in := make([]bool, len(g.Blocks))
+	in[h] = true
+	for v := range g.Blocks {
+		for _, l := range latches {
+			if in[v] {
+				break
+			}
+			// Depth-first from v, not through h.
+			seen := make([]bool, len(g.Blocks))
+			stack := []int32{int32(v)}
+			seen[v] = true
+			for len(stack) > 0 && !in[v] {
+				x := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				if x == h {
+					continue // a latch that is h (a self loop) adds nothing
+				}
+				if x == l {
+					in[v] = true
+					break
+				}
+				for _, e := range g.Blocks[x].Out {
+					if y := g.Edges[e].To; !seen[y] {
+						seen[y] = true
+						stack = append(stack, y)
+					}
+				}
+			}
+		}
+	}
+	return in
+}
