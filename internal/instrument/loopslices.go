@@ -38,12 +38,13 @@ import (
 // replicas of its slots as the whole function would be probed, and leaves
 // the others bare. The paths that never enter the loop are slot 0's.
 //
-// Around the loop every copy runs the function's probes, so that a path
-// that leaves the loop is numbered right; the copies tell whose such a
-// path is by an i32 flag local that every count outside the loop tests.
-// The flag is set where a path starts (to whether the copy has slot 0)
-// and where one leaves the loop (to whether the copy has the replica's
-// slot). The back edges of a bare replica do not reset the path register,
+// Around the loop the copy of slot 0 runs the function's probes, and
+// every other copy those on the tails of the paths that leave the loop,
+// so that such a path is numbered right (trimOutside); the copies tell
+// whose a path is by an i32 flag local that every count outside the loop
+// tests. The flag is set where a path starts (to whether the copy has
+// slot 0) and where one leaves the loop (to whether the copy has the
+// replica's slot). The back edges of a bare replica do not reset the path register,
 // which the replicas a copy probes then find as their own back edges left
 // it: the register's value at the header is the same after every back
 // edge. A copy without slot 0 sets it as it enters the loop.
@@ -154,6 +155,62 @@ type loopSlices struct {
 	// leaves marks the back edges in the loop that continue an
 	// enclosing loop: a bare replica runs their sequence too.
 	leaves []bool
+	// quiet marks, in a copy without slot 0, the edges around the loop
+	// that end paths and run nothing there (trimOutside).
+	quiet []bool
+}
+
+// trimOutside leaves out, around the loop, the probes that a copy without
+// slot 0 runs for other copies only. Such a copy counts no path that
+// never enters the loop, nor the first iteration's, so of the code around
+// the loop it needs only the tails of the paths that leave the loop from
+// its replicas: the edges reached from an exit of the loop before the path
+// ends, with the ends (their count, and the flag's reset). Elsewhere its
+// flag is already false, every count there skipped, so the register's
+// value does not matter: those edges keep only the setting of the register
+// on entering the loop. It returns the path ends left quiet.
+func trimOutside(g *cfg.Graph, outside *variant, inside, ends []bool, nodeIn func(int32) bool, h int32) []bool {
+	tail := make([]bool, len(g.Edges))
+	var todo []int32
+	seen := make([]bool, len(g.Blocks))
+	// The edges that leave the loop: from its body, and out of the block
+	// that holds its end, whose branch lies after the end.
+	for i, e := range g.Edges {
+		if e.Kind == cfg.EdgeEntry || !inside[i] && !nodeIn(e.From) || nodeIn(e.To) {
+			continue
+		}
+		tail[i] = !inside[i]
+		if !ends[i] && e.To != cfg.Exit && !seen[e.To] {
+			seen[e.To] = true
+			todo = append(todo, e.To)
+		}
+	}
+	for len(todo) > 0 {
+		v := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for _, e := range g.Blocks[v].Out {
+			tail[e] = true
+			if to := g.Edges[e].To; !ends[e] && to != cfg.Exit && !seen[to] {
+				seen[to] = true
+				todo = append(todo, to)
+			}
+		}
+	}
+	ops := make([][]numbering.Op, len(g.Edges))
+	quiet := make([]bool, len(g.Edges))
+	for i, e := range g.Edges {
+		switch {
+		case inside[i] || tail[i]:
+			ops[i] = outside.ops[i]
+		case e.To == h:
+			// The register's setting on entering the loop stays.
+		default:
+			outside.extra[i] = nil
+			quiet[i] = ends[i]
+		}
+	}
+	outside.ops = ops
+	return quiet
 }
 
 // emitLoopSlices unrolls the loop Mode.Loop and places the variants of
@@ -196,6 +253,15 @@ func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) 
 	if !hasInit && !slices.Contains(f.Cuts, h) {
 		return fmt.Errorf("no initialisation on the back edges of block %d", h)
 	}
+	// The edges that end paths: back edges, and edges into cut vertices.
+	ends := make([]bool, len(g.Edges))
+	for _, de := range f.DAG.Edges {
+		if de.Kind == cfg.EdgeDummyExit {
+			for _, b := range de.Back {
+				ends[b] = true
+			}
+		}
+	}
 	for i, e := range g.Edges {
 		inside := e.Kind != cfg.EdgeEntry && in(e.Instr)
 		ls.inside[i] = inside
@@ -225,9 +291,20 @@ func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) 
 			// A copy without slot 0 enters the loop with the
 			// register as the back edges leave it.
 			var a wasm.Asm
+			if ends[i] {
+				a.B = setFlag(false)
+			}
 			a.I64(init).Idx(wasm.OpLocalSet, f.reg)
 			outside.extra[i] = a.B
+		case ends[i]:
+			// An edge into a cut vertex starts a path, as a back
+			// edge does: slot 0's.
+			outside.extra[i] = setFlag(own[0])
 		}
+	}
+
+	if !own[0] {
+		ls.quiet = trimOutside(g, outside, ls.inside, ends, nodeIn, h)
 	}
 
 	outEdits, err := place(outside)

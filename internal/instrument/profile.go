@@ -148,6 +148,9 @@ func (f *Func) pathSeqs(edges []int32) (seqs, own, bare uint64) {
 			if f.loop.leaves[de.Back[0]] {
 				bare++
 			}
+		case de.Kind == cfg.EdgeDummyExit && f.loop != nil && f.loop.quiet != nil && f.loop.quiet[de.Back[0]]:
+			// A path end around a shared loop where this copy runs
+			// nothing (trimOutside).
 		case de.Kind == cfg.EdgeDummyExit:
 			// The back (or cut) edge's sequence: the ending path's
 			// count, if the copy counts there, and the next path's

@@ -15,8 +15,11 @@ import (
 // cost of the probes in it and around it, and how often it was entered and
 // iterated.
 type loopCost struct {
-	header           int32
-	inside, outside  float64
+	header          int32
+	inside, outside float64
+	// tails is the part of outside on the tails of the paths that leave
+	// the loop: all that a copy without slot 0 runs around it.
+	tails            float64
 	entries, iterate float64 // entries, and iterations (entries plus back edges)
 }
 
@@ -26,9 +29,10 @@ func (l *loopCost) perEntry() float64 { return l.iterate / l.entries }
 // slotCosts prices g slots of the loop's iterations, total being the
 // function's whole cost: slot j runs the iterations n with n mod g = j of
 // each entry (each entry taken to run the average number), pays the
-// probes around the loop, which every copy runs, and the setting of the
-// copy's flag where the loop is left; a slot other than 0 also sets the
-// path register at each entry. Iterations differ, and the profile does
+// probes around the loop (slot 0 all of them, the others those on the
+// tails of the paths that leave the loop), and the setting of the copy's
+// flag where the loop is left; a slot other than 0 also sets the path
+// register at each entry. Iterations differ, and the profile does
 // not say how: a slot of few iterations may run far more than its share,
 // so its share is raised by 1/√(its iterations), which steers the choice
 // to the inner of two loops that cost alike (an interpreter's dispatch
@@ -47,7 +51,7 @@ func (l *loopCost) slotCosts(total int64, g int) []int64 {
 		}
 		x := inside*share + l.outside + l.entries
 		if j > 0 {
-			x += l.entries
+			x += l.tails - l.outside + l.entries
 		}
 		c[j] = int64(math.Ceil(x))
 	}
@@ -126,7 +130,33 @@ func heavyLoops(d *cfg.DAG, w []float64, ok func(int32) bool) []*loopCost {
 				inside += weight[i]
 			}
 		}
-		all = append(all, &loopCost{header: h, inside: inside, outside: total - inside, entries: entries, iterate: entries + backs})
+		// The tails: what the real edges out of the loop reach
+		// before their paths end.
+		tail := make([]bool, d.NumNodes)
+		var todo []int32
+		for _, e := range d.Edges {
+			if e.Orig >= 0 && in[e.From] && !in[e.To] && e.To != cfg.Exit && !tail[e.To] {
+				tail[e.To] = true
+				todo = append(todo, e.To)
+			}
+		}
+		for len(todo) > 0 {
+			x := todo[len(todo)-1]
+			todo = todo[:len(todo)-1]
+			for _, e := range d.Out[x] {
+				if y := d.Edges[e]; y.Orig >= 0 && y.To != cfg.Exit && !tail[y.To] && !in[y.To] {
+					tail[y.To] = true
+					todo = append(todo, y.To)
+				}
+			}
+		}
+		var tails float64
+		for i, e := range d.Edges {
+			if tail[e.From] {
+				tails += weight[i]
+			}
+		}
+		all = append(all, &loopCost{header: h, inside: inside, outside: total - inside, tails: tails, entries: entries, iterate: entries + backs})
 	}
 	slices.SortStableFunc(all, func(a, b *loopCost) int { return cmp.Compare(b.inside, a.inside) })
 	var out []*loopCost

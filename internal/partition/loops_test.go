@@ -19,7 +19,7 @@ import (
 // are found as any other.
 func TestFlowOfCutDAGs(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 32))
-	var loops, cutLoops, determined, tried, cuts, heavyCut int
+	var loops, cutLoops, determined, tried, cuts, heavyCut, lighter int
 	for tried < 300 {
 		// Every third body starts with 19 if/else: over
 		// numbering.LoopCutPaths paths, so NumberCut cuts it at its
@@ -92,6 +92,14 @@ func TestFlowOfCutDAGs(t *testing.T) {
 			if f.determined && (l.entries != entries || l.iterate != iterate) {
 				t.Fatalf("loop at %d: %v entries and %v iterations, want %v and %v", l.header, l.entries, l.iterate, entries, iterate)
 			}
+			// A copy without slot 0 pays the tails of the paths
+			// that leave the loop, part of what slot 0 pays.
+			if l.tails < 0 || l.tails > l.outside+1e-6 {
+				t.Fatalf("loop at %d: tails %v, outside %v", l.header, l.tails, l.outside)
+			}
+			if l.tails < l.outside {
+				lighter++
+			}
 			if !slices.ContainsFunc(d.In[l.header], func(e int32) bool { return d.Edges[e].Orig >= 0 }) {
 				heavyCut++
 			}
@@ -120,8 +128,8 @@ func TestFlowOfCutDAGs(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d loops, %d with their headers cut (%d cuts, %d such loops priced); %d of %d graphs' runs determined", loops, cutLoops, cuts, heavyCut, determined, tried)
-	if cutLoops < 50 || heavyCut < 20 || determined < tried/2 {
+	t.Logf("%d loops, %d with their headers cut (%d cuts, %d such loops priced, %d with tails lighter than the code around them); %d of %d graphs' runs determined", loops, cutLoops, cuts, heavyCut, lighter, determined, tried)
+	if cutLoops < 50 || heavyCut < 20 || lighter < 20 || determined < tried/2 {
 		t.Fatalf("%d loops, %d with their headers cut (%d cuts); %d of %d graphs' runs determined", loops, cutLoops, cuts, determined, tried)
 	}
 }
