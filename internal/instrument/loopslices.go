@@ -85,6 +85,18 @@ func (f *Func) CanShareLoop(h int32) error {
 	return err
 }
 
+// LoopBytes is the size of the code that each replica of the loop whose
+// header is Graph block h repeats (its body), or 0 when its iterations
+// cannot be shared out. Shared out in g slots, the function grows by
+// g-1 times it, whatever lies around the loop.
+func (f *Func) LoopBytes(h int32) int {
+	r, err := f.sharedLoop(h)
+	if err != nil {
+		return 0
+	}
+	return int(r.end - r.body)
+}
+
 func (f *Func) sharedLoop(h int32) (*region, error) {
 	g := f.Graph
 	if g == nil || f.scan == nil || h < 2 || int(h) >= len(g.Blocks) {

@@ -21,6 +21,8 @@ type loopCost struct {
 	// the loop: all that a copy without slot 0 runs around it.
 	tails            float64
 	entries, iterate float64 // entries, and iterations (entries plus back edges)
+	// probes is how many probes the function has, profiled whole.
+	probes int
 }
 
 // perEntry is the average number of iterations per entry.
@@ -96,10 +98,12 @@ func heavyLoops(d *cfg.DAG, w []float64, ok func(int32) bool) []*loopCost {
 	}
 	weight := make([]float64, len(d.Edges))
 	var total float64
+	probes := 0
 	for i, op := range ops {
 		if seq(d, nil, i, op) {
 			weight[i] = w[i]
 			total += w[i]
+			probes += multiplicity(d, nil, i)
 		}
 	}
 	f := flowOf(d, w)
@@ -156,7 +160,7 @@ func heavyLoops(d *cfg.DAG, w []float64, ok func(int32) bool) []*loopCost {
 				tails += weight[i]
 			}
 		}
-		all = append(all, &loopCost{header: h, inside: inside, outside: total - inside, tails: tails, entries: entries, iterate: entries + backs})
+		all = append(all, &loopCost{header: h, inside: inside, outside: total - inside, tails: tails, entries: entries, iterate: entries + backs, probes: probes})
 	}
 	slices.SortStableFunc(all, func(a, b *loopCost) int { return cmp.Compare(b.inside, a.inside) })
 	var out []*loopCost

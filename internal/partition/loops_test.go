@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"github.com/pathprof/pathprof/internal/cfg"
+	"github.com/pathprof/pathprof/internal/dagtest"
 	"github.com/pathprof/pathprof/internal/numbering"
 	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/profile"
 )
 
 // TestFlowOfCutDAGs: the control flow rebuilt from a DAG and its edge
@@ -207,4 +209,108 @@ func naturalLoop(g *cfg.Graph, h int32, latches []int32) []bool {
 		}
 	}
 	return in
+}
+
+// TestCompilePrice: the replicas of a shared loop cost nothing to compile
+// while the unrolled function stays within compileKnee, and beyond it a
+// price that grows with the square of its size, counted from the knee or
+// from the function's own size, whichever is larger.
+func TestCompilePrice(t *testing.T) {
+	if p := compilePrice(1000, 10, 1000, 4); p != 0 {
+		t.Fatalf("a function of 4 KB unrolled costs %d", p)
+	}
+	if p := compilePrice(1000, 0, compileKnee-1000, 2); p != 0 {
+		t.Fatalf("a function unrolled to the knee costs %d", p)
+	}
+	last := int64(0)
+	for g := 2; g <= 8; g++ {
+		p := compilePrice(8<<10, 300, 8<<10, g)
+		grown := float64(8<<10 + 300*probeBytes + (g-1)*(8<<10))
+		want := compileHits * (grown*grown - float64(compileKnee)*float64(compileKnee))
+		if grown <= compileKnee {
+			want = 0
+		}
+		if math.Abs(float64(p)-want) > 1 || p < last {
+			t.Fatalf("g = %d: price %d, want %.0f (g-1: %d)", g, p, want, last)
+		}
+		last = p
+	}
+	// Past the knee already, only the growth is priced.
+	big := int64(40 << 10)
+	if p, want := compilePrice(big, 0, 1<<10, 2), compileHits*(float64(big+1<<10)*float64(big+1<<10)-float64(big)*float64(big)); math.Abs(float64(p)-want) > 1 {
+		t.Fatalf("a big function's price %d, want %.0f", p, want)
+	}
+}
+
+// TestLoopSlicesPricedByCompilation: a loop whose replicas take its
+// function past compileKnee is not hedged by an estimate, whose loads
+// cannot pay for their compilation, and a small one is; planned by a
+// profile, the same loop is shared out when what it saves the slowest
+// copy outweighs the replicas' compilation, and not when it does not.
+func TestLoopSlicesPricedByCompilation(t *testing.T) {
+	_, ms, _ := realModules(t)
+	m := ms[0]
+	callers, err := FindCallers(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := callers.Sites[m.NumImportedFuncs]; n > 1 {
+		t.Fatalf("function 0 of the first C program has %d call sites", n)
+	}
+	graphs, ws := loopFuncs(t, m, 11, func(paths float64) float64 { return 1 / paths })
+	for def := maxSplitTries / 2; def < len(ws); def++ {
+		ws[def] = nil
+	}
+	share := func(int, int32) bool { return true }
+	small := func(int, int32) int { return 16 }
+	large := func(def int, h int32) int {
+		if def == 0 {
+			return compileKnee
+		}
+		return 16
+	}
+	plan := func(opt Options) FuncInfo {
+		t.Helper()
+		p, err := Make(m, graphs, profile.P3, 4, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPlan(t, m, graphs, p, opt.Weights)
+		return p.Funcs[0]
+	}
+	if f := plan(Options{Weights: ws, Guessed: true, ShareLoop: share, LoopBytes: small}); f.Slices != 4 || f.Loop == 0 {
+		t.Fatalf("a small loop is not hedged: slices %d, loop %d", f.Slices, f.Loop)
+	}
+	if f := plan(Options{Weights: ws, Guessed: true, ShareLoop: share, LoopBytes: large}); f.Slices != 0 {
+		t.Fatalf("a loop whose replicas pass the knee is hedged in %d slots", f.Slices)
+	}
+	if f := plan(Options{Weights: ws, ShareLoop: share, LoopBytes: small}); f.Slices < 2 || f.Loop == 0 {
+		t.Fatalf("planned by a profile, a small loop is not shared out: slices %d, loop %d", f.Slices, f.Loop)
+	}
+	if f := plan(Options{Weights: ws, ShareLoop: share, LoopBytes: large}); f.Slices != 0 {
+		t.Fatalf("planned by a profile, a loop whose gain does not pay its compilation is shared out in %d slots", f.Slices)
+	}
+	// Called once still, but its loop iterated a thousand times as
+	// often: the gain pays.
+	d, w := graphs[0], ws[0]
+	clear(w)
+	paths, _ := dagtest.Paths(d, cfg.Entry, 200)
+	var fromEntry float64
+	for _, p := range paths {
+		if d.Edges[p[0]].Kind != cfg.EdgeDummyEntry {
+			fromEntry++
+		}
+	}
+	for _, p := range paths {
+		n := 1 / fromEntry
+		if d.Edges[p[0]].Kind == cfg.EdgeDummyEntry {
+			n = 1e6
+		}
+		for _, e := range p {
+			w[e] += n
+		}
+	}
+	if f := plan(Options{Weights: ws, ShareLoop: share, LoopBytes: large}); f.Slices < 2 || f.Loop == 0 {
+		t.Fatalf("planned by a long run's profile, the loop is not shared out: slices %d, loop %d", f.Slices, f.Loop)
+	}
 }

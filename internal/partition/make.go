@@ -47,6 +47,10 @@ type Options struct {
 	// defined function def (instrument's Func.CanShareLoop). Without it
 	// no loop is shared out.
 	ShareLoop func(def int, header int32) bool
+	// LoopBytes, when set, gives the bytes of the body of that loop,
+	// which each extra slot repeats (instrument's Func.LoopBytes).
+	// Without it a slot is taken to repeat the whole function.
+	LoopBytes func(def int, header int32) int
 	// Static, without Weights, keeps a plan priced by static probe
 	// counts, as in the P3 paper: profiler.Build otherwise weights a
 	// PBL or P3 plan made without a profile by a static estimate of the
@@ -207,7 +211,7 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy profile.Strategy, k int, o
 					hedged[i] = callers.Sites[m.NumImportedFuncs+uint32(i)] <= 1
 				}
 			}
-			chooseSlices(perFunc, whole, k, m, graphs, opt.Weights, opt.ShareLoop, hedged)
+			chooseSlices(perFunc, whole, k, m, graphs, opt.Weights, opt.ShareLoop, opt.LoopBytes, hedged)
 		}
 	} else {
 		for i, ts := range perFunc {

@@ -22,9 +22,10 @@ import (
 // functions that run many paths per call, a loop or a long function,
 // which no class split can divide: every class of a loop pays each
 // iteration's back edge. Slots are priced by slotCosts and
-// loopCost.slotCosts. Like splits, the slicings kept must lower the
-// largest load by minSplitGain in all.
-func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs []*cfg.DAG, weights [][]float64, shareLoop func(int, int32) bool, hedged []bool) {
+// loopCost.slotCosts, and a loop's slots also by what their replicas
+// cost to compile (compilePrice). Like splits, the slicings kept must
+// lower the largest load by minSplitGain in all.
+func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs []*cfg.DAG, weights [][]float64, shareLoop func(int, int32) bool, loopBytes func(int, int32) int, hedged []bool) {
 	type option struct {
 		def  int
 		cost int64
@@ -72,12 +73,26 @@ func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs
 		if shareLoop != nil {
 			size := int64(len(m.Code[t.def].Body))
 			for _, l := range heavyLoops(graphs[t.def], weights[t.def], func(h int32) bool { return shareLoop(t.def, h) }) {
-				if hedged != nil && long == 0 && l.perEntry() >= hedgedTrips {
-					long = l.header
+				body := size
+				if loopBytes != nil {
+					body = int64(loopBytes(t.def, l.header))
 				}
 				for g := 2; g <= min(k, MaxSlices, int(l.perEntry())); g++ {
-					if int64(g-1)*size <= budget && int64(g)*size <= maxUnrolled {
-						alts = append(alts, slicing{g: g, loop: l.header, costs: l.slotCosts(t.cost, g)})
+					if int64(g-1)*size > budget || int64(g)*size > maxUnrolled {
+						continue
+					}
+					price := compilePrice(size, l.probes, body, g)
+					if hedged != nil && price > 0 {
+						// An estimate's loads cannot pay for it.
+						continue
+					}
+					costs := l.slotCosts(t.cost, g)
+					for j := range costs {
+						costs[j] += price
+					}
+					alts = append(alts, slicing{g: g, loop: l.header, costs: costs})
+					if hedged != nil && long == 0 && l.perEntry() >= hedgedTrips {
+						long = l.header
 					}
 				}
 			}
@@ -143,6 +158,34 @@ const unrolledBytes = 256 << 10
 // (its probes alone 1.1); vm-O0's run (14 KB) unrolled 8 times 1.28, and
 // twice 1.11-1.15.
 const maxUnrolled = 48 << 10
+
+// compilePrice is what compiling the replicas of a loop shared out in g
+// slots costs each copy that has them, in probe hits, beyond what the
+// function costs whole: wazero's compiler takes time and memory about
+// linear in a function's size up to compileKnee bytes and growing with
+// its square beyond, so a function that the replicas take past it costs
+// every copy that has it (priced at compileHits per byte squared above
+// the knee). Below the knee the replicas are the code growth that the
+// byte budget bounds. size and body are the function's and the loop
+// body's bytes (each replica repeats the body), probes the function's
+// probes, each taken at probeBytes.
+func compilePrice(size int64, probes int, body int64, g int) int64 {
+	whole := size + int64(probes)*probeBytes
+	grown := max(whole+int64(g-1)*body, compileKnee)
+	whole = max(whole, compileKnee)
+	return int64(math.Ceil(compileHits * (float64(grown)*float64(grown) - float64(whole)*float64(whole))))
+}
+
+// compileKnee is the function size, in bytes, beyond which compiling it
+// grows with its square (wazero, measured on the kernels' copies).
+const compileKnee = 20 << 10
+
+// compileHits is the probe hits that one byte squared of a function
+// beyond compileKnee costs to compile.
+const compileHits = 1.0 / 16
+
+// probeBytes is what a probe adds to a function, on average.
+const probeBytes = 18
 
 // minSliceCalls is the fewest calls per slot of a sliced function: the
 // profile tells only the calls' total cost, and the fewer calls a slot

@@ -91,6 +91,9 @@ func Build(orig []byte, strategy profile.Strategy, k int, opt instrument.Options
 	if popt.ShareLoop == nil {
 		popt.ShareLoop = func(def int, h int32) bool { return analysis.Funcs[def].CanShareLoop(h) == nil }
 	}
+	if popt.LoopBytes == nil {
+		popt.LoopBytes = func(def int, h int32) int { return analysis.Funcs[def].LoopBytes(h) }
+	}
 	start := time.Now()
 	plan, err := partition.Make(m, dags, strategy, k, popt)
 	if err != nil {
