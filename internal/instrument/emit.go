@@ -7,6 +7,7 @@ package instrument
 import (
 	"errors"
 
+	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/counters"
 	"github.com/pathprof/pathprof/internal/numbering"
 	"github.com/pathprof/pathprof/internal/wasm"
@@ -103,6 +104,19 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 		}
 	}
 	z := &sizer{}
+	// lowest(e) is the lowest id a count on Graph edge e counts: 0 for
+	// a loop counter's other case (e = -1), and where there is no
+	// reverse numbering (a selective copy's).
+	var lows map[int32]int64
+	lowest := func(e int32) int64 {
+		if e < 0 || f.Rev == nil {
+			return 0
+		}
+		if lows == nil {
+			lows = lowestIDs(f)
+		}
+		return lows[e]
+	}
 	// memCount appends a count op in memory (or a counter module).
 	memCount := func(a *wasm.Asm, o numbering.Op, e int32) {
 		mk, kind := z.mark(a), SizeHashed
@@ -125,7 +139,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			fns.add(a, o.Value+slot, idx+1, nil)
 		case dense:
 			a.Idx(wasm.OpLocalGet, reg)
-			fns.countID(a, slot, o.Value, idx+1)
+			fns.countID(a, slot, o.Value, lowest(e), idx+1)
 		case hashP >= 0 && !callHash(f, e):
 			push()
 			a.Idx(wasm.OpLocalSet, uint32(hashP))
@@ -243,15 +257,16 @@ type countFns struct {
 }
 
 // countID appends the count of dense path id (the i64 on the stack) plus
-// v, the function's first slot being slot; addr is a scratch i32.
-func (fns countFns) countID(a *wasm.Asm, slot, v int64, addr uint32) {
+// v, the function's first slot being slot, where no path counted there
+// has an id below lo; addr is a scratch i32.
+func (fns countFns) countID(a *wasm.Asm, slot, v, lo int64, addr uint32) {
 	if fns.emb != nil {
 		// v goes into the store's offset with the slot when their sum
 		// is not negative (offsets are unsigned), and when the i32
 		// address 8·id + Base cannot wrap below 0 without it: the id
-		// on the stack is the path's minus v, so as low as -v (a
+		// on the stack is the path's minus v, so as low as lo - v (a
 		// module without memory has its area at 0).
-		if slot+v >= 0 && (v <= 0 || 8*v <= int64(fns.emb.Start())) {
+		if slot+v >= 0 && (v <= lo || 8*(v-lo) <= int64(fns.emb.Start())) {
 			slot, v = slot+v, 0
 		}
 		if v != 0 {
@@ -282,6 +297,28 @@ func (fns countFns) add(a *wasm.Asm, slot int64, addr uint32, push func()) {
 		push()
 		a.Idx(wasm.OpCall, fns.countN)
 	}
+}
+
+// lowestIDs returns, for f's Graph edges into the exit and back edges,
+// the lowest reverse id of the paths whose count is on them: those that
+// end at the edge's DAG edge into the exit. A count whose constant goes
+// into the store's offset leaves an address that is the id's less the
+// constant, so how low that can be is what allows it (countID).
+func lowestIDs(f *Func) map[int32]int64 {
+	lows := make(map[int32]int64)
+	for x, de := range f.DAG.Edges {
+		if de.To != cfg.Exit {
+			continue
+		}
+		lo, _ := f.Rev.Range(int32(x))
+		if de.Orig >= 0 {
+			lows[de.Orig] = lo
+		}
+		for _, b := range de.Back {
+			lows[b] = lo
+		}
+	}
+	return lows
 }
 
 // callHash says whether a count of a hashed function on edge e calls the
