@@ -25,7 +25,8 @@ const BaseExport = "pathprof_counters"
 
 // Embedding is what Embed adds to a module, for the instrumenter: the
 // global holding the counter area's address and the function counting
-// the paths of hashed functions, (f i32, p i64, n i64).
+// the paths of hashed functions, (f i32, p i64, n i64), which adds
+// nothing for n = 0.
 type Embedding struct {
 	Base      uint32
 	CountHash uint32
@@ -33,12 +34,20 @@ type Embedding struct {
 	// CountHash with n = 1, which nearly every count is, in two bytes
 	// less a call.
 	CountHash1 uint32
+	// CountDense adds one to the dense counter at its parameter's slot,
+	// (slot i64), and AddN[k-1] adds its k i64 parameters to the
+	// dense counters at the k slots from its first, (slot i32, n1 i64,
+	// …, nk i64): calls a third of the inline code's bytes, for counts
+	// and loop counters' flushes that run once per call or per loop.
+	CountDense uint32
+	AddN       [MaxAddLocals]uint32
 
 	layout   *Layout
 	area     *memarea.Area
 	hashGrow uint32 // function: the hash table's growth
 	grow     uint32 // function: the program's memory.grow
-	types    [3]uint32
+	types    [4]uint32
+	addTypes [MaxAddLocals]uint32
 	// Globals that keep the inline probe of HashCount short: the hash
 	// table's capacity less one and its address in the area, which the
 	// table's growth keeps equal to its header's, and hashK1, which
@@ -57,10 +66,16 @@ func CanEmbed(m *wasm.Module) string { return memarea.CanEmbed(m) }
 // bodies with inline counts (Embedding.Base) and calls of CountHash.
 func (l *Layout) Embed(m *wasm.Module) (*Embedding, error) {
 	e := &Embedding{layout: l}
-	e.types = [3]uint32{
+	e.types = [4]uint32{
 		m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64, wasm.ValI64}}),
 		m.AddType(wasm.FuncType{}),
 		m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI32, wasm.ValI64}}),
+		m.AddType(wasm.FuncType{Params: []wasm.ValType{wasm.ValI64}}),
+	}
+	params := []wasm.ValType{wasm.ValI32}
+	for k := range e.addTypes {
+		params = append(params, wasm.ValI64)
+		e.addTypes[k] = m.AddType(wasm.FuncType{Params: slices.Clone(params)})
 	}
 	var err error
 	if e.area, err = memarea.Embed(m, uint64(l.Size), BaseExport); err != nil {
@@ -88,7 +103,10 @@ func (l *Layout) Embed(m *wasm.Module) (*Embedding, error) {
 		m.Touch(wasm.SecDataCount)
 	}
 	n := m.NumFuncs()
-	e.CountHash, e.hashGrow, e.grow, e.CountHash1 = n, n+1, n+2, n+3
+	e.CountHash, e.hashGrow, e.grow, e.CountHash1, e.CountDense = n, n+1, n+2, n+3, n+4
+	for k := range e.AddN {
+		e.AddN[k] = n + 5 + uint32(k)
+	}
 	return e, nil
 }
 
@@ -109,16 +127,38 @@ func (e *Embedding) Finish(m *wasm.Module) error {
 	// parameter: the same index, set to 1 first.
 	var one wasm.Asm
 	one.I64(1).Idx(wasm.OpLocalSet, 2)
-	m.Funcs = append(m.Funcs, e.types[0], e.types[1], e.area.GrowType, e.types[2])
+	// CountHash adds nothing for n = 0, so that a loop counter that is
+	// 0 is flushed by a call all the same, without a test of its own.
+	var nonZero wasm.Asm
+	nonZero.Idx(wasm.OpLocalGet, 2).Op(wasm.OpI64Eqz).Block(wasm.OpIf).Op(wasm.OpReturn).Op(wasm.OpEnd)
+	var dense wasm.Asm
+	dense.Idx(wasm.OpLocalGet, 0)
+	e.AddOne(&dense, 0, 1)
+	m.Funcs = append(m.Funcs, e.types[0], e.types[1], e.area.GrowType, e.types[2], e.types[3])
 	m.Code = append(m.Code,
-		wasm.NewCode([]wasm.LocalDecl{{Count: countHashLocals, Type: wasm.ValI32}}, count),
+		wasm.NewCode([]wasm.LocalDecl{{Count: countHashLocals, Type: wasm.ValI32}}, append(nonZero.B, count...)),
 		wasm.NewCode([]wasm.LocalDecl{{Count: growLocals, Type: wasm.ValI32}}, growCode(l.HashOff, b, func(a *wasm.Asm, hdr uint32) {
 			a.Idx(wasm.OpLocalGet, hdr).Mem(wasm.OpI32Load, 2, 0).I32(1).Op(wasm.OpI32Sub).Idx(wasm.OpGlobalSet, e.mask)
 			a.Idx(wasm.OpLocalGet, hdr).Mem(wasm.OpI32Load, 2, 8).Idx(wasm.OpGlobalSet, e.table)
 		})),
 		wasm.NewCode(memarea.GrowLocals, e.area.GrowCode()),
 		wasm.NewCode([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI64}, {Count: countHashLocals, Type: wasm.ValI32}}, append(one.B, count...)),
+		wasm.NewCode([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, append(dense.B, byte(wasm.OpEnd))),
 	)
+	for k, t := range e.addTypes {
+		// (slot, n1, …, nk): the lowest counter's address once, in
+		// the local after the parameters, then each n at its offset.
+		ls := make([]uint32, k+1)
+		for j := range ls {
+			ls[j] = uint32(j + 1)
+		}
+		var a wasm.Asm
+		a.Idx(wasm.OpLocalGet, 0).I32(3).Op(wasm.OpI32Shl).Idx(wasm.OpGlobalGet, e.Base).Op(wasm.OpI32Add)
+		e.addAt(&a, ls, uint32(k+2))
+		a.Op(wasm.OpEnd)
+		m.Funcs = append(m.Funcs, t)
+		m.Code = append(m.Code, wasm.NewCode([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, a.B))
+	}
 	m.Touch(wasm.SecFunction)
 	m.Touch(wasm.SecCode)
 	return nil
@@ -143,6 +183,9 @@ func (e *Embedding) AddConst(a *wasm.Asm, slot int64, scratch uint32, push func(
 	e.add(a, slot, scratch, push)
 }
 
+// MaxAddLocals is the most counters one call of CallAddLocals adds.
+const MaxAddLocals = 8
+
 // AddLocals appends code adding each i64 local ls[j] to the dense counter
 // at slots[j], given a scratch i32 local: the address of the lowest slot
 // is computed once, so that each counter's offset is short, and a local
@@ -154,14 +197,43 @@ func (e *Embedding) AddLocals(a *wasm.Asm, slots []int64, ls []uint32, scratch u
 	if lo != 0 {
 		a.I32(int32(uint32(8 * lo))).Op(wasm.OpI32Add)
 	}
+	offs := make([]uint64, len(ls))
+	for j := range ls {
+		offs[j] = uint64(8 * (slots[j] - lo))
+	}
+	e.addAtOffsets(a, ls, offs, scratch)
+}
+
+// CallAddLocals appends a call adding each i64 local ls[j] (at most
+// MaxAddLocals) to the dense counter at slot+j.
+func (e *Embedding) CallAddLocals(a *wasm.Asm, slot int64, ls []uint32) {
+	a.I32(int32(slot))
+	for _, l := range ls {
+		a.Idx(wasm.OpLocalGet, l)
+	}
+	a.Idx(wasm.OpCall, e.AddN[len(ls)-1])
+}
+
+// addAt adds each i64 local ls[j] to the i64 at the address on the stack
+// plus 8·j, given a scratch i32 local.
+func (e *Embedding) addAt(a *wasm.Asm, ls []uint32, scratch uint32) {
+	offs := make([]uint64, len(ls))
+	for j := range ls {
+		offs[j] = uint64(8 * j)
+	}
+	e.addAtOffsets(a, ls, offs, scratch)
+}
+
+// addAtOffsets adds each i64 local ls[j] to the i64 at the address on the
+// stack plus offs[j], given a scratch i32 local.
+func (e *Embedding) addAtOffsets(a *wasm.Asm, ls []uint32, offs []uint64, scratch uint32) {
 	for j, l := range ls {
 		op := wasm.OpLocalGet
 		if j == 0 {
 			op = wasm.OpLocalTee
 		}
-		off := uint64(8 * (slots[j] - lo))
-		a.Idx(op, scratch).Idx(wasm.OpLocalGet, scratch).Mem(wasm.OpI64Load, 3, off)
-		a.Idx(wasm.OpLocalGet, l).Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, off)
+		a.Idx(op, scratch).Idx(wasm.OpLocalGet, scratch).Mem(wasm.OpI64Load, 3, offs[j])
+		a.Idx(wasm.OpLocalGet, l).Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, offs[j])
 	}
 }
 

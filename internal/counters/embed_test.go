@@ -57,6 +57,13 @@ func TestEmbedHashCount(t *testing.T) {
 	if err := c.Splice([]wasm.Edit{{Off: c.ExprOff, Ins: spy.B}}); err != nil {
 		t.Fatal(err)
 	}
+	// zero adds 0 to path p of function 1, as the flush of a loop
+	// counter that is 0 does: CountHash must not insert the path.
+	var zeroAdd wasm.Asm
+	zeroAdd.I32(1).Idx(wasm.OpLocalGet, 0).I64(0).Idx(wasm.OpCall, e.CountHash).Op(wasm.OpEnd)
+	m.Exports = append(m.Exports, wasm.Export{Name: "zero", Kind: wasm.KindFunc, Index: m.NumFuncs()})
+	m.Funcs = append(m.Funcs, typ)
+	m.Code = append(m.Code, wasm.NewCode(nil, zeroAdd.B))
 	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecMemory, wasm.SecGlobal, wasm.SecExport, wasm.SecCode, wasm.SecData} {
 		m.Touch(id)
 	}
@@ -75,6 +82,11 @@ func TestEmbedHashCount(t *testing.T) {
 		p := r.Uint64N(uint64(2 + len(want[1]) + len(want[2])))
 		if r.IntN(4) == 0 {
 			p = r.Uint64()
+		}
+		if r.IntN(8) == 0 {
+			if _, err := inst.ExportedFunction("zero").Call(ctx, r.Uint64()); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if _, err := inst.ExportedFunction(string(rune('a'+f))).Call(ctx, p); err != nil {
 			t.Fatal(err)
@@ -105,6 +117,12 @@ func TestEmbedHashCount(t *testing.T) {
 	}
 	if n := inst.ExportedGlobal("calls").Get() - before; n > uint64(len(again))*10/2 {
 		t.Errorf("%d of %d counts of paths the table holds called CountHash1", n, len(again)*10)
+	}
+	// A count of 0 inserts nothing: the table holds the paths counted.
+	base := uint32(inst.ExportedGlobal(BaseExport).Get())
+	used, ok := inst.Memory().ReadUint32Le(base + l.HashOff + 4)
+	if n := len(want[1]) + len(want[2]); !ok || int(used) != n {
+		t.Errorf("hash table holds %d paths, want %d", used, n)
 	}
 	got, err := ReadInstance(map[string]api.Module{"": inst})
 	if err != nil {
