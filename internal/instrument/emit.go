@@ -6,6 +6,7 @@ package instrument
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/counters"
@@ -96,8 +97,26 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			first++
 		}
 		lc = planLoopCounts(f, first, slot, !dense, addN)
+		if lc != nil && !dense && fns.emb != nil {
+			// The embedded count_hash adds nothing for n = 0.
+			lc.addsZero = true
+		}
 		if lc != nil && dense && fns.emb != nil {
-			lc.addAll = func(a *wasm.Asm, slots []int64, ls []uint32) { fns.emb.AddLocals(a, slots, ls, idx+1) }
+			lc.addAll = func(a *wasm.Asm, e int32, slots []int64, ls []uint32) {
+				if !callFlush(f, e) {
+					fns.emb.AddLocals(a, slots, ls, idx+1)
+					return
+				}
+				// Runs of consecutive slots, a call each.
+				for i := 0; i < len(ls); {
+					j := i + 1
+					for j < len(ls) && j-i < counters.MaxAddLocals && slots[j] == slots[j-1]+1 {
+						j++
+					}
+					fns.emb.CallAddLocals(a, slots[i], ls[i:j])
+					i = j
+				}
+			}
 		}
 		if lc != nil {
 			f.LoopCounters, f.IterationCounters = int(lc.total), lc.iteration
@@ -135,6 +154,13 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			}
 		}
 		switch {
+		case dense && fns.emb != nil && callDense(f, e):
+			if o.Kind == numbering.CountConst {
+				a.I64(o.Value + slot)
+			} else {
+				a.Idx(wasm.OpLocalGet, reg).AddI64(o.Value + slot)
+			}
+			a.Idx(wasm.OpCall, fns.emb.CountDense)
 		case dense && o.Kind == numbering.CountConst:
 			fns.add(a, o.Value+slot, idx+1, nil)
 		case dense:
@@ -334,5 +360,44 @@ func callHash(f *Func, e int32) bool {
 		return true
 	}
 	in, calls := f.scan.innermostLoopCalls(f.Graph.Edges[e].Instr)
+	return !in || calls
+}
+
+// callDense says whether a dense count on edge e calls CountDense, a third
+// of the inline add's bytes, in a function that has loops: where the path
+// ends outside every loop or returns, once per call beside the loops'
+// iterations, and where it enters a loop from one that calls anyway, once
+// per entry into the loop. The return of a function without loops is as
+// hot as its calls, and a count at a back edge as its loop: calls there
+// cost the Go programs and the interpreters run time
+// (docs/instrumentation.md).
+func callDense(f *Func, e int32) bool {
+	if e < 0 || len(f.scan.loops) == 0 {
+		return false
+	}
+	ge := f.Graph.Edges[e]
+	if ge.Kind == cfg.EdgeReturn {
+		return true
+	}
+	in, calls := f.scan.innermostLoopCalls(ge.Instr)
+	if !in {
+		return true
+	}
+	if ge.Back || ge.To == cfg.Entry || ge.To == cfg.Exit || !calls {
+		return false
+	}
+	return slices.ContainsFunc(f.Graph.Blocks[ge.To].In, func(x int32) bool { return f.Graph.Edges[x].Back })
+}
+
+// callFlush says whether the flush of loop counters on Graph edge e, which
+// leaves their loop, calls a function of the counters rather than adding
+// them inline: where the edge leads out of every loop, or into a loop that
+// calls anyway, as callHash.
+func callFlush(f *Func, e int32) bool {
+	to := f.Graph.Edges[e].To
+	if to == cfg.Entry || to == cfg.Exit {
+		return true
+	}
+	in, calls := f.scan.innermostLoopCalls(f.Graph.Blocks[to].Start)
 	return !in || calls
 }

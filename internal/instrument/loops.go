@@ -48,12 +48,15 @@ const (
 
 // loopCounts is one function's local loop counters.
 type loopCounts struct {
-	// addN appends code adding local l to the dense counter at slot.
-	addN func(a *wasm.Asm, slot int64, l uint32)
+	// addN appends code adding local l to the dense counter at slot;
+	// with addsZero, it may run for a local that is 0, which adds
+	// nothing, else the flush tests the local first.
+	addN     func(a *wasm.Asm, slot int64, l uint32)
+	addsZero bool
 	// addAll, when not nil, appends code adding every local ls[j] to
 	// the dense counter at slots[j], zero or not: a flush in one
-	// sequence.
-	addAll func(a *wasm.Asm, slots []int64, ls []uint32)
+	// sequence, on Graph edge e.
+	addAll func(a *wasm.Asm, e int32, slots []int64, ls []uint32)
 	first  uint32 // first new local
 	total  uint32 // new locals, the counters
 	tmp    uint32 // an i64 scratch local after them
@@ -416,12 +419,16 @@ func (lc *loopCounts) emitFlush(a *wasm.Asm, e int32) {
 			}
 		}
 		if len(ls) > 0 {
-			lc.addAll(a, slots, ls)
+			lc.addAll(a, e, slots, ls)
 		}
 	} else {
 		for _, st := range lc.flush[e] {
 			for j := range uint32(st.n) {
 				l := st.local + j
+				if lc.addsZero {
+					lc.addN(a, lc.slot+st.lo+st.stride*int64(j), l)
+					continue
+				}
 				a.Idx(wasm.OpLocalGet, l).Op(wasm.OpI64Eqz).Op(wasm.OpI32Eqz).Block(wasm.OpIf)
 				lc.addN(a, lc.slot+st.lo+st.stride*int64(j), l)
 				a.Op(wasm.OpEnd)
