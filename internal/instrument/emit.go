@@ -76,7 +76,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 	// scratch locals.
 	hashP := int64(-1)
 	if !dense && fns.emb != nil {
-		hashP = int64(idx + 2)
+		hashP = int64(f.next)
 	}
 	var lc *loopCounts
 	if useLoopCounts && f.Rev != nil && !loopSliced {
@@ -92,7 +92,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 				a.I32(int32(f.Index)).I64(id).Idx(wasm.OpLocalGet, l).Idx(wasm.OpCall, fns.hash)
 			}
 		}
-		first := idx + 2
+		first := f.next
 		if hashP >= 0 {
 			first++
 		}
@@ -248,7 +248,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 		more = append(more, wasm.LocalDecl{Count: 1, Type: wasm.ValI64})
 	}
 	if loopSliced {
-		flag := idx + 2 + uint32(len(more))
+		flag := f.next + uint32(len(more))
 		more = append(more, wasm.LocalDecl{Count: 1, Type: wasm.ValI32})
 		if err := emitLoopSlices(m, c, f, place, hit, flag); err != nil {
 			return err
@@ -268,10 +268,20 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 		more = append(more, lc.decl())
 	}
 	f.sizes = z.s
-	if more != nil {
-		return c.SetLocals(append(append([]wasm.LocalDecl(nil), c.Locals...), more...))
+	if more == nil {
+		return nil
 	}
-	return nil
+	// A declaration of the same type as the one before it extends
+	// that one: two bytes less.
+	ls := append([]wasm.LocalDecl(nil), c.Locals...)
+	for _, d := range more {
+		if n := len(ls); n > 0 && ls[n-1].Type == d.Type {
+			ls[n-1].Count += d.Count
+		} else {
+			ls = append(ls, d)
+		}
+	}
+	return c.SetLocals(ls)
 }
 
 // countFns are the counter module's functions as the instrumented module

@@ -103,6 +103,8 @@ type Func struct {
 	scan           *scan
 	ops            [][]numbering.Op
 	reg, cond, idx uint32
+	// next is the first local after the scratch locals.
+	next uint32
 	// sharedTypes is set while the function is emitted beside others:
 	// it may then use the module's types but not add one (errNewType).
 	sharedTypes bool

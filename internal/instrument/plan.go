@@ -32,10 +32,11 @@ func checkSlices(md Mode) error {
 }
 
 // prepare scans the body of defined function def and adds f's scratch
-// locals after its own: the path register (an i64), then i32s i32 locals
+// locals after its own: the path register (an i64) and i32s i32 locals
 // (a saved branch condition, a saved br_table index, then the copy's
-// own), then extra. It returns the function's type and the body's local
-// declarations.
+// own), the i32s first where the body's last declaration is of i32s and
+// there is no extra, then extra. It returns the function's type and the
+// body's local declarations.
 func (f *Func) prepare(m *wasm.Module, def int, i32s uint32, extra ...wasm.LocalDecl) (wasm.FuncType, []wasm.LocalDecl, error) {
 	return f.prepareScanned(m, def, i32s, nil, extra...)
 }
@@ -50,8 +51,17 @@ func (f *Func) prepareScanned(m *wasm.Module, def int, i32s uint32, s *scan, ext
 		return ft, nil, fmt.Errorf("no type")
 	}
 	base := uint32(uint64(len(ft.Params)) + c.NumLocals())
-	locals := append(append([]wasm.LocalDecl(nil), c.Locals...),
-		wasm.LocalDecl{Count: 1, Type: wasm.ValI64}, wasm.LocalDecl{Count: i32s, Type: wasm.ValI32})
+	locals := append([]wasm.LocalDecl(nil), c.Locals...)
+	reg, i32 := base, base+1
+	if n := len(locals); n > 0 && locals[n-1].Type == wasm.ValI32 && len(extra) == 0 {
+		// The i32s first, where they extend the body's last
+		// declaration instead of taking one of their own.
+		locals[n-1].Count += i32s
+		locals = append(locals, wasm.LocalDecl{Count: 1, Type: wasm.ValI64})
+		reg, i32 = base+i32s, base
+	} else {
+		locals = append(locals, wasm.LocalDecl{Count: 1, Type: wasm.ValI64}, wasm.LocalDecl{Count: i32s, Type: wasm.ValI32})
+	}
 	locals = append(locals, extra...)
 	// The body with its new locals is scanned, not the old one shifted:
 	// moving every offset of a big function's scan cost as much again.
@@ -74,7 +84,7 @@ func (f *Func) prepareScanned(m *wasm.Module, def int, i32s uint32, s *scan, ext
 		}
 		return ft, nil, err
 	}
-	f.scan, f.reg, f.cond, f.idx = s, base, base+1, base+2
+	f.scan, f.reg, f.cond, f.idx, f.next = s, reg, i32, i32+1, base+1+i32s
 	return ft, locals, nil
 }
 
