@@ -8,12 +8,13 @@
 // Within a function, every loop runs a fixed number of iterations per
 // entry (more for an interpreter's dispatch loop: a loop around a
 // br_table that selects on a value read from memory), branches split
-// evenly, and a loop is left once per entry, by its exits in proportion
-// to how often they are reached. Across functions, the exported functions
-// and the start function are called once; every call site adds its
-// block's estimated runs, times its caller's calls, to its callee's (an
-// indirect call spreads over the table's functions of its type), callers
-// before callees, and recursion is unrolled a few times.
+// evenly except towards a return or a failure, which are the rarer ways,
+// and a loop is left once per entry, by its exits in proportion to how
+// often they are reached. Across functions, the exported functions and
+// the start function are called once; every call site adds its block's
+// estimated runs, times its caller's calls, to its callee's (an indirect
+// call spreads over the table's functions of its type), callers before
+// callees, and a recursive call is made less than once per call.
 //
 // The estimate decides nothing about exactness: the profile a plan made
 // from it produces is the same whatever the weights.
@@ -39,9 +40,18 @@ const (
 // switch.
 const dispatchLabels = 8
 
-// recursionRounds is how many times calls within a cycle of the call
-// graph are followed.
-const recursionRounds = 3
+// recursionCalls is the most calls into its own cycle of the call graph
+// a call makes on average, so that recursion multiplies a cycle's calls
+// at most as much as a loop does: 1/(1-recursionCalls) = loopTrips.
+const recursionCalls = 1 - 1.0/loopTrips
+
+// recursionRounds bounds the rounds that solve a cycle's calls; each
+// shrinks the error by recursionCalls at least, and the rounds stop once
+// no function's calls change by more than recursionPrecision of them.
+const (
+	recursionRounds    = 1000
+	recursionPrecision = 1e-9
+)
 
 // Scale is the estimated edge frequency sum of the heaviest function:
 // frequencies are whole numbers, so that a plan prices them as counts,
@@ -189,9 +199,6 @@ func estimateFunc(code *wasm.Code, f *Func) (*funcEstimate, error) {
 				l.nodes = append(l.nodes, v)
 			}
 		}
-		if dispatches(g, l, ins) {
-			l.trips = dispatchTrips
-		}
 		loops = append(loops, l)
 	}
 	sort.Slice(loops, func(a, b int) bool {
@@ -200,6 +207,9 @@ func estimateFunc(code *wasm.Code, f *Func) (*funcEstimate, error) {
 		}
 		return loops[a].header < loops[b].header
 	})
+	for _, li := range dispatchLoops(g, loops, ins) {
+		loops[li].trips = dispatchTrips
+	}
 	body := &loop{header: cfg.Entry, nodes: topo, in: make([]bool, n), trips: 1, exits: map[int32]float64{}}
 	for _, v := range topo {
 		body.in[v] = true
@@ -229,6 +239,8 @@ func estimateFunc(code *wasm.Code, f *Func) (*funcEstimate, error) {
 		child[l.header] = i
 	}
 
+	odds := branchOdds(g, topo)
+
 	// Inner loops first: each node's flow per iteration of its innermost
 	// loop, and where each loop is left.
 	rel := make([]float64, n)
@@ -256,23 +268,24 @@ func estimateFunc(code *wasm.Code, f *Func) (*funcEstimate, error) {
 			}
 			rel[v] = val
 			out := g.Blocks[v].Out
-			stay := 0
+			var stay, all float64
 			for _, e := range out {
+				all += odds[e]
 				if staysIn(g, l, li, e) {
-					stay++
+					stay += odds[e]
 				}
 			}
 			for _, e := range out {
 				switch {
 				case staysIn(g, l, li, e):
-					flow[e] = val / float64(stay)
+					flow[e] = val * odds[e] / stay
 					if g.Edges[e].Back {
 						l.back += flow[e]
 					} else {
 						acc[g.Edges[e].To] += flow[e]
 					}
 				default:
-					l.exits[e] += val / float64(len(out))
+					l.exits[e] += val * odds[e] / all
 				}
 			}
 		}
@@ -336,6 +349,79 @@ func estimateFunc(code *wasm.Code, f *Func) (*funcEstimate, error) {
 		fe.sites = append(fe.sites, site{op: c.op, callee: c.callee, freq: node[c.block]})
 	}
 	return fe, nil
+}
+
+// Relative odds of a branch's edges: one towards a return, and one
+// towards a trap or a call that never returns, against an edge that goes
+// on. Code that is about to return or fail is the rarer way on (Ball and
+// Larus's return heuristic, taken 28% of the time; a failure, rarer
+// still), and splitting evenly at every early return of a long function
+// would halve the runs of all that follows each one.
+const (
+	returnOdds = 0.28 / 0.72
+	failOdds   = 1.0 / 1024
+)
+
+// branchOdds returns each edge's relative odds of being taken out of its
+// block (1 unless the block's edges lead on differently).
+func branchOdds(g *cfg.Graph, topo []int32) []float64 {
+	const (
+		goesOn = iota
+		returns
+		fails
+	)
+	// What a block leads to when it is straight-line code up to a
+	// return or a failure: Exit returns; a block with no way out (an
+	// unreachable) fails, as does one whose every way out fails.
+	kind := make([]int8, len(g.Blocks))
+	edgeKind := func(e int32) int8 {
+		x := g.Edges[e]
+		switch {
+		case x.Back:
+			return goesOn
+		case x.Kind == cfg.EdgeNoReturn || x.Kind == cfg.EdgeThrow:
+			return fails
+		}
+		return kind[x.To]
+	}
+	for i := len(topo) - 1; i >= 0; i-- {
+		v := topo[i]
+		out := g.Blocks[v].Out
+		switch {
+		case v == cfg.Exit:
+			kind[v] = returns
+		case len(out) == 0:
+			kind[v] = fails
+		case len(out) == 1:
+			kind[v] = edgeKind(out[0])
+		default:
+			kind[v] = fails
+			for _, e := range out {
+				if edgeKind(e) != fails {
+					kind[v] = goesOn
+				}
+			}
+		}
+	}
+	odds := make([]float64, len(g.Edges))
+	for v := range g.Blocks {
+		out := g.Blocks[v].Out
+		best := int8(fails)
+		for _, e := range out {
+			best = min(best, edgeKind(e))
+		}
+		for _, e := range out {
+			odds[e] = 1
+			switch k := edgeKind(e); {
+			case k == best:
+			case k == returns:
+				odds[e] = returnOdds
+			case k == fails:
+				odds[e] = failOdds
+			}
+		}
+	}
+	return odds
 }
 
 // staysIn reports whether edge e, from a node of loop l (index li),
@@ -404,16 +490,22 @@ func region(g *cfg.Graph, h int32, ls []int32) []bool {
 	return in
 }
 
-// dispatches reports whether loop l is an interpreter's dispatch loop: a
-// block of it ends in a br_table of at least dispatchLabels labels, after
-// reading memory (the next instruction's code) in that block or in one
-// that leads to it, and most of the table's targets are in the loop. (Go
+// dispatchLoops returns the interpreters' dispatch loops among loops
+// (innermost first): for each br_table of at least dispatchLabels labels
+// in a block that reads memory (the next instruction's code) or follows
+// one that does, the innermost loop around it that three quarters of the
+// table's targets stay in, if the table is reached from the loop's header
+// without running a loop nested in it. The loops around that one run the
+// dispatch loop, not the switch: taken for dispatch loops too, nested
+// ones would multiply their guessed iterations. A loop that must run
+// other loops before its switch (a format string's flags and width
+// before the conversion) does more per iteration and runs far fewer. (Go
 // begins every function with a loop around a br_table, which resumes the
 // function at a point its index selects: it reads no memory.)
-func dispatches(g *cfg.Graph, l *loop, ins *instrs) bool {
-	for _, v := range l.nodes {
-		labels, ok := ins.tables[v]
-		if !ok || labels < dispatchLabels {
+func dispatchLoops(g *cfg.Graph, loops []*loop, ins *instrs) []int {
+	var out []int
+	for v, labels := range ins.tables {
+		if labels < dispatchLabels {
 			continue
 		}
 		load := ins.loads[v]
@@ -425,21 +517,66 @@ func dispatches(g *cfg.Graph, l *loop, ins *instrs) bool {
 		if !load {
 			continue
 		}
-		var inside, all int
-		for _, e := range g.Blocks[v].Out {
-			if g.Edges[e].Kind != cfg.EdgeBrTable {
-				continue
-			}
-			all++
-			if x := g.Edges[e]; x.Back && x.To == l.header || !x.Back && l.in[x.To] {
-				inside++
+		for li, l := range loops {
+			if l.in[v] && switchStays(g, l, v) {
+				if !slices.Contains(out, li) && reachedDirectly(g, loops, li, v) {
+					out = append(out, li)
+				}
+				break
 			}
 		}
-		if all > 0 && 2*inside > all {
+	}
+	slices.Sort(out)
+	return out
+}
+
+// reachedDirectly reports whether block v of loop li is reached from the
+// loop's header without entering a loop nested in it that v is not in.
+func reachedDirectly(g *cfg.Graph, loops []*loop, li int, v int32) bool {
+	l := loops[li]
+	blocked := map[int32]bool{}
+	for lj, o := range loops {
+		if lj != li && o.header != l.header && l.in[o.header] && len(o.nodes) < len(l.nodes) && !o.in[v] {
+			blocked[o.header] = true
+		}
+	}
+	seen := map[int32]bool{l.header: true}
+	stack := []int32{l.header}
+	for len(stack) > 0 {
+		u := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if u == v {
 			return true
+		}
+		for _, e := range g.Blocks[u].Out {
+			x := g.Edges[e]
+			if x.Back || !l.in[x.To] || seen[x.To] || blocked[x.To] {
+				continue
+			}
+			seen[x.To] = true
+			stack = append(stack, x.To)
 		}
 	}
 	return false
+}
+
+// switchStays reports whether three quarters of the targets of block v's
+// br_table at least stay in loop l (its nodes, or its header by a back
+// edge): an interpreter's handlers go on to the next instruction, and few
+// of them (halt, return) leave its loop.
+func switchStays(g *cfg.Graph, l *loop, v int32) bool {
+	var inside, all int
+	for _, e := range g.Blocks[v].Out {
+		x := g.Edges[e]
+		if x.Kind != cfg.EdgeBrTable {
+			continue
+		}
+		all++
+		if x.Back && x.To == l.header || !x.Back && l.in[x.To] {
+			inside++
+		}
+	}
+	return all > 0 && 4*inside >= 3*all
 }
 
 // instrs is what estimateFunc needs of a function's instructions.
@@ -546,10 +683,6 @@ func invocations(m *wasm.Module, local []*funcEstimate) []float64 {
 			}
 		}
 	}
-	type arc struct {
-		to   int
-		freq float64
-	}
 	arcs := make([][]arc, n)
 	for i, fe := range local {
 		if fe == nil {
@@ -572,6 +705,24 @@ func invocations(m *wasm.Module, local []*funcEstimate) []float64 {
 			}
 		}
 	}
+	return propagate(ext, arcs)
+}
+
+// arc is a call graph edge: calls of to per call of its caller.
+type arc struct {
+	to   int
+	freq float64
+}
+
+// propagate returns every function's calls: its outside calls ext plus
+// each arc's calls times its caller's. Within a cycle of the call graph
+// (recursion) a function's arcs into the cycle are scaled down to at most
+// recursionCalls calls per call in all: recursion that ends makes fewer
+// recursive calls than calls on average, and a loop around a recursive
+// call would otherwise multiply without bound. Recursion then multiplies
+// a cycle's calls from outside by 1/(1-recursionCalls) at most.
+func propagate(ext []float64, arcs [][]arc) []float64 {
+	n := len(ext)
 	// Callers before callees: the call graph's strongly connected
 	// components in topological order.
 	sccs := components(n, func(i int) []int {
@@ -588,26 +739,49 @@ func invocations(m *wasm.Module, local []*funcEstimate) []float64 {
 			comp[i] = c
 		}
 	}
+	scale := make([]float64, n)
+	add := make([]float64, n)
 	for c, members := range sccs {
-		// Within a cycle, calls are followed recursionRounds times.
-		base := make([]float64, len(members))
-		for j, i := range members {
-			base[j] = calls[i]
-		}
-		for round := 0; round < recursionRounds; round++ {
-			add := map[int]float64{}
-			for _, i := range members {
-				for _, a := range arcs[i] {
-					if comp[a.to] == c {
-						add[a.to] += calls[i] * a.freq
-					}
+		cyclic := false
+		for _, i := range members {
+			var in float64
+			for _, a := range arcs[i] {
+				if comp[a.to] == c {
+					in += a.freq
 				}
 			}
-			if len(add) == 0 {
-				break
+			scale[i] = 1
+			if in > recursionCalls {
+				scale[i] = recursionCalls / in
 			}
+			cyclic = cyclic || in > 0
+		}
+		if cyclic {
+			// Jacobi iteration of calls = base + scaled arcs: it
+			// converges as fast as recursionCalls^rounds.
+			base := make([]float64, len(members))
 			for j, i := range members {
-				calls[i] = min(base[j]+add[i], math.MaxFloat64/1e6)
+				base[j] = calls[i]
+			}
+			for range recursionRounds {
+				for _, i := range members {
+					for _, a := range arcs[i] {
+						if comp[a.to] == c {
+							add[a.to] += calls[i] * a.freq * scale[i]
+						}
+					}
+				}
+				settled := true
+				for j, i := range members {
+					x := min(base[j]+add[i], math.MaxFloat64/1e6)
+					if math.Abs(x-calls[i]) > recursionPrecision*x {
+						settled = false
+					}
+					calls[i], add[i] = x, 0
+				}
+				if settled {
+					break
+				}
 			}
 		}
 		for _, i := range members {

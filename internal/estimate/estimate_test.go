@@ -2,8 +2,10 @@ package estimate
 
 import (
 	"math"
+	"math/rand/v2"
 	"os"
 	"slices"
+	"sort"
 	"testing"
 
 	"github.com/pathprof/pathprof/internal/cfg"
@@ -85,19 +87,32 @@ func TestFrequencies(t *testing.T) {
 
 // TestDispatchLoop checks that the estimate finds the interpreter's
 // dispatch loop of vm (a loop around a switch on the next instruction's
-// code) and no dispatch loop in sort, which has none.
+// code) and wordfreq's scanner (a loop around a switch on the next
+// character, some of whose arms leave an inner loop around it), and not
+// printf_core's loop over a format string, whose switch on the conversion
+// is reached through the loops that read the flags and the width.
 func TestDispatchLoop(t *testing.T) {
-	if got := dispatchLoops(t, "vm"); !slices.Contains(got, "__original_main") {
-		t.Fatalf("dispatch loops in %q, want one in __original_main (vm's run, inlined)", got)
-	}
-	if got := dispatchLoops(t, "sort"); slices.ContainsFunc(got, func(s string) bool { return s != "printf_core" }) {
-		t.Fatalf("dispatch loops in %q: sort has none outside printf_core's format loop", got)
+	for _, c := range []struct {
+		prog      string
+		want, not []string
+	}{{"vm", []string{"__original_main"}, nil}, {"wordfreq", []string{"scan"}, []string{"printf_core"}}, {"sort", nil, []string{"printf_core"}}} {
+		got := dispatchingFuncs(t, c.prog)
+		for _, f := range c.want {
+			if !slices.Contains(got, f) {
+				t.Errorf("%s: dispatch loops in %q, want one in %s", c.prog, got, f)
+			}
+		}
+		for _, f := range c.not {
+			if slices.Contains(got, f) {
+				t.Errorf("%s: dispatch loops in %q, want none in %s", c.prog, got, f)
+			}
+		}
 	}
 }
 
-// dispatchLoops returns the functions of a C program in which the
+// dispatchingFuncs returns the functions of a C program in which the
 // estimate finds dispatch loops.
-func dispatchLoops(t *testing.T, name string) []string {
+func dispatchingFuncs(t *testing.T, name string) []string {
 	m, funcs, names := analyze(t, name)
 	var found []string
 	for i, f := range funcs {
@@ -108,16 +123,15 @@ func dispatchLoops(t *testing.T, name string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, l := range loopsOf(f.Graph) {
-			if dispatches(f.Graph, l, ins) && !slices.Contains(found, names[i]) {
-				found = append(found, names[i])
-			}
+		if len(dispatchLoops(f.Graph, loopsOf(f.Graph), ins)) > 0 && !slices.Contains(found, names[i]) {
+			found = append(found, names[i])
 		}
 	}
 	return found
 }
 
-// loopsOf returns a graph's loops as estimateFunc finds them.
+// loopsOf returns a graph's loops as estimateFunc finds them, innermost
+// first.
 func loopsOf(g *cfg.Graph) []*loop {
 	latches := map[int32][]int32{}
 	for _, e := range g.Edges {
@@ -136,6 +150,12 @@ func loopsOf(g *cfg.Graph) []*loop {
 		}
 		out = append(out, l)
 	}
+	sort.Slice(out, func(a, b int) bool {
+		if len(out[a].nodes) != len(out[b].nodes) {
+			return len(out[a].nodes) < len(out[b].nodes)
+		}
+		return out[a].header < out[b].header
+	})
 	return out
 }
 
@@ -158,6 +178,149 @@ func TestComponents(t *testing.T) {
 			if at[v] > at[w] {
 				t.Fatalf("components %v: %d before its caller %d", cs, w, v)
 			}
+		}
+	}
+}
+
+// TestPropagate checks the calls propagate finds on random call graphs
+// against the linear system they solve, calls = outside calls + the
+// arcs' calls, each arc within a cycle scaled as propagate scales it,
+// solved by elimination; its cycles are found by reachability.
+func TestPropagate(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 2000 {
+		n := 1 + rng.IntN(7)
+		arcs := make([][]arc, n)
+		for i := range n {
+			for range rng.IntN(4) {
+				f := rng.Float64() * 3
+				if rng.IntN(4) == 0 {
+					f = rng.Float64() * 0.2
+				}
+				arcs[i] = append(arcs[i], arc{rng.IntN(n), f})
+			}
+		}
+		ext := make([]float64, n)
+		for i := range ext {
+			if rng.IntN(2) == 0 {
+				ext[i] = float64(1 + rng.IntN(3))
+			}
+		}
+		got := propagate(ext, arcs)
+
+		// reach[i][j]: a path of one arc or more from i to j.
+		reach := make([][]bool, n)
+		for i := range reach {
+			reach[i] = make([]bool, n)
+			for _, a := range arcs[i] {
+				reach[i][a.to] = true
+			}
+		}
+		for k := range n {
+			for i := range n {
+				for j := range n {
+					reach[i][j] = reach[i][j] || reach[i][k] && reach[k][j]
+				}
+			}
+		}
+		cyc := func(i, j int) bool { return i == j && reach[i][i] || reach[i][j] && reach[j][i] }
+		// (I - A'^T) c = ext.
+		mat := make([][]float64, n)
+		for i := range mat {
+			mat[i] = make([]float64, n+1)
+			mat[i][i] = 1
+			mat[i][n] = ext[i]
+		}
+		for i := range n {
+			var in float64
+			for _, a := range arcs[i] {
+				if cyc(i, a.to) {
+					in += a.freq
+				}
+			}
+			for _, a := range arcs[i] {
+				f := a.freq
+				if cyc(i, a.to) && in > recursionCalls {
+					f *= recursionCalls / in
+				}
+				mat[a.to][i] -= f
+			}
+		}
+		for c := range n {
+			p := c
+			for r := c + 1; r < n; r++ {
+				if math.Abs(mat[r][c]) > math.Abs(mat[p][c]) {
+					p = r
+				}
+			}
+			mat[c], mat[p] = mat[p], mat[c]
+			for r := range n {
+				if r != c && mat[r][c] != 0 {
+					q := mat[r][c] / mat[c][c]
+					for k := c; k <= n; k++ {
+						mat[r][k] -= q * mat[c][k]
+					}
+				}
+			}
+		}
+		for i := range n {
+			want := mat[i][n] / mat[i][i]
+			if math.Abs(got[i]-want) > 1e-6*max(1, want) {
+				t.Fatalf("trial %d: arcs %v ext %v: function %d has %v calls, want %v", trial, arcs, ext, i, got[i], want)
+			}
+		}
+	}
+}
+
+// TestRecursionBounded checks that a function calling itself from a loop
+// many times per call is called loopTrips times per call from outside,
+// not without bound.
+func TestRecursionBounded(t *testing.T) {
+	got := propagate([]float64{1, 0}, [][]arc{{{1, 2}}, {{1, 1000}, {1, 500}}})
+	if want := 2 * float64(loopTrips); math.Abs(got[1]-want) > 1e-6*want {
+		t.Fatalf("%v calls, want %v", got[1], want)
+	}
+}
+
+// TestBranchOdds checks the odds of a branch between going on, returning
+// and failing: an early return, a check that traps, a branch whose every
+// way fails, and a join whose ways both go on.
+func TestBranchOdds(t *testing.T) {
+	// 2: early return to 3 (-> exit) or on to 4; 4: a trap at 5 or on to
+	// 6; 6: to 7 or 8, both traps; 9: to 10 or 11, both on to 12.
+	g := &cfg.Graph{}
+	add := func(from, to int32, k cfg.EdgeKind) int32 {
+		for int(max(from, to)) >= len(g.Blocks) {
+			g.Blocks = append(g.Blocks, cfg.Block{})
+		}
+		e := int32(len(g.Edges))
+		g.Edges = append(g.Edges, cfg.Edge{From: from, To: to, Kind: k})
+		g.Blocks[from].Out = append(g.Blocks[from].Out, e)
+		g.Blocks[to].In = append(g.Blocks[to].In, e)
+		return e
+	}
+	add(cfg.Entry, 2, cfg.EdgeEntry)
+	early := add(2, 3, cfg.EdgeBrIfTaken)
+	on1 := add(2, 4, cfg.EdgeBrIfNot)
+	add(3, cfg.Exit, cfg.EdgeReturn)
+	trap := add(4, 5, cfg.EdgeIfThen)
+	on2 := add(4, 9, cfg.EdgeIfElse)
+	noret := add(9, 6, cfg.EdgeIfThen)
+	add(6, 7, cfg.EdgeIfThen)
+	add(6, 8, cfg.EdgeIfElse)
+	on3 := add(9, 10, cfg.EdgeIfElse)
+	a := add(10, 11, cfg.EdgeIfThen)
+	b := add(10, 12, cfg.EdgeIfElse)
+	add(11, 12, cfg.EdgeFallthrough)
+	add(12, cfg.Exit, cfg.EdgeReturn)
+	topo := cfg.ReversePostorder(len(g.Blocks), func(v int32) []int32 { return g.Blocks[v].Out }, func(e int32) (int32, bool) { return g.Edges[e].To, true })
+	odds := branchOdds(g, topo)
+	for _, c := range []struct {
+		e    int32
+		want float64
+	}{{early, returnOdds}, {on1, 1}, {trap, failOdds}, {on2, 1}, {noret, failOdds}, {on3, 1}, {a, 1}, {b, 1}} {
+		if odds[c.e] != c.want {
+			t.Errorf("edge %d -> %d: odds %v, want %v", g.Edges[c.e].From, g.Edges[c.e].To, odds[c.e], c.want)
 		}
 	}
 }
