@@ -94,15 +94,8 @@ func TestEmbedDenseCount(t *testing.T) {
 		m.Funcs = append(m.Funcs, m.AddType(wasm.FuncType{Params: params}))
 		m.Code = append(m.Code, wasm.NewCode([]wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}, a.B))
 	}
-	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecMemory, wasm.SecGlobal, wasm.SecExport, wasm.SecCode, wasm.SecData} {
-		m.Touch(id)
-	}
-	mod, err := m.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	inst := instantiate(t, ctx, mod)
+	inst := instantiateEmbedded(t, ctx, m)
 	want := Counts{}
 	add := func(f uint32, p, n uint64) {
 		if want[f] == nil {

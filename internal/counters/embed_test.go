@@ -64,15 +64,8 @@ func TestEmbedHashCount(t *testing.T) {
 	m.Exports = append(m.Exports, wasm.Export{Name: "zero", Kind: wasm.KindFunc, Index: m.NumFuncs()})
 	m.Funcs = append(m.Funcs, typ)
 	m.Code = append(m.Code, wasm.NewCode(nil, zeroAdd.B))
-	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecMemory, wasm.SecGlobal, wasm.SecExport, wasm.SecCode, wasm.SecData} {
-		m.Touch(id)
-	}
-	mod, err := m.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	inst := instantiate(t, ctx, mod)
+	inst := instantiateEmbedded(t, ctx, m)
 	want := Counts{}
 	r := rand.New(rand.NewPCG(9, 10))
 	for range 20000 {
@@ -141,4 +134,18 @@ func TestEmbedHashCount(t *testing.T) {
 			}
 		}
 	}
+}
+
+// instantiateEmbedded encodes m, to which Embed and the test added types,
+// memory, globals, exports, functions and data, and instantiates it.
+func instantiateEmbedded(t *testing.T, ctx context.Context, m *wasm.Module) api.Module {
+	t.Helper()
+	for _, id := range []byte{wasm.SecType, wasm.SecFunction, wasm.SecMemory, wasm.SecGlobal, wasm.SecExport, wasm.SecCode, wasm.SecData} {
+		m.Touch(id)
+	}
+	mod, err := m.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return instantiate(t, ctx, mod)
 }
