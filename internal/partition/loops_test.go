@@ -248,19 +248,7 @@ func TestCompilePrice(t *testing.T) {
 // profile, the same loop is shared out when what it saves the slowest
 // copy outweighs the replicas' compilation, and not when it does not.
 func TestLoopSlicesPricedByCompilation(t *testing.T) {
-	_, ms, _ := realModules(t)
-	m := ms[0]
-	callers, err := FindCallers(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := callers.Sites[m.NumImportedFuncs]; n > 1 {
-		t.Fatalf("function 0 of the first C program has %d call sites", n)
-	}
-	graphs, ws := loopFuncs(t, m, 11, func(paths float64) float64 { return 1 / paths })
-	for def := maxSplitTries / 2; def < len(ws); def++ {
-		ws[def] = nil
-	}
+	m, graphs, ws := calledOnceLoop(t)
 	share := func(int, int32) bool { return true }
 	small := func(int, int32) int { return 16 }
 	large := func(def int, h int32) int {

@@ -1406,11 +1406,12 @@ func TestPlanLoopSlices(t *testing.T) {
 	}
 }
 
-// TestGuessedHedges: planned by an estimate (Options.Guessed), P3 shares
-// out the loop of a function called from one place at most even when
-// the estimate calls the function cold, which a profile's plan does not,
-// one slot per copy.
-func TestGuessedHedges(t *testing.T) {
+// calledOnceLoop is the first C program with loopFuncs' graphs and
+// weights, function 0 (called from one place at most) having a loop and
+// the functions from maxSplitTries/2 on never run, so that function 0 is
+// among those the planner tries.
+func calledOnceLoop(t *testing.T) (*wasm.Module, []*cfg.DAG, [][]float64) {
+	t.Helper()
 	_, ms, _ := realModules(t)
 	m := ms[0]
 	callers, err := FindCallers(m)
@@ -1421,11 +1422,20 @@ func TestGuessedHedges(t *testing.T) {
 		t.Fatalf("function 0 of the first C program has %d call sites", n)
 	}
 	graphs, ws := loopFuncs(t, m, 11, func(paths float64) float64 { return 1 / paths })
+	for def := maxSplitTries / 2; def < len(ws); def++ {
+		ws[def] = nil
+	}
+	return m, graphs, ws
+}
+
+// TestGuessedHedges: planned by an estimate (Options.Guessed), P3 shares
+// out the loop of a function called from one place at most even when
+// the estimate calls the function cold, which a profile's plan does not,
+// one slot per copy.
+func TestGuessedHedges(t *testing.T) {
+	m, graphs, ws := calledOnceLoop(t)
 	for e := range ws[0] {
 		ws[0][e] = math.Ceil(ws[0][e] / 1000) // cold, by the estimate
-	}
-	for def := maxSplitTries / 2; def < len(ws); def++ {
-		ws[def] = nil // never run, so function 0 is among those tried
 	}
 	opt := Options{Weights: ws, ShareLoop: func(int, int32) bool { return true }}
 	p, err := Make(m, graphs, profile.P3, 4, opt)
