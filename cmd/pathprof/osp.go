@@ -245,7 +245,11 @@ func cmdOSPScore(args []string, stdout, stderr io.Writer) int {
 	// Its score needs both runs whole: a stop ends it at once.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
+	defer func() {
+		// Closed once no signal can come, which ends the goroutine.
+		signal.Stop(sigs)
+		close(sigs)
+	}()
 	go func() {
 		if sig, ok := <-sigs; ok {
 			fmt.Fprintf(stderr, "pathprof: %s: stopped, nothing written\n", signalName(sig))
