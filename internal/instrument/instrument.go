@@ -56,9 +56,10 @@ type Options struct {
 	// module with the same options but Mode: each function's graph, DAG
 	// and numbering, which the mode does not change, are taken from it
 	// instead of built again, and shared with it. The copies of a plan
-	// then hold one analysis between them, not one each. Such a copy
-	// keeps only what reading its counts needs: its functions' body
-	// structure is dropped once emitted (so not CanShareLoop).
+	// then hold one analysis between them, not one each. Such a copy,
+	// as any result, keeps only what reading its counts needs: a
+	// profiled function's body structure is dropped once emitted (so
+	// not CanShareLoop).
 	Analysis *Result
 }
 

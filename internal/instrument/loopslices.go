@@ -80,6 +80,9 @@ func (r *region) in(off uint32) bool { return off >= r.body && off < r.end }
 
 // CanShareLoop says why the iterations of the loop whose header is Graph
 // block h cannot be shared out (Mode.Loop), or returns nil when they can.
+// It reads the body's scan, which a profiled function drops once emitted
+// (Func.emitted): ask a function its Instrument did not profile, as
+// profiler.Build asks its analysis; a profiled one says no loop can.
 func (f *Func) CanShareLoop(h int32) error {
 	_, err := f.sharedLoop(h)
 	return err
@@ -87,8 +90,9 @@ func (f *Func) CanShareLoop(h int32) error {
 
 // LoopBytes is the size of the code that each replica of the loop whose
 // header is Graph block h repeats (its body), or 0 when its iterations
-// cannot be shared out. Shared out in g slots, the function grows by
-// g-1 times it, whatever lies around the loop.
+// cannot be shared out (as CanShareLoop, so 0 for a profiled function).
+// Shared out in g slots, the function grows by g-1 times it, whatever
+// lies around the loop.
 func (f *Func) LoopBytes(h int32) int {
 	r, err := f.sharedLoop(h)
 	if err != nil {
