@@ -171,42 +171,13 @@ func estimateFunc(code *wasm.Code, f *Func) (*funcEstimate, error) {
 	topo := cfg.ReversePostorder(n, func(v int32) []int32 { return g.Blocks[v].Out }, func(e int32) (int32, bool) {
 		return g.Edges[e].To, !g.Edges[e].Back
 	})
-	pos := make([]int, n)
-	for i := range pos {
-		pos[i] = -1
-	}
-	for i, v := range topo {
-		pos[v] = i
-	}
 	ins, err := scan(code, f)
 	if err != nil {
 		return nil, err
 	}
 
 	// The loops, innermost first, and the body as the last, outermost.
-	latches := map[int32][]int32{}
-	for _, e := range g.Edges {
-		if e.Back && pos[e.To] >= 0 {
-			latches[e.To] = append(latches[e.To], e.From)
-		}
-	}
-	var loops []*loop
-	for h, ls := range latches {
-		in := region(g, h, ls)
-		l := &loop{header: h, in: in, trips: loopTrips, exits: map[int32]float64{}}
-		for _, v := range topo {
-			if in[v] {
-				l.nodes = append(l.nodes, v)
-			}
-		}
-		loops = append(loops, l)
-	}
-	sort.Slice(loops, func(a, b int) bool {
-		if len(loops[a].nodes) != len(loops[b].nodes) {
-			return len(loops[a].nodes) < len(loops[b].nodes)
-		}
-		return loops[a].header < loops[b].header
-	})
+	loops := findLoops(g, topo)
 	for _, li := range dispatchLoops(g, loops, ins) {
 		loops[li].trips = dispatchTrips
 	}
@@ -349,6 +320,41 @@ func estimateFunc(code *wasm.Code, f *Func) (*funcEstimate, error) {
 		fe.sites = append(fe.sites, site{op: c.op, callee: c.callee, freq: node[c.block]})
 	}
 	return fe, nil
+}
+
+// findLoops returns the loops of g whose headers topo (the reverse
+// postorder of its forward edges) reaches, innermost first: fewest nodes
+// first, then lowest header. Each has its nodes in topo's order and
+// loopTrips trips.
+func findLoops(g *cfg.Graph, topo []int32) []*loop {
+	reached := make([]bool, len(g.Blocks))
+	for _, v := range topo {
+		reached[v] = true
+	}
+	latches := map[int32][]int32{}
+	for _, e := range g.Edges {
+		if e.Back && reached[e.To] {
+			latches[e.To] = append(latches[e.To], e.From)
+		}
+	}
+	var loops []*loop
+	for h, ls := range latches {
+		in := region(g, h, ls)
+		l := &loop{header: h, in: in, trips: loopTrips, exits: map[int32]float64{}}
+		for _, v := range topo {
+			if in[v] {
+				l.nodes = append(l.nodes, v)
+			}
+		}
+		loops = append(loops, l)
+	}
+	sort.Slice(loops, func(a, b int) bool {
+		if len(loops[a].nodes) != len(loops[b].nodes) {
+			return len(loops[a].nodes) < len(loops[b].nodes)
+		}
+		return loops[a].header < loops[b].header
+	})
+	return loops
 }
 
 // Relative odds of a branch's edges: one towards a return, and one

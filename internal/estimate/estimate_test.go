@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
-	"sort"
 	"testing"
 
 	"github.com/pathprof/pathprof/internal/cfg"
@@ -133,30 +132,10 @@ func dispatchingFuncs(t *testing.T, name string) []string {
 // loopsOf returns a graph's loops as estimateFunc finds them, innermost
 // first.
 func loopsOf(g *cfg.Graph) []*loop {
-	latches := map[int32][]int32{}
-	for _, e := range g.Edges {
-		if e.Back {
-			latches[e.To] = append(latches[e.To], e.From)
-		}
-	}
-	var out []*loop
-	for h, ls := range latches {
-		in := region(g, h, ls)
-		l := &loop{header: h, in: in}
-		for v, ok := range in {
-			if ok {
-				l.nodes = append(l.nodes, int32(v))
-			}
-		}
-		out = append(out, l)
-	}
-	sort.Slice(out, func(a, b int) bool {
-		if len(out[a].nodes) != len(out[b].nodes) {
-			return len(out[a].nodes) < len(out[b].nodes)
-		}
-		return out[a].header < out[b].header
+	topo := cfg.ReversePostorder(len(g.Blocks), func(v int32) []int32 { return g.Blocks[v].Out }, func(e int32) (int32, bool) {
+		return g.Edges[e].To, !g.Edges[e].Back
 	})
-	return out
+	return findLoops(g, topo)
 }
 
 // TestComponents checks the call graph's components come callers first.
@@ -287,7 +266,8 @@ func TestRecursionBounded(t *testing.T) {
 // way fails, and a join whose ways both go on.
 func TestBranchOdds(t *testing.T) {
 	// 2: early return to 3 (-> exit) or on to 4; 4: a trap at 5 or on to
-	// 6; 6: to 7 or 8, both traps; 9: to 10 or 11, both on to 12.
+	// 9; 9: to 6, whose ways 7 and 8 both trap, or on to 10; 10: to 11 or
+	// 12, both on to 12.
 	g := &cfg.Graph{}
 	add := func(from, to int32, k cfg.EdgeKind) int32 {
 		for int(max(from, to)) >= len(g.Blocks) {
