@@ -20,6 +20,15 @@ func ReversePostorder(n int, out func(v int32) []int32, to func(e int32) (int32,
 	return post
 }
 
+// BackEdges calls back with each back edge of a depth-first search from
+// the entry of a graph of n nodes (an edge whose head is on the search's
+// stack), out and to being as for ReversePostorder. The back edges of a
+// reducible graph, as Wasm's control flow is, are the same whatever the
+// order of the search.
+func BackEdges(n int, out func(v int32) []int32, to func(e int32) (int32, bool), back func(e int32)) {
+	depthFirst(n, out, to, back, false)
+}
+
 // dfsScratch is depthFirst's scratch, reused from one search to the next.
 type dfsScratch struct {
 	color []uint8

@@ -332,36 +332,10 @@ func (f *flow) allBack(back []int32) bool {
 // findBackEdges marks the edges whose target is on the stack of a
 // depth-first search from the entry.
 func (f *flow) findBackEdges() {
-	n := len(f.out)
-	const (
-		unseen = iota
-		onStack
-		done
-	)
-	state := make([]uint8, n)
-	type frame struct {
-		v    int32
-		next int
-	}
-	stack := []frame{{v: cfg.Entry}}
-	state[cfg.Entry] = onStack
-	for len(stack) > 0 {
-		top := &stack[len(stack)-1]
-		if top.next == len(f.out[top.v]) {
-			state[top.v] = done
-			stack = stack[:len(stack)-1]
-			continue
-		}
-		e := f.out[top.v][top.next]
-		top.next++
-		switch to := f.edges[e].to; state[to] {
-		case onStack:
-			f.edges[e].back = true
-		case unseen:
-			state[to] = onStack
-			stack = append(stack, frame{v: to})
-		}
-	}
+	cfg.BackEdges(len(f.out),
+		func(v int32) []int32 { return f.out[v] },
+		func(e int32) (int32, bool) { return f.edges[e].to, true },
+		func(e int32) { f.edges[e].back = true })
 }
 
 // region returns the nodes of the loop with header h and back edges from
