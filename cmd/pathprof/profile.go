@@ -509,7 +509,7 @@ func interrupts(timeout time.Duration, stderr io.Writer) (<-chan string, func(),
 // it at once, with 130 (124 at the timeout), removing what it was
 // writing and writing nothing more. Once a program runs, the first sends
 // its reason on c, and a second signal exits at once, with 130, writing
-// nothing more.
+// nothing more and removing what it was writing.
 type stopper struct {
 	c       chan string
 	running atomic.Bool
@@ -528,7 +528,9 @@ func listen(stderr io.Writer) *stopper {
 			name := signalName(sig)
 			if !s.send(name) {
 				fmt.Fprintf(stderr, "pathprof: %s again: exiting at once\n", name)
-				os.Exit(130)
+				// The profile being written is a temporary file
+				// until it is renamed: it goes too.
+				tempfiles.Exit(130)
 			}
 			fmt.Fprintf(stderr, "pathprof: %s: writing the profile as it stands (again to exit at once)\n", name)
 		}
