@@ -46,8 +46,9 @@ type Options struct {
 	Observe func(blocks []uint32)
 	// Stop, if set, ends the sampling when it receives a reason (a signal's
 	// name): Sample then returns at once the samples taken until then,
-	// marked incomplete, with an *Interrupted error, while the program may
-	// still be running. Its code stays in use, so the caller is to write
+	// marked incomplete, with an *Interrupted error (wrapped, with no
+	// profile, if the sampling had failed), while the program may still
+	// be running. Its code stays in use, so the caller is to write
 	// the profile and exit rather than go on; the collector is off from
 	// then on, since a collection would wait for the program to call out.
 	Stop <-chan string

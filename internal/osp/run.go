@@ -88,7 +88,7 @@ func Run(ctx context.Context, orig []byte, opt Options, rc runner.Config) (*Prof
 		return nil, runner.Result{}, err
 	}
 	prof, res, err := p.Sample(ctx, opt, rc)
-	if _, ok := err.(*Interrupted); !ok { // else the program may still run
+	if in := (*Interrupted)(nil); !errors.As(err, &in) { // else the program may still run
 		p.Close(context.WithoutCancel(ctx))
 	}
 	return prof, res, err

@@ -132,9 +132,13 @@ func (p *Program) Sample(ctx context.Context, opt Options, rc runner.Config) (*P
 			// runs on.
 			interrupted = true
 			debug.SetGCPercent(-1)
-			s.stop()
 			res = runner.Result{RunTime: time.Since(start)}
 			err := &Interrupted{Reason: reason, After: res.RunTime}
+			if serr := s.stop(); serr != nil {
+				// No profile, as below; the error stays an
+				// Interrupted, for the program may still run.
+				return nil, res, fmt.Errorf("osp: sampling failed: %v (%w)", serr, err)
+			}
 			return p.profile(s, s.records+s.skipped, rc, res, err), res, err
 		}
 	}
