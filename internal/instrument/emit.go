@@ -335,9 +335,10 @@ func (fns countFns) add(a *wasm.Asm, slot int64, addr uint32, push func()) {
 	}
 }
 
-// lowestIDs returns, for f's Graph edges into the exit and back edges,
-// the lowest reverse id of the paths whose count is on them: those that
-// end at the edge's DAG edge into the exit. A count whose constant goes
+// lowestIDs returns, for f's Graph edges that end paths (into the exit,
+// back edges and edges into cut vertices), the lowest reverse id of the
+// paths whose count is on them: those that end at the edge's DAG edge
+// into the exit. Other edges have none: lowest takes 0 for them. A count whose constant goes
 // into the store's offset leaves an address that is the id's less the
 // constant, so how low that can be is what allows it (countID).
 func lowestIDs(f *Func) map[int32]int64 {
