@@ -323,6 +323,9 @@ func (r *Result) FuncHitsOfFrequencies(freq [][]float64) ([]float64, error) {
 				} else {
 					hits += w[e] * part
 				}
+			case de.Kind == cfg.EdgeDummyExit && f.loop != nil && f.loop.quiet != nil && f.loop.quiet[de.Back[0]]:
+				// A path end around a shared loop where this copy runs
+				// nothing, as in pathSeqs.
 			case de.Kind == cfg.EdgeDummyExit:
 				h += w[e]
 			}
