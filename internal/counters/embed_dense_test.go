@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/tetratelabs/wazero/api"
-
 	"github.com/pathprof/pathprof/internal/wasm"
 )
 
@@ -149,21 +147,5 @@ func TestEmbedDenseCount(t *testing.T) {
 			delete(want, f)
 		}
 	}
-	got, err := ReadInstance(map[string]api.Module{"": inst})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("read %d functions' counts, want %d", len(got), len(want))
-	}
-	for f, ps := range want {
-		if len(got[f]) != len(ps) {
-			t.Fatalf("function %d: %d paths read, want %d: %v against %v", f, len(got[f]), len(ps), got[f], ps)
-		}
-		for p, n := range ps {
-			if got[f][p] != n {
-				t.Fatalf("function %d path %d: count %d, want %d", f, p, got[f][p], n)
-			}
-		}
-	}
+	checkReadInstance(t, inst, want)
 }

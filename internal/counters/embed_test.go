@@ -117,6 +117,13 @@ func TestEmbedHashCount(t *testing.T) {
 	if n := len(want[1]) + len(want[2]); !ok || int(used) != n {
 		t.Errorf("hash table holds %d paths, want %d", used, n)
 	}
+	checkReadInstance(t, inst, want)
+}
+
+// checkReadInstance checks that ReadInstance reads from inst exactly the
+// counts want.
+func checkReadInstance(t *testing.T, inst api.Module, want Counts) {
+	t.Helper()
 	got, err := ReadInstance(map[string]api.Module{"": inst})
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +133,7 @@ func TestEmbedHashCount(t *testing.T) {
 	}
 	for f, ps := range want {
 		if len(got[f]) != len(ps) {
-			t.Fatalf("function %d: %d paths read, want %d", f, len(got[f]), len(ps))
+			t.Fatalf("function %d: %d paths read, want %d: %v against %v", f, len(got[f]), len(ps), got[f], ps)
 		}
 		for p, n := range ps {
 			if got[f][p] != n {
