@@ -176,6 +176,13 @@ type loopSlices struct {
 	quiet []bool
 }
 
+// isQuiet reports whether the path end at back edge e is one a copy
+// without slot 0 leaves quiet around the loop (false without a shared
+// loop).
+func (ls *loopSlices) isQuiet(e int32) bool {
+	return ls != nil && ls.quiet != nil && ls.quiet[e]
+}
+
 // trimOutside leaves out, around the loop, the probes that a copy without
 // slot 0 runs for other copies only. Such a copy counts no path that
 // never enters the loop, nor the first iteration's, so of the code around

@@ -148,7 +148,7 @@ func (f *Func) pathSeqs(edges []int32) (seqs, own, bare uint64) {
 			if f.loop.leaves[de.Back[0]] {
 				bare++
 			}
-		case de.Kind == cfg.EdgeDummyExit && f.loop != nil && f.loop.quiet != nil && f.loop.quiet[de.Back[0]]:
+		case de.Kind == cfg.EdgeDummyExit && f.loop.isQuiet(de.Back[0]):
 			// A path end around a shared loop where this copy runs
 			// nothing (trimOutside).
 		case de.Kind == cfg.EdgeDummyExit:
@@ -323,7 +323,7 @@ func (r *Result) FuncHitsOfFrequencies(freq [][]float64) ([]float64, error) {
 				} else {
 					hits += w[e] * part
 				}
-			case de.Kind == cfg.EdgeDummyExit && f.loop != nil && f.loop.quiet != nil && f.loop.quiet[de.Back[0]]:
+			case de.Kind == cfg.EdgeDummyExit && f.loop.isQuiet(de.Back[0]):
 				// A path end around a shared loop where this copy runs
 				// nothing, as in pathSeqs.
 			case de.Kind == cfg.EdgeDummyExit:
