@@ -678,18 +678,25 @@ func invocations(m *wasm.Module, local []*funcEstimate) []float64 {
 			ext[i] = 1
 		}
 	}
-	// The functions an indirect call of each type may reach.
-	byType := map[uint32][]int{}
+	// The functions an indirect call of each type may reach: one group
+	// per type, each function in one group at most.
+	g := &callGraph{ext: ext, direct: make([][]arc, n), indirect: make([][]arc, n)}
+	group := map[uint32]int{}
 	seen := map[int]bool{}
 	for _, el := range m.Elements {
 		for _, fn := range el.Funcs {
 			if i := def(fn); i >= 0 && !seen[i] {
 				seen[i] = true
-				byType[m.Funcs[i]] = append(byType[m.Funcs[i]], i)
+				gi, ok := group[m.Funcs[i]]
+				if !ok {
+					gi = len(g.groups)
+					group[m.Funcs[i]] = gi
+					g.groups = append(g.groups, nil)
+				}
+				g.groups[gi] = append(g.groups[gi], i)
 			}
 		}
 	}
-	arcs := make([][]arc, n)
 	for i, fe := range local {
 		if fe == nil {
 			continue
@@ -701,23 +708,35 @@ func invocations(m *wasm.Module, local []*funcEstimate) []float64 {
 			switch s.op {
 			case wasm.OpCall, wasm.OpReturnCall:
 				if j := def(s.callee); j >= 0 {
-					arcs[i] = append(arcs[i], arc{j, s.freq})
+					g.direct[i] = append(g.direct[i], arc{j, s.freq})
 				}
 			default:
-				ts := byType[s.callee]
-				for _, j := range ts {
-					arcs[i] = append(arcs[i], arc{j, s.freq / float64(len(ts))})
+				if gi, ok := group[s.callee]; ok {
+					g.indirect[i] = append(g.indirect[i], arc{gi, s.freq / float64(len(g.groups[gi]))})
 				}
 			}
 		}
 	}
-	return propagate(ext, arcs)
+	return propagate(g)
 }
 
 // arc is a call graph edge: calls of to per call of its caller.
 type arc struct {
 	to   int
 	freq float64
+}
+
+// callGraph is the estimated call graph. An indirect call reaches every
+// function of a group (a table's functions of the call's type), each as
+// often, so it is kept as one arc to the group rather than one to each
+// member: a C++ module's virtual calls would otherwise make tens of
+// millions of arcs.
+type callGraph struct {
+	ext []float64 // calls from outside, per function
+	// direct holds each function's arcs to functions, indirect its arcs
+	// to groups (calls of each member per call of the caller).
+	direct, indirect [][]arc
+	groups           [][]int // members of each group, disjoint
 }
 
 // propagate returns every function's calls: its outside calls ext plus
@@ -727,34 +746,71 @@ type arc struct {
 // recursive calls than calls on average, and a loop around a recursive
 // call would otherwise multiply without bound. Recursion then multiplies
 // a cycle's calls from outside by 1/(1-recursionCalls) at most.
-func propagate(ext []float64, arcs [][]arc) []float64 {
-	n := len(ext)
-	// Callers before callees: the call graph's strongly connected
-	// components in topological order.
-	sccs := components(n, func(i int) []int {
-		out := make([]int, len(arcs[i]))
-		for j, a := range arcs[i] {
-			out[j] = a.to
+//
+// It takes time linear in functions, arcs and group members: an arc to a
+// group is summed per group, and what a member gets is read from the
+// sums. Components are visited callers first, so every caller outside a
+// function's component has added to its group's sum before the
+// component is visited.
+func propagate(g *callGraph) []float64 {
+	n, ng := len(g.ext), len(g.groups)
+	group := make([]int, n)
+	for i := range group {
+		group[i] = -1
+	}
+	for gi, members := range g.groups {
+		for _, i := range members {
+			group[i] = gi
+		}
+	}
+	// Callers before callees: the components in topological order of
+	// the graph of functions and groups (node n+gi is group gi), whose
+	// components restricted to functions are the call graph's.
+	sccs := components(n+ng, func(v int) []int {
+		if v >= n {
+			return g.groups[v-n]
+		}
+		out := make([]int, 0, len(g.direct[v])+len(g.indirect[v]))
+		for _, a := range g.direct[v] {
+			out = append(out, a.to)
+		}
+		for _, a := range g.indirect[v] {
+			out = append(out, n+a.to)
 		}
 		return out
 	})
-	calls := slices.Clone(ext)
+	calls := slices.Clone(g.ext)
 	comp := make([]int, n)
-	for c, members := range sccs {
-		for _, i := range members {
-			comp[i] = c
+	for c, nodes := range sccs {
+		for _, i := range nodes {
+			if i < n {
+				comp[i] = c
+			}
 		}
 	}
 	scale := make([]float64, n)
 	add := make([]float64, n)
-	for c, members := range sccs {
+	pending := make([]float64, ng) // per member, from the callers visited
+	inComp := make([]int, ng)      // members in the component visited
+	share := make([]float64, ng)   // per member, in one round
+	for c, nodes := range sccs {
+		members := slices.DeleteFunc(nodes, func(i int) bool { return i >= n })
+		for _, i := range members {
+			if gi := group[i]; gi >= 0 {
+				calls[i] = min(calls[i]+pending[gi], math.MaxFloat64/1e6)
+				inComp[gi]++
+			}
+		}
 		cyclic := false
 		for _, i := range members {
 			var in float64
-			for _, a := range arcs[i] {
+			for _, a := range g.direct[i] {
 				if comp[a.to] == c {
 					in += a.freq
 				}
+			}
+			for _, a := range g.indirect[i] {
+				in += a.freq * float64(inComp[a.to])
 			}
 			scale[i] = 1
 			if in > recursionCalls {
@@ -771,14 +827,28 @@ func propagate(ext []float64, arcs [][]arc) []float64 {
 			}
 			for range recursionRounds {
 				for _, i := range members {
-					for _, a := range arcs[i] {
+					x := calls[i] * scale[i]
+					for _, a := range g.direct[i] {
 						if comp[a.to] == c {
-							add[a.to] += calls[i] * a.freq * scale[i]
+							add[a.to] += x * a.freq
 						}
+					}
+					for _, a := range g.indirect[i] {
+						if inComp[a.to] > 0 {
+							share[a.to] += x * a.freq
+						}
+					}
+				}
+				for _, i := range members {
+					if gi := group[i]; gi >= 0 {
+						add[i] += share[gi]
 					}
 				}
 				settled := true
 				for j, i := range members {
+					if gi := group[i]; gi >= 0 {
+						share[gi] = 0
+					}
 					x := min(base[j]+add[i], math.MaxFloat64/1e6)
 					if math.Abs(x-calls[i]) > recursionPrecision*x {
 						settled = false
@@ -791,10 +861,20 @@ func propagate(ext []float64, arcs [][]arc) []float64 {
 			}
 		}
 		for _, i := range members {
-			for _, a := range arcs[i] {
+			for _, a := range g.direct[i] {
 				if comp[a.to] != c {
 					calls[a.to] = min(calls[a.to]+calls[i]*a.freq, math.MaxFloat64/1e6)
 				}
+			}
+			// Members in this component took their calls above; those
+			// in components visited later read them from pending.
+			for _, a := range g.indirect[i] {
+				pending[a.to] = min(pending[a.to]+calls[i]*a.freq, math.MaxFloat64/1e6)
+			}
+		}
+		for _, i := range members {
+			if gi := group[i]; gi >= 0 {
+				inComp[gi] = 0
 			}
 		}
 	}
