@@ -73,6 +73,7 @@ func readWorkDir(path string, stderr io.Writer) (dir string, man *profiler.Manif
 		fmt.Fprintf(stderr, "pathprof: %s has no work units: write it with instrument --runs FILE\n", dir)
 		return "", nil, nil, false
 	}
+	startHeap(len(orig))
 	return dir, man, orig, true
 }
 

@@ -80,6 +80,7 @@ func cmdInstrument(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
+	startHeap(len(orig))
 	popt, wsrc, err := planOptions(orig, *weights)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
@@ -179,6 +180,7 @@ func cmdExec(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
+	startHeap(len(orig))
 	if c < 0 || c >= man.Copies {
 		fmt.Fprintf(stderr, "pathprof: copy %d: %s has copies 0 to %d\n", c, dir, man.Copies-1)
 		return 2

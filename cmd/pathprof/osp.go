@@ -237,6 +237,7 @@ func cmdOSPScore(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
+	startHeap(len(orig))
 	ins, err := osp.Instrument(orig)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %s: %v\n", path, err)

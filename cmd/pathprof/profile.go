@@ -180,6 +180,7 @@ func (r *runFlags) load(path, out string, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return nil, runner.Config{}, 1
 	}
+	startHeap(len(orig))
 	cfg, err := r.config(path, args, stdout, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)

@@ -69,6 +69,7 @@ func profileRuns(f runsFlags, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
+	startHeap(len(orig))
 	return profileSpecs(f, st, k, orig, specs, stderr)
 }
 

@@ -112,6 +112,7 @@ func cmdTest(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)
 		return 1
 	}
+	startHeap(len(orig))
 	var p testbin.Protocol
 	if *proto != "" {
 		p, err = testbin.ParseProtocol(*proto)
