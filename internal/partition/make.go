@@ -91,9 +91,6 @@ type task struct {
 	def   int
 	cost  int64
 	edges []bool // nil: the whole function
-	// whole marks the whole-function alternative planFunc appends after
-	// a split function's classes.
-	whole bool
 	// classes counts the classes of a task that joins several (else 0).
 	classes int
 	// slots is, for a slot of a sliced function, the number of slots
@@ -197,7 +194,14 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy profile.Strategy, k int, o
 				whole[i] = ts[len(ts)-1].cost
 			}
 		}
-		if err := chooseSplits(perFunc, k, graphs, lives, opt.Weights); err != nil {
+		var splittable []bool
+		if strategy == profile.P3 {
+			splittable = make([]bool, len(perFunc))
+			for i := range splittable {
+				splittable[i] = p.Funcs[i].Candidate && len(perFunc[i]) == 1 && opt.Weights[i] != nil && ran(opt.Weights[i])
+			}
+		}
+		if err := chooseSplits(perFunc, k, graphs, lives, opt.Weights, splittable, workers); err != nil {
 			return nil, err
 		}
 		if strategy == profile.P3 {
@@ -212,12 +216,6 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy profile.Strategy, k int, o
 				}
 			}
 			chooseSlices(perFunc, whole, k, m, graphs, opt.Weights, opt.ShareLoop, opt.LoopBytes, hedged)
-		}
-	} else {
-		for i, ts := range perFunc {
-			if len(ts) > 1 {
-				perFunc[i] = ts[:len(ts)-1] // as the paper: every profitable candidate split
-			}
 		}
 	}
 	var all []*task
@@ -333,19 +331,17 @@ func planFunc(def int, d *cfg.DAG, partition bool, k int, opt *Options, c *coste
 			return []task{{def: def}}, live, nil
 		}
 	}
-	if partition {
-		var classes [][]bool
-		if c.w != nil {
-			classes = Reduce(d).WeightedClasses(Tau(d, k), c.w)
-		} else {
-			classes = Classes(d, Tau(d, k))
-		}
-		if len(classes) > 1 {
+	// With weights, only the heaviest functions are tried split
+	// (chooseSplits), which finds and prices their classes then: pricing
+	// every function's classes here would place probes for thousands of
+	// classes that no plan uses.
+	if partition && c.w == nil {
+		if classes := Classes(d, Tau(d, k)); len(classes) > 1 {
 			ts := make([]task, len(classes))
 			for j, set := range classes {
 				var cost int
 				var err error
-				if opt.Cost != nil && c.w == nil {
+				if opt.Cost != nil {
 					cost, err = opt.Cost(d, set)
 				} else {
 					cost, err = c.cost(d, live, set)
@@ -355,13 +351,8 @@ func planFunc(def int, d *cfg.DAG, partition bool, k int, opt *Options, c *coste
 				}
 				ts[j] = task{def: def, cost: int64(cost), edges: set}
 			}
-			whole, err := wholeCost(def, d, live, opt, c)
-			if err != nil {
-				return nil, nil, err
-			}
-			// The whole-function task follows the classes: the planner
-			// falls back to it when splitting does not pay.
-			return append(ts, task{def: def, cost: int64(whole), whole: true}), live, nil
+			// The paper's plan splits every profitable candidate.
+			return ts, live, nil
 		}
 	}
 	cost, err := wholeCost(def, d, live, opt, c)

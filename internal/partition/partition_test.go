@@ -387,6 +387,55 @@ func TestLPT(t *testing.T) {
 	}
 }
 
+// TestLoadSet checks the largest LPT load with one function's tasks
+// replaced, and the set after the replacement is made, against LPT
+// over all the tasks, on random plans: many ties, zero costs, and k
+// from 1 to 8.
+func TestLoadSet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	lptMax := func(costs [][]int64, k int) int64 {
+		all := slices.Concat(costs...)
+		loads := make([]int64, k)
+		for i, c := range LPT(all, k) {
+			loads[c] += all[i]
+		}
+		return slices.Max(loads)
+	}
+	random := func() []int64 {
+		c := make([]int64, rng.IntN(5))
+		for i := range c {
+			c[i] = int64(rng.IntN(4) * rng.IntN(20))
+		}
+		return c
+	}
+	for trial := range 2000 {
+		k := 1 + rng.IntN(8)
+		costs := make([][]int64, 1+rng.IntN(12))
+		for i := range costs {
+			costs[i] = random()
+		}
+		set := newLoadSet(costs, k)
+		if got, want := set.maxWith(nil, nil), lptMax(costs, k); got != want {
+			t.Fatalf("trial %d: %v over %d: %d, want %d", trial, costs, k, got, want)
+		}
+		for range 5 {
+			f, in := rng.IntN(len(costs)), random()
+			tried := slices.Clone(costs)
+			tried[f] = in
+			if got, want := set.maxWith(costs[f], in), lptMax(tried, k); got != want {
+				t.Fatalf("trial %d: %v over %d, function %d as %v: %d, want %d", trial, costs, k, f, in, got, want)
+			}
+			if rng.IntN(2) == 0 {
+				set.replace(costs[f], in)
+				costs = tried
+				if want := decreasing(slices.Concat(costs...)); !slices.Equal(set.sorted, want) {
+					t.Fatalf("trial %d: set %v, want %v", trial, set.sorted, want)
+				}
+			}
+		}
+	}
+}
+
 func TestCandidatesC(t *testing.T) {
 	_, m := wasmtest.DecodeFile(t, testprogs.CProgramByName(t, "sort").Wasm)
 	c, err := FindCallers(m)

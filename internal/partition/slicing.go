@@ -56,7 +56,8 @@ func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs
 	for _, c := range m.Code {
 		budget += int64(len(c.Body)) / 4
 	}
-	base := maxLoad(slices.Concat(costs...), k)
+	set := newLoadSet(costs, k)
+	base := set.maxWith(nil, nil)
 	best := base
 	chosen := map[int]slicing{}
 	for _, t := range tries {
@@ -109,19 +110,19 @@ func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs
 			if pick != nil {
 				pick.hedged = true
 				chosen[t.def] = *pick
+				set.replace(costs[t.def], pick.costs)
 				costs[t.def] = pick.costs
 				budget -= int64(pick.g-1) * int64(len(m.Code[t.def].Body))
 			}
 			continue
 		}
 		for _, a := range alts {
-			costs[t.def] = a.costs
-			if l := maxLoad(slices.Concat(costs...), k); l < best {
+			if l := set.maxWith(before, a.costs); l < best {
 				best, chosen[t.def] = l, a
 			}
 		}
-		costs[t.def] = before
 		if a, ok := chosen[t.def]; ok {
+			set.replace(before, a.costs)
 			costs[t.def] = a.costs
 			if a.loop != 0 {
 				budget -= int64(a.g-1) * int64(len(m.Code[t.def].Body))

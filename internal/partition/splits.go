@@ -6,55 +6,84 @@ package partition
 import (
 	"cmp"
 	"slices"
+	"sync"
 
 	"github.com/pathprof/pathprof/internal/cfg"
 )
 
-// chooseSplits decides which split functions stay split, and into how
-// many tasks. Splitting a function costs probes (its classes share most of
+// chooseSplits decides which functions P3 splits, and into how many
+// tasks. Splitting a function costs probes (its classes share most of
 // them, and a copy given two classes of a function pays their shared
 // probes once, not twice), so the classes are offered in g contiguous
 // groups for g = 2 .. min(k, classes), each group priced as one task on
 // the union of its classes' edges, and a split is kept only where it
 // lowers the largest copy load of the LPT assignment. Starting from every
-// function whole (PBL's plan), the functions that can split are tried one
-// by one, heaviest whole cost first, each kept with the grouping that
-// lowers the largest load most below the best so far; if the splits kept
-// lower PBL's largest load by less than minSplitGain in all, none is kept.
-// P3 is never planned worse than PBL by its own estimate, and does not
-// double its copies' total work for a negligible gain. Make uses it only with profile
-// weights, whose costs estimate probe executions; static probe counts say
-// too little about load.
-func chooseSplits(perFunc [][]task, k int, graphs []*cfg.DAG, lives [][]bool, weights [][]float64) error {
+// function whole (PBL's plan, perFunc's one task per function), the
+// functions that can split (splittable, with more than one class) are
+// tried one by one, heaviest whole cost first, each kept with the
+// grouping that lowers the largest load most below the best so far; if
+// the splits kept lower PBL's largest load by less than minSplitGain in
+// all, none is kept. P3 is never planned worse than PBL by its own
+// estimate, and does not double its copies' total work for a negligible
+// gain. Make uses it only with profile weights, whose costs estimate
+// probe executions; static probe counts say too little about load. Only
+// the functions tried have their classes found and priced, by workers
+// goroutines.
+func chooseSplits(perFunc [][]task, k int, graphs []*cfg.DAG, lives [][]bool, weights [][]float64, splittable []bool, workers int) error {
 	type option struct {
 		def   int
 		whole int64
 	}
-	var tries []option
+	var order []option
 	costs := make([][]int64, len(perFunc))
 	for i, ts := range perFunc {
 		if len(ts) == 0 {
 			continue
 		}
-		costs[i] = []int64{ts[len(ts)-1].cost} // the whole task, or the only one
-		if len(ts) > 1 {
-			tries = append(tries, option{i, ts[len(ts)-1].cost})
+		costs[i] = []int64{ts[0].cost}
+		if splittable != nil && splittable[i] {
+			order = append(order, option{i, ts[0].cost})
 		}
 	}
-	slices.SortStableFunc(tries, func(a, b option) int { return cmp.Compare(b.whole, a.whole) })
-	if len(tries) > maxSplitTries {
-		tries = tries[:maxSplitTries]
+	slices.SortStableFunc(order, func(a, b option) int { return cmp.Compare(b.whole, a.whole) })
+	var tries []option
+	var sets [][][]bool
+	for _, t := range order {
+		if len(tries) == maxSplitTries {
+			break
+		}
+		d := graphs[t.def]
+		if classes := Reduce(d).WeightedClasses(Tau(d, k), weights[t.def]); len(classes) > 1 {
+			tries = append(tries, t)
+			sets = append(sets, classes)
+		}
 	}
-	best := maxLoad(slices.Concat(costs...), k)
+	split := make([][]task, len(tries))
+	if err := forEach(len(tries), workers, func(j int) error {
+		def := tries[j].def
+		c := coster{w: weights[def]}
+		split[j] = make([]task, len(sets[j]))
+		for i, set := range sets[j] {
+			cost, err := c.cost(graphs[def], lives[def], set)
+			if err != nil {
+				return err
+			}
+			split[j][i] = task{def: def, cost: int64(cost), edges: set}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	set := newLoadSet(costs, k)
+	best := set.maxWith(nil, nil)
 	// A split adds the probes its groups share to every copy that gets
 	// one, often doubling the total work; the splits must lower the
 	// largest load by at least minSplitGain of PBL's to be worth that.
 	cutoff := best - int64(float64(best)*minSplitGain)
 	chosen := make([][]task, len(perFunc))
 	var c coster
-	for _, t := range tries {
-		ts := perFunc[t.def]
-		classes := ts[:len(ts)-1]
+	for j, t := range tries {
+		classes := split[j]
 		whole := costs[t.def]
 		c.w = weights[t.def]
 		for g := 2; g <= min(k, len(classes)); g++ {
@@ -62,28 +91,46 @@ func chooseSplits(perFunc [][]task, k int, graphs []*cfg.DAG, lives [][]bool, we
 			if err != nil {
 				return err
 			}
-			costs[t.def] = taskCosts(groups)
-			if l := maxLoad(slices.Concat(costs...), k); l < best {
+			if l := set.maxWith(whole, taskCosts(groups)); l < best {
 				best, chosen[t.def] = l, groups
 			}
 		}
-		costs[t.def] = whole
 		if chosen[t.def] != nil {
-			costs[t.def] = taskCosts(chosen[t.def])
+			set.replace(whole, taskCosts(chosen[t.def]))
 		}
 	}
 	if best > cutoff {
-		clear(chosen) // together the splits save too little
+		return nil // together the splits save too little
 	}
-	for i, ts := range perFunc {
-		switch {
-		case len(ts) <= 1:
-		case chosen[i] != nil:
-			perFunc[i] = chosen[i]
-		default:
-			w := ts[len(ts)-1]
-			w.whole, w.edges = false, nil
-			perFunc[i] = []task{w}
+	for i, ts := range chosen {
+		if ts != nil {
+			perFunc[i] = ts
+		}
+	}
+	return nil
+}
+
+// forEach calls f(0) .. f(n-1) on up to workers goroutines and returns
+// the first error of the lowest index.
+func forEach(n, workers int, f func(int) error) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(max(workers, 1), n) {
+		wg.Go(func() {
+			for i := range next {
+				errs[i] = f(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	return nil
