@@ -821,22 +821,30 @@ func propagate(g *callGraph) []float64 {
 		if cyclic {
 			// Jacobi iteration of calls = base + scaled arcs: it
 			// converges as fast as recursionCalls^rounds.
+			// The arcs within the component, per member, once.
 			base := make([]float64, len(members))
+			within := make([][2][]arc, len(members))
 			for j, i := range members {
 				base[j] = calls[i]
+				for _, a := range g.direct[i] {
+					if comp[a.to] == c {
+						within[j][0] = append(within[j][0], a)
+					}
+				}
+				for _, a := range g.indirect[i] {
+					if inComp[a.to] > 0 {
+						within[j][1] = append(within[j][1], a)
+					}
+				}
 			}
 			for range recursionRounds {
-				for _, i := range members {
+				for j, i := range members {
 					x := calls[i] * scale[i]
-					for _, a := range g.direct[i] {
-						if comp[a.to] == c {
-							add[a.to] += x * a.freq
-						}
+					for _, a := range within[j][0] {
+						add[a.to] += x * a.freq
 					}
-					for _, a := range g.indirect[i] {
-						if inComp[a.to] > 0 {
-							share[a.to] += x * a.freq
-						}
+					for _, a := range within[j][1] {
+						share[a.to] += x * a.freq
 					}
 				}
 				for _, i := range members {
