@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"sync/atomic"
 )
 
 // heapPerModuleByte is how much heap, per byte of the module a command
@@ -18,7 +19,11 @@ import (
 // "Instrumentation time: the collector's start").
 const heapPerModuleByte = 48
 
-var startHeapOnce sync.Once
+var (
+	startHeapOnce sync.Once
+	// startsPending counts the starts whose settings are not back yet.
+	startsPending atomic.Int32
+)
 
 // startHeap lets the heap grow to heapPerModuleByte times moduleSize
 // before the first collection, then leaves the collector to its usual pace
@@ -42,6 +47,7 @@ func startHeapAt(start int64) bool {
 	if start <= heapGoal() {
 		return false
 	}
+	startsPending.Add(1)
 	percent := debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(start)
 	// The sentinel is unreachable at once, so the first collection that
@@ -50,6 +56,7 @@ func startHeapAt(start int64) bool {
 	runtime.AddCleanup(sentinel, func(struct{}) {
 		debug.SetGCPercent(percent)
 		debug.SetMemoryLimit(limit)
+		startsPending.Add(-1)
 	}, struct{}{})
 	return true
 }
