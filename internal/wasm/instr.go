@@ -79,6 +79,16 @@ func (r *Reader) errf(at int, format string, args ...any) error {
 }
 
 func (r *Reader) u32(what string) (uint32, error) {
+	// Most indices take one byte: read inline (u32 inlines).
+	if p := r.pos; p < len(r.buf) && r.buf[p] < 0x80 {
+		r.pos = p + 1
+		return uint32(r.buf[p]), nil
+	}
+	return r.u32Long(what)
+}
+
+// u32Long is u32 of any encoding.
+func (r *Reader) u32Long(what string) (uint32, error) {
 	v, n, err := readU(r.buf[r.pos:], 32)
 	if err != nil {
 		return 0, r.errf(r.pos, "%s: %v", what, err)

@@ -14,11 +14,21 @@ var (
 // readU returns an unsigned LEB128 value of at most bits bits from b,
 // and the number of bytes it took. It rejects encodings longer than
 // ceil(bits/7) bytes and unused bits that are set, as the spec requires.
-func readU(b []byte, bits uint) (uint64, int, error) { return readLEB(b, bits, false) }
+func readU(b []byte, bits uint) (uint64, int, error) {
+	// Most immediates take one byte: read inline, without the loop.
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1, nil
+	}
+	return readLEB(b, bits, false)
+}
 
 // readS returns a signed LEB128 value of at most bits bits (32, 33 or 64).
 // Its unused bits must all equal the value's sign bit.
 func readS(b []byte, bits uint) (int64, int, error) {
+	if len(b) > 0 && b[0] < 0x80 {
+		// One byte: its bit 6 is the sign.
+		return int64(int8(b[0]<<1) >> 1), 1, nil
+	}
 	v, n, err := readLEB(b, bits, true)
 	return int64(v), n, err
 }
