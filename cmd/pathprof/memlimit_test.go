@@ -17,7 +17,7 @@ func TestParseLimit(t *testing.T) {
 // TestSetMemoryLimit: without GOMEMLIMIT the soft limit is three
 // quarters of the memory the process may use; with it, it is left alone.
 func TestSetMemoryLimit(t *testing.T) {
-	collectUntil(t, func() bool { return startsPending.Load() == 0 }) // see TestStartHeap
+	collectUntilStartEnds(t)
 	old := debug.SetMemoryLimit(-1)
 	defer debug.SetMemoryLimit(old)
 	n := memoryLimit()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
+	"github.com/pathprof/pathprof/internal/heapstart"
 	"github.com/pathprof/pathprof/internal/runner"
 )
 
@@ -131,6 +132,7 @@ func (p *Program) Sample(ctx context.Context, opt Options, rc runner.Config) (*P
 			// list and the counts stay as they are while the program
 			// runs on.
 			interrupted = true
+			heapstart.End() // its settings would come back at a collection
 			debug.SetGCPercent(-1)
 			res = runner.Result{RunTime: time.Since(start)}
 			err := &Interrupted{Reason: reason, After: res.RunTime}

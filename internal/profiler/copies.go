@@ -25,6 +25,7 @@ import (
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/counters"
 	"github.com/pathprof/pathprof/internal/estimate"
+	"github.com/pathprof/pathprof/internal/heapstart"
 	"github.com/pathprof/pathprof/internal/instrument"
 	"github.com/pathprof/pathprof/internal/numbering"
 	"github.com/pathprof/pathprof/internal/partition"
@@ -684,6 +685,9 @@ func (g *collector) running() bool {
 		return true
 	}
 	runtime.GC()
+	// The collection just run ends a heap start; its settings come back
+	// now, before these are made, not later over them.
+	heapstart.End()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	g.oldPercent = debug.SetGCPercent(-1)

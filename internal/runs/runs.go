@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pathprof/pathprof/internal/heapstart"
 	"github.com/pathprof/pathprof/internal/profiler"
 	"github.com/pathprof/pathprof/profile"
 )
@@ -254,6 +255,7 @@ func (r *batch) runaway() {
 	if r.ranAway.Swap(true) {
 		return
 	}
+	heapstart.End() // its settings would come back at a collection
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(math.MaxInt64)
 }
