@@ -53,11 +53,6 @@ func taskCosts(ts []task) []int64 {
 	return c
 }
 
-// maxLoad is the largest copy load of the LPT assignment of costs.
-func maxLoad(costs []int64, k int) int64 {
-	return newLoadSet([][]int64{costs}, k).maxWith(nil, nil)
-}
-
 // loadSet holds the task costs of a plan in decreasing order, so that
 // the largest LPT load with one function's tasks replaced is found in
 // one pass, without sorting all the tasks again: the planner tries
