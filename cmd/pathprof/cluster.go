@@ -73,7 +73,6 @@ func readWorkDir(path string, stderr io.Writer) (dir string, man *profiler.Manif
 		fmt.Fprintf(stderr, "pathprof: %s has no work units: write it with instrument --runs FILE\n", dir)
 		return "", nil, nil, false
 	}
-	startHeap(len(orig))
 	return dir, man, orig, true
 }
 
@@ -157,6 +156,7 @@ func execUnit(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 1
 	}
+	startHeap(len(orig))
 	if u < 0 || u >= len(man.Units) {
 		fmt.Fprintf(stderr, "pathprof: unit %d: %s has units 0 to %d\n", u, dir, len(man.Units)-1)
 		return 2
@@ -423,7 +423,7 @@ func cmdCollect(args []string, stdout, stderr io.Writer) int {
 	if !checkOutput(*out, stderr) {
 		return 1
 	}
-	dir, man, _, ok := readWorkDir(fs.Arg(0), stderr)
+	dir, man, orig, ok := readWorkDir(fs.Arg(0), stderr)
 	if !ok {
 		return 1
 	}
@@ -482,6 +482,7 @@ func cmdCollect(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	// Every unit is done: merging needs every copy's numberings.
+	startHeap(len(orig))
 	var p *profile.Profile
 	_, _, cs, err := profiler.ReadDir(dir)
 	if err == nil {

@@ -16,7 +16,10 @@ import (
 // "Instrumentation time: the collector's start").
 const heapPerModuleByte = 48
 
-var startHeapOnce sync.Once
+var (
+	startHeapOnce sync.Once
+	heapStart     = heapstart.Start // tests see the starts asked for
+)
 
 // startHeap lets the heap grow to heapPerModuleByte times moduleSize
 // before the first collection, then leaves the collector to its usual pace
@@ -25,5 +28,5 @@ var startHeapOnce sync.Once
 // is set, or when the start is not above the heap's current goal. Only
 // the first call counts.
 func startHeap(moduleSize int) {
-	startHeapOnce.Do(func() { heapstart.Start(heapPerModuleByte * int64(moduleSize)) })
+	startHeapOnce.Do(func() { heapStart(heapPerModuleByte * int64(moduleSize)) })
 }

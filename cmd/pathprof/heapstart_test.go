@@ -1,11 +1,16 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/pathprof/pathprof/internal/heapstart"
+	"github.com/pathprof/pathprof/internal/testprogs"
 )
 
 // collectUntilStartEnds collects until no heap start is pending (a command
@@ -18,5 +23,38 @@ func collectUntilStartEnds(t *testing.T) {
 		}
 		runtime.GC()
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestHeapStartWhereCopiesAreBuilt: exec --unit starts the heap for the
+// copy it builds, and collect only once it merges, not while units are
+// missing (nor while it waits for them).
+func TestHeapStartWhereCopiesAreBuilt(t *testing.T) {
+	g := testprogs.CProgramByName(t, "grid")
+	dir := t.TempDir()
+	runsFile, _ := gridRuns(t, dir)
+	work := filepath.Join(dir, "work")
+	if code, _, errs := runCmd("instrument", "--strategy", "pbl", "--copies", "2", "--runs", runsFile, "-o", work, g.Wasm); code != 0 {
+		t.Fatalf("instrument --runs: exit %d\n%s", code, errs)
+	}
+	orig, err := os.ReadFile(g.Wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var starts []int64
+	defer func(old func(int64) bool) {
+		heapStart, startHeapOnce = old, sync.Once{}
+	}(heapStart)
+	heapStart = func(start int64) bool {
+		starts = append(starts, start)
+		return false
+	}
+	startHeapOnce = sync.Once{}
+	if code, _, errs := runCmd("collect", "-o", filepath.Join(dir, "p.json"), work); code != 1 || len(starts) != 0 {
+		t.Fatalf("collect with no unit run: exit %d, starts %v\n%s", code, starts, errs)
+	}
+	startHeapOnce = sync.Once{}
+	if code, _, errs := runCmd("exec", "-q", work, "--unit", "0"); code != 0 || !slices.Equal(starts, []int64{heapPerModuleByte * int64(len(orig))}) {
+		t.Fatalf("exec --unit: exit %d, starts %v\n%s", code, starts, errs)
 	}
 }
