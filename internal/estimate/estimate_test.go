@@ -167,7 +167,7 @@ func TestComponents(t *testing.T) {
 // each member), each arc within a cycle scaled as propagate scales it,
 // solved by elimination, its cycles found by reachability; and against
 // propagating over those arcs one by one, as the estimate did before it
-// summed a group's calls (quadraticPropagate), within rounding.
+// summed a group's calls (propagate without groups), within rounding.
 func TestPropagate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := range 3000 {
@@ -211,7 +211,7 @@ func TestPropagate(t *testing.T) {
 			}
 		}
 		got := propagate(g)
-		old := quadraticPropagate(g.ext, arcs)
+		old := propagate(&callGraph{ext: g.ext, direct: arcs, indirect: make([][]arc, n)})
 		want := solveCalls(g.ext, arcs)
 		for i := range n {
 			if math.Abs(got[i]-want[i]) > 1e-6*max(1, want[i]) {
@@ -288,78 +288,6 @@ func solveCalls(ext []float64, arcs [][]arc) []float64 {
 		out[i] = mat[i][n] / mat[i][i]
 	}
 	return out
-}
-
-// quadraticPropagate is propagate over plain arcs, one per callee, as
-// the estimate computed it before indirect calls were summed per group.
-func quadraticPropagate(ext []float64, arcs [][]arc) []float64 {
-	n := len(ext)
-	sccs := components(n, func(i int) []int {
-		out := make([]int, len(arcs[i]))
-		for j, a := range arcs[i] {
-			out[j] = a.to
-		}
-		return out
-	})
-	calls := slices.Clone(ext)
-	comp := make([]int, n)
-	for c, members := range sccs {
-		for _, i := range members {
-			comp[i] = c
-		}
-	}
-	scale := make([]float64, n)
-	add := make([]float64, n)
-	for c, members := range sccs {
-		cyclic := false
-		for _, i := range members {
-			var in float64
-			for _, a := range arcs[i] {
-				if comp[a.to] == c {
-					in += a.freq
-				}
-			}
-			scale[i] = 1
-			if in > recursionCalls {
-				scale[i] = recursionCalls / in
-			}
-			cyclic = cyclic || in > 0
-		}
-		if cyclic {
-			base := make([]float64, len(members))
-			for j, i := range members {
-				base[j] = calls[i]
-			}
-			for range recursionRounds {
-				for _, i := range members {
-					for _, a := range arcs[i] {
-						if comp[a.to] == c {
-							add[a.to] += calls[i] * a.freq * scale[i]
-						}
-					}
-				}
-				settled := true
-				for j, i := range members {
-					x := min(base[j]+add[i], math.MaxFloat64/1e6)
-					if math.Abs(x-calls[i]) > recursionPrecision*x {
-						settled = false
-					}
-					calls[i], add[i] = x, 0
-				}
-				if settled {
-					break
-				}
-			}
-		}
-		for _, i := range members {
-			for _, a := range arcs[i] {
-				if comp[a.to] != c {
-					calls[a.to] = min(calls[a.to]+calls[i]*a.freq, math.MaxFloat64/1e6)
-				}
-			}
-		}
-	}
-	return calls
 }
 
 // TestRecursionBounded checks that a function calling itself from a loop
