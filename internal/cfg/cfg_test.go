@@ -506,3 +506,40 @@ func TestThread(t *testing.T) {
 		}
 	}
 }
+
+// TestThreadPaths: a function whose threaded graph has more acyclic paths
+// than Options.ThreadPaths is built without threading, one within it with;
+// the DAG marks the shared arms fixed only where jumps are threaded.
+func TestThreadPaths(t *testing.T) {
+	threaded, err := BuildBody(dispatchBody(false), Options{Thread: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := threaded.DAG().NumPaths().Small
+	for _, c := range []struct {
+		bound  uint64
+		copies bool
+	}{{0, true}, {n, true}, {n - 1, false}} {
+		g, err := BuildBody(dispatchBody(false), Options{Thread: true, ThreadPaths: c.bound})
+		if err != nil {
+			t.Fatal(err)
+		}
+		copies := slices.ContainsFunc(g.Blocks, func(b Block) bool { return b.Same != 0 })
+		d := g.DAG()
+		if copies != c.copies || (d.Fixed != nil) != c.copies {
+			t.Fatalf("bound %d (%d threaded paths): copies %v, fixed marks %v", c.bound, n, copies, d.Fixed != nil)
+		}
+		if !copies {
+			continue
+		}
+		shared := g.SharedArms()
+		for i, e := range d.Edges {
+			if want := e.Orig >= 0 && shared[e.Orig]; d.Fixed[i] != want {
+				t.Fatalf("bound %d: DAG edge %d fixed %v, want %v", c.bound, i, d.Fixed[i], want)
+			}
+			if e.Kind == EdgeThread && !d.Fixed[i] {
+				t.Fatalf("bound %d: thread edge %d not fixed", c.bound, i)
+			}
+		}
+	}
+}
