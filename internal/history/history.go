@@ -146,6 +146,14 @@ func (s Store) Find(digest, path string, funcs []Func) (*Previous, error) {
 		if err != nil {
 			return nil, err
 		}
+		// A profile of this module made by a build that numbered some of
+		// its functions otherwise (their DAGs' shapes differ) is matched
+		// as an earlier build's is: its ids name other paths there.
+		if sh, err := s.shapes(digest); err != nil {
+			return nil, err
+		} else if sh != nil && !sameShapes(sh, funcs) {
+			return match(p, sh, funcs), nil
+		}
 		return &Previous{Profile: p, Same: true}, nil
 	}
 	if path == "" {
@@ -166,15 +174,41 @@ func (s Store) Find(digest, path string, funcs []Func) (*Previous, error) {
 	if p == nil || err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(filepath.Join(s.Dir, o+".shapes.json"))
+	sh, err := s.shapes(o)
+	if err != nil {
+		return nil, err
+	}
+	if sh == nil {
+		return nil, fmt.Errorf("history: no %s.shapes.json", o)
+	}
+	return match(p, sh, funcs), nil
+}
+
+// shapes returns the shapes kept for digest, or nil if there are none.
+func (s Store) shapes(digest string) (shapes, error) {
+	b, err := os.ReadFile(filepath.Join(s.Dir, digest+".shapes.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
 	var sh shapes
 	if err := json.Unmarshal(b, &sh); err != nil {
-		return nil, fmt.Errorf("history: %s.shapes.json: %v", o, err)
+		return nil, fmt.Errorf("history: %s.shapes.json: %v", digest, err)
 	}
-	return match(p, sh, funcs), nil
+	return sh, nil
+}
+
+// sameShapes reports whether every function of funcs that sh has a shape
+// for has that shape.
+func sameShapes(sh shapes, funcs []Func) bool {
+	for _, f := range funcs {
+		if want, ok := sh[f.Name]; ok && want != "" && f.DAG != nil && Shape(f.DAG) != want {
+			return false
+		}
+	}
+	return true
 }
 
 // read returns the profile kept for digest, or nil if there is none.
