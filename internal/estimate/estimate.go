@@ -14,7 +14,10 @@
 // the start function are called once; every call site adds its block's
 // estimated runs, times its caller's calls, to its callee's (an indirect
 // call spreads over the table's functions of its type), callers before
-// callees, and a recursive call is made less than once per call.
+// callees, and a recursive call is made less than once per call. A
+// function that calls the host on most calls (a system call's wrapper, an
+// output function that writes out) is called a few times at most:
+// programs batch their host calls, so loops around them are rare.
 //
 // The estimate decides nothing about exactness: the profile a plan made
 // from it produces is the same whatever the weights.
@@ -89,7 +92,7 @@ func Frequencies(m *wasm.Module, funcs []Func) ([][]float64, error) {
 		}
 		local[i] = fe
 	}
-	calls := invocations(m, local)
+	calls := callsOf(m, funcs, local)
 	var most float64
 	for i, fe := range local {
 		if fe != nil {
@@ -138,6 +141,8 @@ type funcEstimate struct {
 	edge  []float64 // per graph edge
 	total float64   // the sum of edge
 	sites []site
+	// calls are its call instructions, with their blocks.
+	calls []call
 }
 
 // site is a call site and how often it runs per call of its function.
@@ -319,7 +324,120 @@ func estimateFunc(code *wasm.Code, f *Func) (*funcEstimate, error) {
 	for _, c := range ins.calls {
 		fe.sites = append(fe.sites, site{op: c.op, callee: c.callee, freq: node[c.block]})
 	}
+	fe.calls = ins.calls
 	return fe, nil
+}
+
+// callsOf estimates how often each defined function is called, a
+// host-bound one hostCalls times at most.
+func callsOf(m *wasm.Module, funcs []Func, local []*funcEstimate) []float64 {
+	calls := invocations(m, local)
+	for i, bound := range hostBound(m, funcs, local) {
+		if bound {
+			calls[i] = min(calls[i], hostCalls)
+		}
+	}
+	return calls
+}
+
+// hostCalls is the most calls the estimate gives a host-bound function
+// in a run: programs batch what they ask of the host (a buffer written
+// out once full, read in once empty), so the code around a host call runs
+// a handful of times, however deep in loops its callers' calls to it are.
+const hostCalls = loopTrips
+
+// hostBound reports, per defined function, whether a call of it calls
+// the host more likely than not: it goes on to a call of an import or of
+// a host-bound function more often than it returns without one, as it
+// runs its loops once (a system call's wrapper, which also returns early
+// on a bad argument; a write that retries until done; an output function
+// that flushes). Calls made to it from loops are the program's calls to
+// the host, which it batches.
+func hostBound(m *wasm.Module, funcs []Func, local []*funcEstimate) []bool {
+	n := len(local)
+	imp := m.NumImportedFuncs
+	bound := make([]bool, n)
+	// callers[j]: the functions that call defined function j directly.
+	callers := make([][]int, n)
+	for i, fe := range local {
+		if fe == nil {
+			continue
+		}
+		for _, c := range fe.calls {
+			if isDirect(c.op) && c.callee >= imp && int(c.callee-imp) < n {
+				callers[c.callee-imp] = append(callers[c.callee-imp], i)
+			}
+		}
+	}
+	// A function's host calls only grow as its callees turn out bound:
+	// each is checked first, then again whenever a callee is found bound.
+	work := make([]int, 0, n)
+	queued := make([]bool, n)
+	for i := n - 1; i >= 0; i-- {
+		if local[i] != nil {
+			work = append(work, i)
+			queued[i] = true
+		}
+	}
+	host := map[int32]bool{}
+	for len(work) > 0 {
+		i := work[len(work)-1]
+		work = work[:len(work)-1]
+		queued[i] = false
+		if bound[i] {
+			continue
+		}
+		clear(host)
+		for _, c := range local[i].calls {
+			if isDirect(c.op) && (c.callee < imp || int(c.callee-imp) < n && bound[c.callee-imp]) {
+				host[c.block] = true
+			}
+		}
+		if len(host) == 0 || reachOnce(funcs[i].Graph, host) <= 0.5 {
+			continue
+		}
+		bound[i] = true
+		for _, j := range callers[i] {
+			if !bound[j] && !queued[j] {
+				work = append(work, j)
+				queued[j] = true
+			}
+		}
+	}
+	return bound
+}
+
+func isDirect(op wasm.Op) bool { return op == wasm.OpCall || op == wasm.OpReturnCall }
+
+// reachOnce returns the share of g's calls that reach a block of target,
+// its branches taken at branchOdds and its loops run once (back edges
+// left out).
+func reachOnce(g *cfg.Graph, target map[int32]bool) float64 {
+	topo := cfg.ReversePostorder(len(g.Blocks), func(v int32) []int32 { return g.Blocks[v].Out }, func(e int32) (int32, bool) {
+		return g.Edges[e].To, !g.Edges[e].Back
+	})
+	odds := branchOdds(g, topo)
+	p := make([]float64, len(g.Blocks))
+	p[cfg.Entry] = 1
+	var reached float64
+	for _, v := range topo {
+		if target[v] {
+			reached += p[v]
+			continue
+		}
+		var all float64
+		for _, e := range g.Blocks[v].Out {
+			if !g.Edges[e].Back {
+				all += odds[e]
+			}
+		}
+		for _, e := range g.Blocks[v].Out {
+			if x := g.Edges[e]; !x.Back {
+				p[x.To] += p[v] * odds[e] / all
+			}
+		}
+	}
+	return reached
 }
 
 // findLoops returns the loops of g whose headers topo (the reverse

@@ -348,3 +348,167 @@ func TestBranchOdds(t *testing.T) {
 		}
 	}
 }
+
+// graphBuilder builds a control-flow graph edge by edge.
+type graphBuilder struct{ g cfg.Graph }
+
+func (b *graphBuilder) add(from, to int32, k cfg.EdgeKind) int32 {
+	for int(max(from, to)) >= len(b.g.Blocks) {
+		b.g.Blocks = append(b.g.Blocks, cfg.Block{})
+	}
+	e := int32(len(b.g.Edges))
+	b.g.Edges = append(b.g.Edges, cfg.Edge{From: from, To: to, Kind: k, Back: k == cfg.EdgeBr && to <= from})
+	b.g.Blocks[from].Out = append(b.g.Blocks[from].Out, e)
+	b.g.Blocks[to].In = append(b.g.Blocks[to].In, e)
+	return e
+}
+
+// TestHostBound checks which functions the estimate takes for calls to
+// the host, on a module of one import and these defined functions (each
+// call in block 2 unless said):
+//
+//	0 wrapper: calls the import, returns
+//	1 checks its argument, returns early, else calls 0, then checks its result
+//	2 a loop that calls 1 until done (the retry of a partial write)
+//	3 calls 2 on one of two even ways (a flush when a buffer is full)
+//	4 a loop around a call of 3, its every iteration
+//	5 calls 0 on its rarer way only (before an early return)
+//	6 calls 7 and 7 calls 6, neither the host
+//
+// 0, 1 and 2 are bound: 1 reaches the host on the way on, not the early
+// return; 2 on its first iteration. 3 and 4 are not, 5 is not, and a
+// cycle without a host call is not.
+func TestHostBound(t *testing.T) {
+	const imp = 1
+	graphs := make([]*cfg.Graph, 8)
+	calls := make([][]call, 8)
+	direct := func(f int, callee uint32, block int32) {
+		calls[f] = append(calls[f], call{wasm.OpCall, callee, block})
+	}
+	straight := func(f int, callee uint32) {
+		var b graphBuilder
+		b.add(cfg.Entry, 2, cfg.EdgeEntry)
+		b.add(2, cfg.Exit, cfg.EdgeReturn)
+		graphs[f] = &b.g
+		direct(f, callee, 2)
+	}
+	straight(0, 0)
+	{
+		var b graphBuilder
+		b.add(cfg.Entry, 2, cfg.EdgeEntry)
+		b.add(2, 3, cfg.EdgeBrIfTaken)
+		b.add(3, cfg.Exit, cfg.EdgeReturn)
+		b.add(2, 4, cfg.EdgeBrIfNot)
+		b.add(4, 5, cfg.EdgeIfThen)
+		b.add(4, 6, cfg.EdgeIfElse)
+		b.add(5, cfg.Exit, cfg.EdgeReturn)
+		b.add(6, cfg.Exit, cfg.EdgeReturn)
+		graphs[1] = &b.g
+		direct(1, imp+0, 4)
+	}
+	{
+		var b graphBuilder
+		b.add(cfg.Entry, 2, cfg.EdgeEntry)
+		b.add(2, 3, cfg.EdgeFallthrough)
+		b.add(3, 2, cfg.EdgeBr)
+		b.add(3, cfg.Exit, cfg.EdgeReturn)
+		graphs[2] = &b.g
+		direct(2, imp+1, 2)
+	}
+	{
+		var b graphBuilder
+		b.add(cfg.Entry, 2, cfg.EdgeEntry)
+		b.add(2, 3, cfg.EdgeIfThen)
+		b.add(2, 4, cfg.EdgeIfElse)
+		b.add(3, 4, cfg.EdgeFallthrough)
+		b.add(4, cfg.Exit, cfg.EdgeReturn)
+		graphs[3] = &b.g
+		direct(3, imp+2, 3)
+	}
+	{
+		var b graphBuilder
+		b.add(cfg.Entry, 2, cfg.EdgeEntry)
+		b.add(2, 3, cfg.EdgeFallthrough)
+		b.add(3, 2, cfg.EdgeBr)
+		b.add(3, cfg.Exit, cfg.EdgeReturn)
+		graphs[4] = &b.g
+		direct(4, imp+3, 2)
+	}
+	{
+		var b graphBuilder
+		b.add(cfg.Entry, 2, cfg.EdgeEntry)
+		b.add(2, 3, cfg.EdgeBrIfTaken)
+		b.add(3, cfg.Exit, cfg.EdgeReturn)
+		b.add(2, 4, cfg.EdgeBrIfNot)
+		b.add(4, 5, cfg.EdgeIfThen)
+		b.add(4, 6, cfg.EdgeIfElse)
+		b.add(5, cfg.Exit, cfg.EdgeReturn)
+		b.add(6, cfg.Exit, cfg.EdgeReturn)
+		graphs[5] = &b.g
+		direct(5, imp+0, 3)
+	}
+	straight(6, imp+7)
+	straight(7, imp+6)
+	m := &wasm.Module{NumImportedFuncs: imp}
+	funcs := make([]Func, len(graphs))
+	local := make([]*funcEstimate, len(graphs))
+	for i, g := range graphs {
+		funcs[i] = Func{Graph: g}
+		local[i] = &funcEstimate{calls: calls[i]}
+	}
+	got := hostBound(m, funcs, local)
+	want := []bool{true, true, true, false, false, false, false, false}
+	if !slices.Equal(got, want) {
+		t.Fatalf("host-bound %v, want %v", got, want)
+	}
+}
+
+// TestHostBoundC checks, in a C program, that the output path's system
+// call wrappers and the write that retries are taken for calls to the
+// host, and that the functions that format and buffer the output, which
+// call them only when a buffer fills, are not; and that the estimate
+// calls a host-bound function hostCalls times at most.
+func TestHostBoundC(t *testing.T) {
+	m, funcs, names := analyze(t, "records")
+	local := make([]*funcEstimate, len(funcs))
+	for i, f := range funcs {
+		if f.Graph == nil {
+			continue
+		}
+		fe, err := estimateFunc(&m.Code[i], &f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		local[i] = fe
+	}
+	bound := hostBound(m, funcs, local)
+	is := map[string]bool{}
+	for i, b := range bound {
+		is[names[i]] = b
+	}
+	for _, f := range []string{"__wasi_fd_write", "writev", "__stdio_write"} {
+		if !is[f] {
+			t.Errorf("%s is not host-bound", f)
+		}
+	}
+	for _, f := range []string{"printf_core", "__fwritex", "memcpy", "__original_main"} {
+		if is[f] {
+			t.Errorf("%s is host-bound", f)
+		}
+	}
+	loose, calls := invocations(m, local), callsOf(m, funcs, local)
+	capped := 0
+	for i, b := range bound {
+		switch {
+		case b && calls[i] > hostCalls:
+			t.Errorf("%s: %v calls, want %v at most", names[i], calls[i], float64(hostCalls))
+		case !b && calls[i] != loose[i]:
+			t.Errorf("%s: %v calls, want %v", names[i], calls[i], loose[i])
+		case b && loose[i] > hostCalls:
+			capped++
+		}
+	}
+	if capped == 0 {
+		t.Errorf("no host-bound function estimated above %d calls before the bound", hostCalls)
+	}
+}
