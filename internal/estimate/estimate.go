@@ -39,7 +39,7 @@ const (
 	dispatchTrips = 10000
 )
 
-// dispatchLabels is the fewest br_table labels of a dispatch loop's
+// dispatchLabels is the fewest distinct targets of a dispatch loop's
 // switch.
 const dispatchLabels = 8
 
@@ -615,9 +615,11 @@ func region(g *cfg.Graph, h int32, ls []int32) []bool {
 }
 
 // dispatchLoops returns the interpreters' dispatch loops among loops
-// (innermost first): for each br_table of at least dispatchLabels labels
-// in a block that reads memory (the next instruction's code) or follows
-// one that does, the innermost loop around it that three quarters of the
+// (innermost first): for each br_table of at least dispatchLabels
+// distinct targets (an instruction set's handlers; a switch whose labels
+// share a few targets tests a character's class or a format's letter) in
+// a block that reads memory (the next instruction's code) or follows one
+// that does, the innermost loop around it that three quarters of the
 // table's targets stay in, if the table is reached from the loop's header
 // without running a loop nested in it. The loops around that one run the
 // dispatch loop, not the switch: taken for dispatch loops too, nested
@@ -628,8 +630,8 @@ func region(g *cfg.Graph, h int32, ls []int32) []bool {
 // function at a point its index selects: it reads no memory.)
 func dispatchLoops(g *cfg.Graph, loops []*loop, ins *instrs) []int {
 	var out []int
-	for v, labels := range ins.tables {
-		if labels < dispatchLabels {
+	for v := range ins.tables {
+		if targets(g, v) < dispatchLabels {
 			continue
 		}
 		load := ins.loads[v]
@@ -652,6 +654,17 @@ func dispatchLoops(g *cfg.Graph, loops []*loop, ins *instrs) []int {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// targets returns the distinct targets of block v's br_table.
+func targets(g *cfg.Graph, v int32) int {
+	n := 0
+	for _, e := range g.Blocks[v].Out {
+		if g.Edges[e].Kind == cfg.EdgeBrTable {
+			n++
+		}
+	}
+	return n
 }
 
 // reachedDirectly reports whether block v of loop li is reached from the
