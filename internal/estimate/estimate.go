@@ -575,7 +575,12 @@ func leave(g *cfg.Graph, l *loop, li int, e int32, x float64, acc []float64) {
 }
 
 // region returns the nodes of the loop with header h and latches ls: those
-// reached from h and reaching a latch along forward edges.
+// reached from h along forward edges that reach a latch without passing
+// h, through the back edges of loops nested in it too. Along forward
+// edges alone, a nested loop whose handlers all go back to its header (an
+// interpreter's dispatch loop inside the loop its calls and returns go
+// round) would reach the latch only from its header, and the two loops
+// would overlap instead of nesting.
 func region(g *cfg.Graph, h int32, ls []int32) []bool {
 	n := len(g.Blocks)
 	from := make([]bool, n)
@@ -605,7 +610,7 @@ func region(g *cfg.Graph, h int32, ls []int32) []bool {
 		stack = stack[:len(stack)-1]
 		for _, e := range g.Blocks[v].In {
 			x := g.Edges[e]
-			if !x.Back && from[x.From] && !in[x.From] {
+			if from[x.From] && !in[x.From] {
 				in[x.From] = true
 				stack = append(stack, x.From)
 			}

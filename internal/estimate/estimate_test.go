@@ -513,3 +513,56 @@ func TestHostBoundC(t *testing.T) {
 		t.Errorf("no host-bound function estimated above %d calls before the bound", hostCalls)
 	}
 }
+
+// TestLoopsNest checks that the loops the estimate finds nest: an
+// interpreter's dispatch loop (3, a switch whose handlers 4 and 5 go back
+// to it) inside the loop its calls go round (2, which handler 6 goes
+// back to) is inside that loop, though its handlers reach 6 only through
+// its header; and that in every function of the C programs any two loops
+// are nested or disjoint.
+func TestLoopsNest(t *testing.T) {
+	var b graphBuilder
+	b.add(cfg.Entry, 2, cfg.EdgeEntry)
+	b.add(2, 3, cfg.EdgeFallthrough)
+	for _, h := range []int32{4, 5, 6, 7} {
+		b.add(3, h, cfg.EdgeBrTable)
+	}
+	b.add(4, 3, cfg.EdgeBr)
+	b.add(5, 3, cfg.EdgeBr)
+	b.add(6, 2, cfg.EdgeBr)
+	b.add(7, cfg.Exit, cfg.EdgeReturn)
+	loops := loopsOf(&b.g)
+	if len(loops) != 2 || loops[0].header != 3 || loops[1].header != 2 {
+		t.Fatalf("loops at %v", loops)
+	}
+	if got := slices.Sorted(slices.Values(loops[1].nodes)); !slices.Equal(got, []int32{2, 3, 4, 5, 6}) {
+		t.Fatalf("the outer loop has nodes %v, want 2 to 6", got)
+	}
+	nested(t, "dispatch", loops)
+	for _, p := range testprogs.CPrograms(t) {
+		_, funcs, names := analyze(t, p.Name)
+		for i, f := range funcs {
+			if f.Graph != nil {
+				nested(t, p.Name+" "+names[i], loopsOf(f.Graph))
+			}
+		}
+	}
+}
+
+// nested fails unless any two of loops are nested or disjoint.
+func nested(t *testing.T, what string, loops []*loop) {
+	t.Helper()
+	for i, a := range loops {
+		for _, b := range loops[i+1:] {
+			var both, onlyA, onlyB bool
+			for v := range a.in {
+				both = both || a.in[v] && b.in[v]
+				onlyA = onlyA || a.in[v] && !b.in[v]
+				onlyB = onlyB || b.in[v] && !a.in[v]
+			}
+			if both && onlyA && onlyB {
+				t.Fatalf("%s: the loops at %d and %d overlap", what, a.header, b.header)
+			}
+		}
+	}
+}
