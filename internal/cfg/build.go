@@ -41,12 +41,10 @@ type Options struct {
 }
 
 // ProfileThreadPaths is the ThreadPaths that path profiles are built
-// with, by the instrumenter and the tracer alike. Every path of a dense
-// function takes 8 bytes of the counter area in the program's memory,
-// which moves (copied and cleared) as the program grows its memory, so a
-// function whose threading multiplies its paths costs the run more than
-// the path ends it saves (docs/instrumentation.md).
-const ProfileThreadPaths = 1 << 12
+// with, by the instrumenter and the tracer alike: no more paths than
+// numbering cuts at or a dense count array holds, so that a threaded
+// function is never cut.
+const ProfileThreadPaths = 1 << 18
 
 // ProfileOptions are the options a path profile's graphs are built with,
 // by the instrumenter and by whatever reads its paths back by their ids
