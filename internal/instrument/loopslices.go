@@ -58,12 +58,9 @@ import (
 // increments, off the back edges: each path then sets the register itself,
 // and neither the bare replicas nor a copy without slot 0 need to.
 //
-// Refused: loops with parameters, loops with a branch instruction that
-// may both continue the loop (or one in it) and an enclosing loop (a
-// profile does not tell which it took, so hits could not be computed),
-// and loops that a jump threaded through a dispatch header
-// (cfg.Options.Thread) starts in or continues, since its path goes on
-// across the branch.
+// Refused: loops with parameters, and loops with a branch instruction
+// that may both continue the loop (or one in it) and an enclosing loop: a
+// profile does not tell which it took, so hits could not be computed.
 
 // loopAt is a loop instruction of a body.
 type loopAt struct {
@@ -117,14 +114,6 @@ func (f *Func) sharedLoop(h int32) (*region, error) {
 		return nil, fmt.Errorf("the loop at block %d takes parameters", h)
 	}
 	r := &region{loopAt: lp, body: g.Blocks[h].Start}
-	for _, e := range g.Edges {
-		// A jump threaded through a dispatch header (cfg.Options.Thread)
-		// is a branch to its loop that does not end the path: a path
-		// would span replicas, or leave the loop without ending.
-		if e.To >= 2 && g.Blocks[e.To].Same != 0 && (g.Blocks[e.To].Same == h || r.in(e.Instr)) {
-			return nil, fmt.Errorf("a path runs on through a dispatch header from the loop at block %d", h)
-		}
-	}
 	back := false
 	leaves := map[uint32]bool{} // per branch instruction
 	for _, e := range g.Edges {
