@@ -33,7 +33,7 @@ func pathProblems(t *testing.T, orig []byte, r *tracer.Result, extraExits map[ui
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := cfg.ProfileOptions(m)
+	opts := cfg.Options{NoReturn: cfg.NoReturnImports(m, [2]string{"wasi_snapshot_preview1", "proc_exit"})}
 	type info struct {
 		g    *cfg.Graph
 		node map[int]int32 // file offset -> block
@@ -55,9 +55,7 @@ func pathProblems(t *testing.T, orig []byte, r *tracer.Result, extraExits map[ui
 		}
 		in := &info{g: g, node: map[int]int32{}, cuts: map[int32]bool{}}
 		for n := 2; n < len(g.Blocks); n++ {
-			if g.Blocks[n].Same == 0 {
-				in.node[m.Code[def].OrigOff+int(g.Blocks[n].Start)] = int32(n)
-			}
+			in.node[m.Code[def].OrigOff+int(g.Blocks[n].Start)] = int32(n)
 		}
 		for _, v := range tf.Cuts {
 			in.cuts[v] = true
@@ -119,17 +117,12 @@ func pathProblems(t *testing.T, orig []byte, r *tracer.Result, extraExits map[ui
 		for i := 1; i < len(path); i++ {
 			ok := false
 			for _, e := range g.Blocks[path[i-1]].Out {
-				// A jump threaded through a dispatch header goes
-				// into the node that stands for the header.
-				if to := g.Edges[e].To; (to == path[i] || to >= 2 && g.Blocks[to].Same == path[i]) && !restart(in, g.Edges[e]) {
-					ok, path[i] = true, to
-				}
+				ok = ok || g.Edges[e].To == path[i] && !restart(in, g.Edges[e])
 			}
 			if !ok {
 				errorf("%+v: no path edge joins blocks %d and %d", k, path[i-1], path[i])
 			}
 		}
-		last = path[len(path)-1]
 		ok := false
 		for _, e := range g.Blocks[last].Out {
 			ge := g.Edges[e]
