@@ -94,7 +94,6 @@ func (g *Graph) DAG() *DAG {
 			}
 		}
 		d.Topo = d.TopoOrder()
-		d.fix(g)
 		return d
 	}
 	// Per node, its dummy exit edge and its dummy entry edge, or -1.
@@ -130,43 +129,7 @@ func (g *Graph) DAG() *DAG {
 		}
 	}
 	d.Topo = d.TopoOrder()
-	d.fix(g)
 	return d
-}
-
-// fix sets d.Fixed from g's shared arms.
-func (d *DAG) fix(g *Graph) {
-	shared := g.SharedArms()
-	if shared == nil {
-		return
-	}
-	d.Fixed = make([]bool, len(d.Edges))
-	for i, e := range d.Edges {
-		d.Fixed[i] = e.Orig >= 0 && shared[e.Orig]
-	}
-}
-
-// SharedArms marks the edges that threaded jumps take through a dispatch
-// header (Options.Thread): the EdgeThread edges and the header's own arms
-// to the same targets, which jumps that end at the header take too. It
-// returns nil when there are none.
-func (g *Graph) SharedArms() []bool {
-	var shared []bool
-	for i, e := range g.Edges {
-		if e.Kind != EdgeThread {
-			continue
-		}
-		if shared == nil {
-			shared = make([]bool, len(g.Edges))
-		}
-		shared[i] = true
-		for _, a := range g.Blocks[g.Blocks[e.From].Same].Out {
-			if g.Edges[a].To == e.To {
-				shared[a] = true
-			}
-		}
-	}
-	return shared
 }
 
 // NumPaths returns the number of entry-to-exit paths of the DAG, exactly.

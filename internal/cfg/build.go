@@ -30,28 +30,8 @@ type Options struct {
 	// (Block.Same), with one edge (EdgeThread) to the br_table's target
 	// for K. Paths no longer end at such jumps, and the header's br_table
 	// arms are taken by jumps of both kinds, so they must carry no
-	// probes (DAG.Fixed).
+	// probes.
 	Thread bool
-	// ThreadPaths, when not 0, bounds the acyclic paths of a threaded
-	// graph: a function whose threaded graph has more is built without
-	// threading. Threading joins the paths on both sides of every
-	// forward jump, so a long dispatch loop can multiply them past what
-	// a dense count array or an uncut numbering holds.
-	ThreadPaths uint64
-}
-
-// ProfileThreadPaths is the ThreadPaths that path profiles are built
-// with, by the instrumenter and the tracer alike: no more paths than
-// numbering cuts at or a dense count array holds, so that a threaded
-// function is never cut.
-const ProfileThreadPaths = 1 << 18
-
-// ProfileOptions are the options a path profile's graphs are built with,
-// by the instrumenter and by whatever reads its paths back by their ids
-// (coverage): proc_exit ends paths, and forward jumps through dispatch
-// loops are threaded, up to ProfileThreadPaths.
-func ProfileOptions(m *wasm.Module) Options {
-	return Options{NoReturn: NoReturnImports(m, ProcExit), Thread: true, ThreadPaths: ProfileThreadPaths}
 }
 
 // ProcExit is WASI's proc_exit, the import whose calls never return that
@@ -124,7 +104,6 @@ type builder struct {
 	thread     bool
 	dispatches map[int32]*dispatch
 	prev       [2]wasm.Instr
-	threaded   bool // a jump was threaded
 }
 
 // dispatch is a loop header that only branches on a local (Options.Thread).
@@ -318,12 +297,6 @@ func BuildBody(c *wasm.Code, opt Options) (*Graph, error) {
 	}
 	out := s.finish()
 	out.findBackEdges()
-	if b.threaded && opt.ThreadPaths > 0 {
-		if n := out.DAG().NumPaths(); !n.Fits63() || n.Small > opt.ThreadPaths {
-			opt.Thread = false
-			return BuildBody(c, opt)
-		}
-	}
 	return out, nil
 }
 
@@ -621,6 +594,5 @@ func (b *builder) threadJump(from, t int32, off uint32) bool {
 		d.copies[arm] = n
 	}
 	b.edge(from, n, EdgeBr, off)
-	b.threaded = true
 	return true
 }

@@ -121,11 +121,6 @@ type DAG struct {
 	// Topo lists the nodes reachable from the entry in topological order
 	// (entry first).
 	Topo []int32
-	// Fixed, when not nil, marks the edges whose code other edges run
-	// too, so that they must carry none: the EdgeThread edges of a
-	// graph built with Options.Thread, and the dispatch header's arms
-	// to the same targets, which jumps that end at the header take.
-	Fixed []bool
 }
 
 // PathCount is an exact number of acyclic paths. Small holds it when it fits

@@ -120,7 +120,7 @@ func Build(p *profile.Profile, module []byte, opt Options) (*Coverage, error) {
 		return nil, errors.New("the module has no DWARF line tables: line and branch coverage need source lines")
 	}
 	b := &builder{m: m, src: src, rd: wasm.NewReader(nil, 0, "code"), roots: opt.Roots,
-		opt: cfg.ProfileOptions(m), numbered: map[uint32]*numbered{}}
+		opt: cfg.Options{NoReturn: cfg.NoReturnImports(m, cfg.ProcExit)}, numbered: map[uint32]*numbered{}}
 	c := &Coverage{}
 	if c.Files, err = b.view(p, func(pp *profile.Path) uint64 { return pp.Count }); err != nil {
 		return nil, err

@@ -126,7 +126,7 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 	}
 	shift := m.NumImportedFuncs - numImported
 	res.FuncShift = shift
-	cfgOpt := cfg.Options{NoReturn: cfg.NoReturnImports(m, opt.NoReturn...), Thread: true, ThreadPaths: cfg.ProfileThreadPaths}
+	cfgOpt := cfg.Options{NoReturn: cfg.NoReturnImports(m, opt.NoReturn...)}
 	paths := make([]uint64, numImported+uint32(len(m.Code)))
 	res.Funcs = make([]*Func, len(m.Code))
 	for i := range m.Code {

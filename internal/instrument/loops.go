@@ -32,9 +32,7 @@ import (
 // a trap inside such a loop loses the paths it completed since it was
 // entered (besides the path the trap cuts short), and a run that traps is
 // reported incomplete anyway. Go's wasm functions are one loop around a
-// br_table with their calls inside, so there only inner loops qualify; nor
-// does a loop that a dispatch header's shared arm enters or leaves, since
-// jumps threaded through the header run the arm's code too.
+// br_table with their calls inside, so there only inner loops qualify.
 
 const (
 	// maxSiteCounters caps one back edge's locals and maxFuncCounters a
@@ -162,9 +160,6 @@ func planLoopCounts(f *Func, first uint32, slot int64, iteration bool, addN func
 		return nil
 	}
 	calling := callingBlocks(g, f.scan.calls)
-	// A flush or a clear on a dispatch header's shared arm would run again
-	// for every jump threaded through it (cfg.Options.Thread).
-	shared := g.SharedArms()
 	in := make([]bool, len(g.Blocks))
 	// depth counts the natural loops around each block.
 	depth := make([]int, len(g.Blocks))
@@ -224,13 +219,11 @@ func planLoopCounts(f *Func, first uint32, slot int64, iteration bool, addN func
 				for _, e := range g.Blocks[v].Out {
 					if to := g.Edges[e].To; to < 2 || !in[to] {
 						c.exits = append(c.exits, e)
-						free = free && (shared == nil || !shared[e])
 					}
 				}
 				for _, e := range g.Blocks[v].In {
 					if from := g.Edges[e].From; from < 2 || !in[from] {
 						c.entries = append(c.entries, e)
-						free = free && (shared == nil || !shared[e])
 					}
 				}
 			}

@@ -89,13 +89,6 @@ func (p *placer) addType(t wasm.FuncType) (uint32, error) {
 func (p *placer) place() ([]wasm.Edit, error) {
 	c, g, s, reg, cond, idx := p.c, p.f.Graph, p.f.scan, p.f.reg, p.f.cond, p.f.idx
 	p.seqs = make([]uint8, len(g.Edges))
-	// Jumps threaded through a dispatch header run its shared arms too
-	// (cfg.Options.Thread): code there would run for them again.
-	for e, shared := range g.SharedArms() {
-		if shared && p.has(int32(e)) {
-			return nil, fmt.Errorf("probes on edge %d, a dispatch arm that threaded jumps share", e)
-		}
-	}
 	// Group the edges by the instruction that makes them.
 	bySite := map[uint32][]int32{}
 	for i, e := range g.Edges {

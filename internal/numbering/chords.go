@@ -66,7 +66,7 @@ func Chords(d *cfg.DAG, n *Numbering, weights []float64) (*Increments, error) {
 	if err := validateNumbered(d, n); err != nil {
 		return nil, err
 	}
-	o, err := treeOrder(d, weights)
+	o, err := treeOrder(len(d.Edges), weights)
 	if err != nil {
 		return nil, err
 	}
@@ -89,14 +89,10 @@ func NewTreeOrder(d *cfg.DAG, weights []float64) (*TreeOrder, error) {
 	if d == nil {
 		return nil, errors.New("numbering: nil DAG")
 	}
-	return treeOrder(d, weights)
+	return treeOrder(len(d.Edges), weights)
 }
 
-// treeOrder sorts d's edges by weights; the fixed edges (cfg.DAG.Fixed)
-// weigh +Inf, so that the spanning tree holds them and they get no
-// increment.
-func treeOrder(d *cfg.DAG, weights []float64) (*TreeOrder, error) {
-	ne := len(d.Edges)
+func treeOrder(ne int, weights []float64) (*TreeOrder, error) {
 	if weights != nil && len(weights) != ne && len(weights) != ne+1 {
 		return nil, fmt.Errorf("numbering: %d weights for %d edges", len(weights), ne)
 	}
@@ -104,23 +100,6 @@ func treeOrder(d *cfg.DAG, weights []float64) (*TreeOrder, error) {
 		if math.IsNaN(w) {
 			return nil, fmt.Errorf("numbering: weight %d is NaN", i)
 		}
-	}
-	if d.Fixed != nil {
-		w := make([]float64, ne, ne+1)
-		if len(weights) < ne {
-			for i := range w {
-				w[i] = 1
-			}
-		} else {
-			copy(w, weights)
-			w = append(w, weights[ne:]...)
-		}
-		for i, f := range d.Fixed {
-			if f {
-				w[i] = math.Inf(1)
-			}
-		}
-		weights = w
 	}
 	o := &TreeOrder{edges: make([]int32, ne+1)}
 	if len(weights) < ne {

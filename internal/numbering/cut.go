@@ -326,20 +326,6 @@ func buildCut(d *cfg.DAG, reach, cutv []bool) *CutResult {
 		nd.In[e.To] = append(nd.In[e.To], int32(i))
 	}
 	nd.Topo = nd.TopoOrder()
-	if d.Fixed != nil {
-		// A cut fixed edge becomes dummy edges, which Place refuses
-		// code on only while they are marked: they stay so.
-		nd.Fixed = make([]bool, len(nd.Edges))
-		for j, i := range r.EdgeMap {
-			nd.Fixed[j] = i >= 0 && d.Fixed[i]
-		}
-		for _, i := range r.Edges {
-			if d.Fixed[i] {
-				e := d.Edges[i]
-				nd.Fixed[dummyExit[e.From]], nd.Fixed[dummyEntry[e.To]] = true, true
-			}
-		}
-	}
 	for v, c := range cutTo {
 		if c {
 			r.Vertices = append(r.Vertices, int32(v))

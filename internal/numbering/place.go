@@ -85,8 +85,7 @@ type PlaceOptions struct {
 	// dispatch loop's br_table arms are with jumps threaded through it
 	// (cfg.Options.Thread). The initialisation of a path then stops
 	// short of the node they leave, and Place fails if one still needs
-	// an operation (a chord whose increment is not 0, a count). The
-	// DAG's own marks (cfg.DAG.Fixed) count as set here too.
+	// an operation (a chord whose increment is not 0, a count).
 	Fixed []bool
 	// ZeroAtEntry says the register is 0 where a path starts at the
 	// function's entry, as a local is when the function is called: the
@@ -157,7 +156,6 @@ func placeOpsOf(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*P
 	if opt.Fixed != nil && len(opt.Fixed) != ne {
 		return nil, fmt.Errorf("numbering: %d fixed marks for %d edges", len(opt.Fixed), ne)
 	}
-	opt.Fixed = fixedOf(d, opt.Fixed)
 	plan := &Placement{NumPaths: n.Paths(), Ops: make([]Op, ne)}
 	// leavesFixed[v]: r must be set before v, which a fixed edge leaves.
 	var leavesFixed []bool
@@ -269,22 +267,6 @@ func placeOpsOf(d *cfg.DAG, n *Numbering, inc *Increments, opt PlaceOptions) (*P
 	}
 
 	return plan, nil
-}
-
-// fixedOf returns the union of fixed and the DAG's own fixed marks
-// (cfg.DAG.Fixed), or nil when neither marks an edge.
-func fixedOf(d *cfg.DAG, fixed []bool) []bool {
-	switch {
-	case d.Fixed == nil:
-		return fixed
-	case fixed == nil:
-		return d.Fixed
-	}
-	u := make([]bool, len(fixed))
-	for i, f := range fixed {
-		u[i] = f || d.Fixed[i]
-	}
-	return u
 }
 
 // graphProbes moves the DAG edges' operations onto Graph edges: a real

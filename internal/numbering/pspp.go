@@ -316,17 +316,8 @@ func PSPPPlaced(d *cfg.DAG, interesting []bool, o *TreeOrder) (*Selective, *Plac
 	return s, plan, nil
 }
 
-// placeSelective is PlaceSelective once d and s are checked. A DAG with
-// fixed edges (cfg.DAG.Fixed) is placed by chords instead, which keep
-// the labels' sums off them.
+// placeSelective is PlaceSelective once d and s are checked.
 func placeSelective(d *cfg.DAG, s *Selective) (*Placement, error) {
-	if d.Fixed != nil {
-		o, err := treeOrder(d, nil)
-		if err != nil {
-			return nil, err
-		}
-		return placeSelectiveInOrder(d, s, o)
-	}
 	ne := len(d.Edges)
 	plan := &Placement{NumPaths: s.Paths(), Ops: make([]Op, ne)}
 	reach := d.Reachable()
@@ -434,7 +425,7 @@ func PlaceSelectiveFreq(d *cfg.DAG, s *Selective, freq []float64) (*Placement, e
 	if err != nil {
 		return nil, err
 	}
-	o, err := treeOrder(d, w)
+	o, err := treeOrder(len(d.Edges), w)
 	if err != nil {
 		return nil, err
 	}
@@ -455,7 +446,7 @@ func PlaceSelectiveChords(d *cfg.DAG, s *Selective, weights []float64) (*Placeme
 	if err := matches(d, s); err != nil {
 		return nil, err
 	}
-	o, err := treeOrder(d, weights)
+	o, err := treeOrder(len(d.Edges), weights)
 	if err != nil {
 		return nil, err
 	}

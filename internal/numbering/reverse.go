@@ -56,7 +56,7 @@ func PlaceReverse(d *cfg.DAG, fwd *Numbering, freq []float64, opt PlaceOptions) 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	o, err := treeOrder(d, w)
+	o, err := treeOrder(len(d.Edges), w)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -40,8 +40,7 @@ const (
 	ImportName   = "block"
 )
 
-// procExit is the call that ends a path like a return (cfg.Options.NoReturn),
-// cfg.ProcExit.
+// procExit is the call that ends a path like a return (cfg.Options.NoReturn).
 var procExit = [2]string{"wasi_snapshot_preview1", "proc_exit"}
 
 // Traced is a module instrumented to report its block entries.
@@ -72,10 +71,7 @@ type Func struct {
 	// br_on_null, so the tracer does too.
 	Skipped string
 	// Graph is the function's control-flow graph, built on the original
-	// body; block events name its nodes. It is built as the profilers
-	// build theirs, forward jumps through a dispatch loop threaded
-	// (cfg.Options.Thread): the header's event then names, after such a
-	// jump, the node that stands for the header entered by it.
+	// body; block events name its nodes.
 	Graph *cfg.Graph
 	// Offsets gives per node the file offset of the block's first
 	// instruction in the original module (-1 for the virtual entry and exit).
@@ -118,7 +114,7 @@ func Instrument(orig []byte) (*Traced, error) {
 		codeOffset:       mo.CodePayloadOff,
 		Funcs:            make([]Func, len(mo.Code)),
 	}
-	origOpts := cfg.ProfileOptions(mo)
+	origOpts := cfg.Options{NoReturn: cfg.NoReturnImports(mo, procExit)}
 	r := wasm.NewReader(nil, 0, "code")
 	for i := range mo.Code {
 		f := &t.Funcs[i]
@@ -148,7 +144,7 @@ func Instrument(orig []byte) (*Traced, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := cfg.ProfileOptions(m)
+	opts := cfg.Options{NoReturn: cfg.NoReturnImports(m, procExit)}
 	for i := range m.Code {
 		f := &t.Funcs[i]
 		if f.Skipped != "" {
@@ -167,9 +163,6 @@ func Instrument(orig []byte) (*Traced, error) {
 		}
 		edits := make([]wasm.Edit, 0, g.NumBlocks())
 		for n := 2; n < len(g.Blocks); n++ {
-			if g.Blocks[n].Same != 0 {
-				continue // the header's own event stands for it
-			}
 			var a wasm.Asm
 			a.I32(int32(f.Index)).I32(int32(n)).Idx(wasm.OpCall, block)
 			edits = append(edits, wasm.Edit{Off: g.Blocks[n].Start, Ins: a.B})

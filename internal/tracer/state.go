@@ -402,8 +402,7 @@ func (st *state) newKid(cur, n int32) int32 {
 	f, prev := t.fn, t.block
 	edge := int32(-1)
 	for _, e := range f.Graph.Blocks[prev].Out {
-		// A threaded jump leads to the node standing for the header.
-		if to := f.Graph.Edges[e].To; to == n || to >= 2 && f.Graph.Blocks[to].Same == n {
+		if f.Graph.Edges[e].To == n {
 			edge = e
 			break
 		}
@@ -414,7 +413,6 @@ func (st *state) newKid(cur, n int32) int32 {
 		return -1
 	}
 	kd := kid{block: n, next: t.kids, restart: f.Restart[edge]}
-	n = f.Graph.Edges[edge].To
 	if kd.restart {
 		d := f.Index - st.t.NumImportedFuncs
 		if st.backRoots[d] == nil {
