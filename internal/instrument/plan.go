@@ -158,28 +158,23 @@ func planFunc(m *wasm.Module, def int, f *Func, a *Func, cfgOpt cfg.Options, cho
 func (f *Func) setPlacement(plan *numbering.Placement) {
 	f.Placement = plan
 	// Each edge's operations, in the probes' order, carved from one
-	// array rather than grown one edge at a time.
+	// array rather than grown one edge at a time. The probes are sorted
+	// by edge, so each edge's are a run of them: the arrays are written
+	// without being counted into first, which for fresh pages would cost
+	// a second fault each.
 	f.ops = make([][]numbering.Op, len(f.Graph.Edges))
-	end := make([]int32, len(f.Graph.Edges))
-	for _, p := range plan.Probes {
-		end[p.Edge]++
+	ps := plan.Probes
+	all := make([]numbering.Op, len(ps))
+	for i, p := range ps {
+		all[i] = p.Op
 	}
-	at := int32(0)
-	for e, n := range end {
-		at += n
-		end[e] = at
-	}
-	all := make([]numbering.Op, len(plan.Probes))
-	for _, p := range plan.Probes {
-		e := p.Edge
-		if f.ops[e] == nil {
-			start := int32(0)
-			if e > 0 {
-				start = end[e-1]
-			}
-			f.ops[e] = all[start:start:end[e]]
+	for i := 0; i < len(ps); {
+		j := i + 1
+		for j < len(ps) && ps[j].Edge == ps[i].Edge {
+			j++
 		}
-		f.ops[e] = append(f.ops[e], p.Op)
+		f.ops[ps[i].Edge] = all[i:j:j]
+		i = j
 	}
 }
 
