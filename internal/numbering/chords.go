@@ -286,13 +286,15 @@ func (t *spanTree) increments(d *cfg.DAG, n *Numbering) *Increments {
 		Potential: make([]int64, d.NumNodes),
 		ExitChord: t.exitChord,
 	}
+	clear(inc.Potential) // written before read (see tempBools)
 	ends := func(e int32) (int32, int32, int64) {
 		if int(e) == ne {
 			return cfg.Exit, cfg.Entry, 0
 		}
 		return d.Edges[e].From, d.Edges[e].To, n.Val[e]
 	}
-	done := make([]bool, d.NumNodes)
+	doneP, done := tempBools(d.NumNodes)
+	defer boolTemps.Put(doneP)
 	done[cfg.Entry] = true
 	stack := []int32{cfg.Entry}
 	for len(stack) > 0 {

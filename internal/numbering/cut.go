@@ -155,9 +155,11 @@ func sadd(a, b uint64) uint64 {
 // only lowers theirs.
 func greedyCut(d *cfg.DAG, live, cuttable, pre []bool, t uint64) []bool {
 	est := make([]uint64, d.NumNodes)
+	clear(est) // written before read (see tempBools)
 	est[cfg.Exit] = 1
 	cutv := slices.Clone(pre)
-	hasDummyExit := make([]bool, d.NumNodes)
+	dp, hasDummyExit := tempBools(d.NumNodes)
+	defer boolTemps.Put(dp)
 	for _, e := range d.Edges {
 		if e.Kind == cfg.EdgeDummyExit {
 			hasDummyExit[e.From] = true
@@ -169,8 +171,9 @@ func greedyCut(d *cfg.DAG, live, cuttable, pre []bool, t uint64) []bool {
 	}
 	var cands []cand
 	var suffix []uint64
-	stamp := make([]int32, d.NumNodes)
-	slot := make([]int32, d.NumNodes)
+	tp, tmp := tempInt32s(2 * d.NumNodes)
+	defer int32Temps.Put(tp)
+	stamp, slot := tmp[:d.NumNodes:d.NumNodes], tmp[d.NumNodes:]
 	for i := len(d.Topo) - 1; i >= 0; i-- {
 		v := d.Topo[i]
 		if v == cfg.Exit {

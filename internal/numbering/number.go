@@ -189,8 +189,10 @@ func validate(d *cfg.DAG) error {
 			return fmt.Errorf("numbering: edge %d (%d->%d) leaves the exit or enters the entry", i, e.From, e.To)
 		}
 	}
-	out := make([]bool, len(d.Edges))
-	in := make([]bool, len(d.Edges))
+	outP, out := tempBools(len(d.Edges))
+	defer boolTemps.Put(outP)
+	inP, in := tempBools(len(d.Edges))
+	defer boolTemps.Put(inP)
 	check := func(lists [][]int32, mark []bool, end func(cfg.DAGEdge) int32, what string) error {
 		for v, l := range lists {
 			for _, e := range l {
@@ -220,7 +222,8 @@ func validate(d *cfg.DAG) error {
 	if len(d.Topo) == 0 || d.Topo[0] != cfg.Entry {
 		return errors.New("numbering: Topo does not start at the entry")
 	}
-	pos := make([]int32, nn)
+	posP, pos := tempInt32s(nn)
+	defer int32Temps.Put(posP)
 	for i := range pos {
 		pos[i] = -1
 	}

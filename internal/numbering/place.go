@@ -288,9 +288,9 @@ func graphProbes(d *cfg.DAG, ops []Op) ([]Probe, error) {
 	}
 	// Per Graph edge: the DAG edge it is, or the dummy exit and entry
 	// edges it runs, each +1 so that 0 means none.
-	real := make([]int32, ng)
-	exit := make([]int32, ng)
-	entry := make([]int32, ng)
+	tp, t := tempInt32s(3 * int(ng))
+	defer int32Temps.Put(tp)
+	real, exit, entry := t[:ng:ng], t[ng:2*ng:2*ng], t[2*ng:]
 	set := func(p []int32, g, e int32) error {
 		if p[g] != 0 {
 			return fmt.Errorf("numbering: Graph edge %d stands behind DAG edges %d and %d", g, p[g]-1, e)
