@@ -358,6 +358,7 @@ func numberCut(d *cfg.DAG, limit int64) (*cfg.DAG, *Numbering, []int32, error) {
 		return nil, nil, nil, err
 	}
 	if err == nil && n.Paths() <= limit && (limit != MaxPaths || n.Paths() <= LoopCutPaths) {
+		n.checked = d
 		return d, n, nil, nil
 	}
 	if limit < 2 {
@@ -370,5 +371,7 @@ func numberCut(d *cfg.DAG, limit int64) (*cfg.DAG, *Numbering, []int32, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	// A cut DAG is built here from a checked one.
+	n.checked = cr.DAG
 	return cr.DAG, n, cr.Vertices, nil
 }

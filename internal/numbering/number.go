@@ -27,6 +27,10 @@ type Numbering struct {
 	// Val[e] is the value of DAG edge e: the sum of Val along an
 	// entry-to-exit path is its id. Edges whose source is unreachable get 0.
 	Val []int64
+	// checked is the DAG that Number or NumberCut checked and numbered:
+	// placing probes on that DAG with this numbering does not check it
+	// again. A numbered DAG is not changed.
+	checked *cfg.DAG
 }
 
 // Paths returns the number of entry-to-exit paths, the size of the id space.
@@ -81,6 +85,9 @@ func Number(d *cfg.DAG, order ...EdgeOrder) (*Numbering, error) {
 	n, err := number(d, MaxPaths, ord)
 	if oe, ok := err.(*OverflowError); ok {
 		oe.Paths = countPaths(d)
+	}
+	if err == nil {
+		n.checked = d
 	}
 	return n, err
 }
@@ -157,8 +164,10 @@ func countPaths(d *cfg.DAG) cfg.PathCount {
 // validateNumbered is validate, and a check that n is a numbering of a DAG
 // of d's shape.
 func validateNumbered(d *cfg.DAG, n *Numbering) error {
-	if err := validate(d); err != nil {
-		return err
+	if n == nil || n.checked != d || d == nil {
+		if err := validate(d); err != nil {
+			return err
+		}
 	}
 	if n == nil || len(n.Val) != len(d.Edges) || len(n.NumPaths) != d.NumNodes {
 		return errors.New("numbering: numbering does not match the DAG")

@@ -220,3 +220,36 @@ func TestZeroAtEntryForwardReverse(t *testing.T) {
 	}
 	t.Logf("%d DAGs, %d r = 0 left out, %d kept on dummy entry edges", checked, dropped, kept)
 }
+
+// TestCheckedOnce: a numbering made by Number or NumberCut places probes
+// on its own DAG without checking it again, and on any other DAG, even
+// one of the same shape, only after the check, which a malformed one
+// fails.
+func TestCheckedOnce(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for it := range iterations(200) {
+		d := randDAG(r, 12)
+		n, err := Number(d)
+		if err != nil {
+			continue
+		}
+		if n.checked != d {
+			t.Fatalf("DAG %d: Number did not record its DAG", it)
+		}
+		if _, _, _, err := PlaceReverse(d, n, nil, PlaceOptions{NoCountFolding: true}); err != nil {
+			t.Fatalf("DAG %d: %v", it, err)
+		}
+		bad := *d
+		bad.Edges = slices.Clone(d.Edges)
+		if len(bad.Edges) == 0 {
+			continue
+		}
+		bad.Edges[0].To = bad.Edges[0].From // a self loop
+		if _, _, _, err := PlaceReverse(&bad, n, nil, PlaceOptions{NoCountFolding: true}); err == nil {
+			t.Fatalf("DAG %d: a malformed copy of the numbered DAG was not checked", it)
+		}
+		if cd, cn, _, err := numberCut(d, max(2, n.Paths()/2)); err == nil && cn.checked != cd {
+			t.Fatalf("DAG %d: numberCut's numbering does not record its DAG", it)
+		}
+	}
+}
