@@ -260,6 +260,9 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			return err
 		}
 		f.seqs = v.seqs
+		if list, err = shortest(c, f.scan.padded, list, z); err != nil {
+			return err
+		}
 		if err := c.Splice(list); err != nil {
 			return err
 		}
@@ -282,6 +285,53 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 		}
 	}
 	return c.SetLocals(ls)
+}
+
+// shortest merges into list, edits sorted for Splice, the rewriting of
+// each padded instruction (offsets in c's body) to its shortest encoding,
+// after the edits inserted before it and unless an edit replaces it.
+// Copies of linked C and C++ modules are a fifth smaller for it.
+func shortest(c *wasm.Code, padded []uint32, list []wasm.Edit, z *sizer) ([]wasm.Edit, error) {
+	if len(padded) == 0 {
+		return list, nil
+	}
+	out := make([]wasm.Edit, 0, len(list)+len(padded))
+	r := wasm.NewReader(c.Body, c.OrigOff, "code")
+	var in wasm.Instr
+	var saved int64
+	i := 0
+	end := uint32(0) // where the edits so far stop deleting
+	for _, off := range padded {
+		for i < len(list) && list[i].Off <= off {
+			if list[i].Off == off && list[i].Del > 0 {
+				break
+			}
+			out = append(out, list[i])
+			end = max(end, list[i].Off+list[i].Del)
+			i++
+		}
+		if off < end || i < len(list) && list[i].Off == off {
+			continue // replaced by an edit
+		}
+		r.Seek(int(off))
+		if err := r.Next(&in); err != nil {
+			return nil, err
+		}
+		ins := wasm.AppendInstr(nil, &in)
+		if i < len(list) && list[i].Off < off+in.Len {
+			continue
+		}
+		saved += int64(in.Len) - int64(len(ins))
+		out = append(out, wasm.Edit{Off: off, Del: in.Len, Ins: ins})
+		end = off + in.Len
+	}
+	out = append(out, list[i:]...)
+	if z != nil && saved > 0 {
+		z.s.Bytes[SizeShortest] -= saved
+		z.s.Count[SizeShortest]++
+		z.done -= saved
+	}
+	return out, nil
 }
 
 // countFns are the counter module's functions as the instrumented module

@@ -24,6 +24,9 @@ type scan struct {
 	// function and never come back other than by a trap or a branch:
 	// calls of every kind and throws.
 	calls []uint32
+	// padded holds the offsets of instructions encoded longer than
+	// their shortest form, which a copy writes shortest.
+	padded []uint32
 	// expr and size are the scanned body's ExprOff and length: another
 	// copy's body of the same function may take the scan if they match.
 	expr uint32
@@ -73,6 +76,9 @@ func scanBody(m *wasm.Module, c *wasm.Code, results []wasm.ValType) (*scan, erro
 	for !r.Done() {
 		if err := r.Next(&in); err != nil {
 			return nil, err
+		}
+		if wasm.Padded(&in) {
+			s.padded = append(s.padded, in.Off)
 		}
 		switch in.Op {
 		case wasm.OpTry, wasm.OpTryTable, wasm.OpCatch, wasm.OpCatchAll, wasm.OpDelegate, wasm.OpRethrow, wasm.OpThrowRef:

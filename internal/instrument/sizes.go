@@ -29,6 +29,7 @@ const (
 	SizeFrame                      // the bodies' size fields and the section's function count
 	SizeFuncs                      // the counters' functions (hashed counts, growing memory)
 	SizeMemory                     // memory.size and memory.grow turned into the program's view
+	SizeShortest                   // padded immediates written shortest (negative: bytes saved)
 	SizeOther                      // bytes no kind above accounts for: an accounting bug
 	NumSizeKinds
 )
@@ -36,7 +37,7 @@ const (
 var sizeNames = [NumSizeKinds]string{
 	"init", "add", "select", "dense count", "hashed count", "br_if nest", "back-edge if", "taken if",
 	"valued br_if", "added else", "br_table", "loop count", "loop flush", "locals", "hits",
-	"sliced calls", "loop slices", "body sizes", "counter functions", "memory ops", "other",
+	"sliced calls", "loop slices", "body sizes", "counter functions", "memory ops", "shortest", "other",
 }
 
 func (k SizeKind) String() string { return sizeNames[k] }

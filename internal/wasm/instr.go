@@ -379,6 +379,32 @@ func (r *Reader) Next(in *Instr) error {
 	return nil
 }
 
+// Padded says whether in, an instruction of a one-byte opcode with index,
+// constant or memory-argument immediates, is encoded in more bytes than
+// AppendInstr writes: linkers leave relocated immediates (called
+// functions, addresses, the stack pointer's global) padded to five bytes.
+func Padded(in *Instr) bool {
+	if in.Op > 0xFF || in.Len <= 2 {
+		return false
+	}
+	n := 1
+	switch coreOps[in.Op].imm {
+	case immIndex:
+		n += sizeU(uint64(in.A))
+	case immIndex2:
+		n += sizeU(uint64(in.A)) + sizeU(uint64(in.B))
+	case immI32:
+		n += sizeS(int64(int32(in.Const)))
+	case immI64:
+		n += sizeS(int64(in.Const))
+	case immMemArg:
+		n += sizeU(uint64(in.A)) + sizeU(in.Offset)
+	default:
+		return false
+	}
+	return uint32(n) < in.Len
+}
+
 // AppendInstr appends the shortest encoding of in to b.
 func AppendInstr(b []byte, in *Instr) []byte {
 	op := in.Op

@@ -132,3 +132,13 @@ func sizeU(v uint64) int {
 	}
 	return n
 }
+
+// sizeS is the length of the shortest signed LEB128 encoding of v.
+func sizeS(v int64) int {
+	n := 1
+	for v >= 64 || v < -64 {
+		v >>= 7
+		n++
+	}
+	return n
+}
