@@ -336,6 +336,10 @@ func cmdMerge(args []string, stdout, stderr io.Writer) int {
 	if *dir == "" {
 		*dir = filepath.Dir(fs.Arg(0))
 	}
+	// Merging builds every copy again for its numberings, as collect does.
+	if fi, err := os.Stat(filepath.Join(*dir, "original.wasm")); err == nil {
+		startHeap(int(fi.Size()))
+	}
 	man, _, cs, err := profiler.ReadDir(*dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -27,8 +28,9 @@ func collectUntilStartEnds(t *testing.T) {
 }
 
 // TestHeapStartWhereCopiesAreBuilt: exec --unit starts the heap for the
-// copy it builds, and collect only once it merges, not while units are
-// missing (nor while it waits for them).
+// copy it builds, collect only once it merges, not while units are
+// missing (nor while it waits for them), and merge of the copies' parts,
+// which builds the copies again.
 func TestHeapStartWhereCopiesAreBuilt(t *testing.T) {
 	g := testprogs.CProgramByName(t, "grid")
 	dir := t.TempDir()
@@ -54,7 +56,25 @@ func TestHeapStartWhereCopiesAreBuilt(t *testing.T) {
 		t.Fatalf("collect with no unit run: exit %d, starts %v\n%s", code, starts, errs)
 	}
 	startHeapOnce = sync.Once{}
-	if code, _, errs := runCmd("exec", "-q", work, "--unit", "0"); code != 0 || !slices.Equal(starts, []int64{heapPerModuleByte * int64(len(orig))}) {
+	want := []int64{heapPerModuleByte * int64(len(orig))}
+	if code, _, errs := runCmd("exec", "-q", work, "--unit", "0"); code != 0 || !slices.Equal(starts, want) {
 		t.Fatalf("exec --unit: exit %d, starts %v\n%s", code, starts, errs)
+	}
+	copies := filepath.Join(dir, "copies")
+	if code, _, errs := runCmd("instrument", "--strategy", "pbl", "--copies", "2", "-o", copies, g.Wasm); code != 0 {
+		t.Fatalf("instrument: exit %d\n%s", code, errs)
+	}
+	var parts []string
+	for c := range 2 {
+		part := filepath.Join(dir, fmt.Sprintf("part-%d.json", c))
+		parts = append(parts, part)
+		if code, _, errs := runCmd(append([]string{"exec", "-q", "-o", part, copies, fmt.Sprint(c)}, g.Args...)...); code != 0 {
+			t.Fatalf("exec copy %d: exit %d\n%s", c, code, errs)
+		}
+	}
+	starts = nil
+	startHeapOnce = sync.Once{}
+	if code, _, errs := runCmd(append([]string{"merge", "--dir", copies, "-o", filepath.Join(dir, "merged.json")}, parts...)...); code != 0 || !slices.Equal(starts, want) {
+		t.Fatalf("merge: exit %d, starts %v\n%s", code, starts, errs)
 	}
 }
