@@ -97,8 +97,10 @@ func appendMapped(segs []mapSeg, n, from, l uint32, prev *OffsetMap) []mapSeg {
 	if prev == nil {
 		return append(segs, mapSeg{New: n, Orig: from, Len: l})
 	}
-	for l > 0 {
-		i := sort.Search(len(prev.segs), func(i int) bool { return prev.segs[i].New+prev.segs[i].Len > from })
+	// The segments that cover the range follow one another: one search
+	// finds the first.
+	i := sort.Search(len(prev.segs), func(i int) bool { return prev.segs[i].New+prev.segs[i].Len > from })
+	for ; l > 0; i++ {
 		if i == len(prev.segs) {
 			return append(segs, mapSeg{New: n, Orig: prev.Orig(from), Len: l, Inserted: true})
 		}
