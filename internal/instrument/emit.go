@@ -299,6 +299,9 @@ func shortest(c *wasm.Code, padded []uint32, list []wasm.Edit, z *sizer) ([]wasm
 	r := wasm.NewReader(c.Body, c.OrigOff, "code")
 	var in wasm.Instr
 	var saved int64
+	// One array holds the rewritten instructions (mostly calls and
+	// constants of two or three bytes).
+	buf := make([]byte, 0, 4*len(padded))
 	i := 0
 	end := uint32(0) // where the edits so far stop deleting
 	for _, off := range padded {
@@ -317,8 +320,11 @@ func shortest(c *wasm.Code, padded []uint32, list []wasm.Edit, z *sizer) ([]wasm
 		if err := r.Next(&in); err != nil {
 			return nil, err
 		}
-		ins := wasm.AppendInstr(nil, &in)
+		n := len(buf)
+		buf = wasm.AppendInstr(buf, &in)
+		ins := buf[n:len(buf):len(buf)]
 		if i < len(list) && list[i].Off < off+in.Len {
+			buf = buf[:n]
 			continue
 		}
 		saved += int64(in.Len) - int64(len(ins))
@@ -425,15 +431,15 @@ func callHash(f *Func, e int32) bool {
 }
 
 // callDense says whether a dense count on edge e calls CountDense, a third
-// of the inline add's bytes, in a function that has loops: where the path
-// ends outside every loop or returns, once per call beside the loops'
-// iterations, and where it enters a loop from one that calls anyway, once
-// per entry into the loop. The return of a function without loops is as
-// hot as its calls, and a count at a back edge as its loop: calls there
-// cost the Go programs and the interpreters run time
-// (docs/instrumentation.md).
+// of the inline add's bytes, in a function with a loop that calls: where
+// the path ends outside every loop or returns, once per call beside the
+// loops' iterations and calls, and where it enters a loop from one that
+// calls anyway, once per entry into the loop. The return of a function
+// without such loops is about as hot as its calls (a small loop is soon
+// done), and a count at a back edge as its loop: calls there cost the Go
+// programs and the interpreters run time (docs/instrumentation.md).
 func callDense(f *Func, e int32) bool {
-	if e < 0 || len(f.scan.loops) == 0 {
+	if e < 0 || !f.scan.loopCalls {
 		return false
 	}
 	ge := f.Graph.Edges[e]

@@ -27,6 +27,8 @@ type scan struct {
 	// padded holds the offsets of instructions encoded longer than
 	// their shortest form, which a copy writes shortest.
 	padded []uint32
+	// loopCalls says whether some loop holds a call.
+	loopCalls bool
 	// expr and size are the scanned body's ExprOff and length: another
 	// copy's body of the same function may take the scan if they match.
 	expr uint32
@@ -111,6 +113,9 @@ func scanBody(m *wasm.Module, c *wasm.Code, results []wasm.ValType) (*scan, erro
 			}
 			if top.op == wasm.OpLoop {
 				s.loops[top.off+top.len] = loopAt{off: top.off, end: in.Off, bt: top.bt, params: top.params}
+				if n := len(s.calls); n > 0 && s.calls[n-1] > top.off {
+					s.loopCalls = true
+				}
 			}
 			if len(stack) == 0 {
 				return s, nil
