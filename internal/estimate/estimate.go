@@ -26,10 +26,12 @@ package estimate
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 
 	"github.com/pathprof/pathprof/internal/cfg"
+	"github.com/pathprof/pathprof/internal/parallel"
 	"github.com/pathprof/pathprof/internal/wasm"
 )
 
@@ -82,15 +84,17 @@ func Frequencies(m *wasm.Module, funcs []Func) ([][]float64, error) {
 		return nil, fmt.Errorf("estimate: %d functions for %d", len(funcs), n)
 	}
 	local := make([]*funcEstimate, n)
-	for i, f := range funcs {
+	err := parallel.For(n, runtime.GOMAXPROCS(0), func(i int) error {
+		f := &funcs[i]
 		if f.Graph == nil || f.DAG == nil {
-			continue
+			return nil
 		}
-		fe, err := estimateFunc(&m.Code[i], &f)
-		if err != nil {
-			return nil, err
-		}
+		fe, err := estimateFunc(&m.Code[i], f)
 		local[i] = fe
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	calls := callsOf(m, funcs, local)
 	var most float64

@@ -17,12 +17,11 @@ package instrument
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/counters"
+	"github.com/pathprof/pathprof/internal/parallel"
 	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/srcmap"
 	"github.com/pathprof/pathprof/internal/wasm"
@@ -157,7 +156,7 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		from = nil
 	}
 	errs := make([]error, len(m.Code))
-	forEach(len(m.Code), func(i int) {
+	parallel.Each(len(m.Code), func(i int) {
 		var a *Func
 		if from != nil {
 			a = from.Funcs[i]
@@ -229,7 +228,7 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 	// iterations, are emitted afterwards in order, one at a time.
 	clear(errs)
 	alone := make([]bool, len(res.Funcs))
-	forEach(len(res.Funcs), func(i int) {
+	parallel.Each(len(res.Funcs), func(i int) {
 		f := res.Funcs[i]
 		if alone[i] = f.Placement == nil || f.Mode.Loop != 0; alone[i] {
 			return
@@ -318,20 +317,4 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		}
 	}
 	return res, nil
-}
-
-// forEach calls fn(i) for every i below n on GOMAXPROCS goroutines.
-func forEach(n int, fn func(i int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
 }

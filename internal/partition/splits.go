@@ -6,9 +6,9 @@ package partition
 import (
 	"cmp"
 	"slices"
-	"sync"
 
 	"github.com/pathprof/pathprof/internal/cfg"
+	"github.com/pathprof/pathprof/internal/parallel"
 )
 
 // chooseSplits decides which functions P3 splits, and into how many
@@ -59,7 +59,7 @@ func chooseSplits(perFunc [][]task, k int, graphs []*cfg.DAG, lives [][]bool, we
 		}
 	}
 	split := make([][]task, len(tries))
-	if err := forEach(len(tries), workers, func(j int) error {
+	if err := parallel.For(len(tries), workers, func(j int) error {
 		def := tries[j].def
 		c := coster{w: weights[def]}
 		split[j] = make([]task, len(sets[j]))
@@ -105,32 +105,6 @@ func chooseSplits(perFunc [][]task, k int, graphs []*cfg.DAG, lives [][]bool, we
 	for i, ts := range chosen {
 		if ts != nil {
 			perFunc[i] = ts
-		}
-	}
-	return nil
-}
-
-// forEach calls f(0) .. f(n-1) on up to workers goroutines and returns
-// the first error of the lowest index.
-func forEach(n, workers int, f func(int) error) error {
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range min(max(workers, 1), n) {
-		wg.Go(func() {
-			for i := range next {
-				errs[i] = f(i)
-			}
-		})
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
 		}
 	}
 	return nil
