@@ -289,8 +289,8 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 
 // shortest merges into list, edits sorted for Splice, the rewriting of
 // each padded instruction (offsets in c's body) to its shortest encoding,
-// after the edits inserted before it and unless an edit replaces it.
-// Copies of linked C and C++ modules are a fifth smaller for it.
+// after the edits inserted before it and unless an edit replaces it: a
+// linker pads the immediates it relocates, and the copy need not.
 func shortest(c *wasm.Code, padded []uint32, list []wasm.Edit, z *sizer) ([]wasm.Edit, error) {
 	if len(padded) == 0 {
 		return list, nil
