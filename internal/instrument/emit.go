@@ -320,22 +320,19 @@ func shortest(c *wasm.Code, padded []uint32, list []wasm.Edit, z *sizer) ([]wasm
 		if err := r.Next(&in); err != nil {
 			return nil, err
 		}
+		if i < len(list) && list[i].Off < off+in.Len {
+			continue // an edit inside it
+		}
 		n := len(buf)
 		buf = wasm.AppendInstr(buf, &in)
 		ins := buf[n:len(buf):len(buf)]
-		if i < len(list) && list[i].Off < off+in.Len {
-			buf = buf[:n]
-			continue
-		}
 		saved += int64(in.Len) - int64(len(ins))
 		out = append(out, wasm.Edit{Off: off, Del: in.Len, Ins: ins})
 		end = off + in.Len
 	}
 	out = append(out, list[i:]...)
-	if z != nil && saved > 0 {
-		z.s.Bytes[SizeShortest] -= saved
-		z.s.Count[SizeShortest]++
-		z.done -= saved
+	if saved > 0 {
+		z.rest(SizeShortest, -saved, z.attributed())
 	}
 	return out, nil
 }
