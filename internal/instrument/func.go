@@ -43,6 +43,13 @@ type Mode struct {
 	// iteration at most, whose slot's copy counts it; the paths that never
 	// enter the loop are slot 0's. See loopslices.go.
 	Loop int32
+	// Loops, with Loop, shares out the iterations of more loops alike,
+	// each unrolled Slices times with the copy probing the replicas of
+	// Slots. Every one of Loop and Loops must be a cut (every path
+	// through its header starts there, as in a function cut at its loop
+	// headers) and none may nest in another, so that a path lies in one
+	// iteration of one of them at most.
+	Loops []int32
 }
 
 // CallsExport is the export name of the call counter of a function whose

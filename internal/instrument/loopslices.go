@@ -101,6 +101,38 @@ func (f *Func) LoopBytes(h int32) int {
 	return int(r.end - r.body)
 }
 
+// CanShareLoops says why the iterations of the loops whose headers are
+// Graph blocks hs cannot be shared out together (Mode.Loop with
+// Mode.Loops), or returns nil when they can: each as CanShareLoop says,
+// and, for more than one, each header a cut and no loop nested in
+// another. It reads the scan as CanShareLoop does.
+func (f *Func) CanShareLoops(hs []int32) error {
+	_, err := f.sharedLoops(hs)
+	return err
+}
+
+// sharedLoops returns the regions of the loops whose headers are hs,
+// checked as CanShareLoops says.
+func (f *Func) sharedLoops(hs []int32) ([]*region, error) {
+	var rs []*region
+	for _, h := range hs {
+		r, err := f.sharedLoop(h)
+		if err != nil {
+			return nil, err
+		}
+		if len(hs) > 1 && !slices.Contains(f.Cuts, h) {
+			return nil, fmt.Errorf("the loop at block %d is shared out with others, and its header is not a cut", h)
+		}
+		for j, o := range rs {
+			if r.off <= o.end && o.off <= r.end {
+				return nil, fmt.Errorf("the loops at blocks %d and %d overlap", hs[j], h)
+			}
+		}
+		rs = append(rs, r)
+	}
+	return rs, nil
+}
+
 func (f *Func) sharedLoop(h int32) (*region, error) {
 	g := f.Graph
 	if g == nil || f.scan == nil || h < 2 || int(h) >= len(g.Blocks) {
@@ -192,14 +224,14 @@ func (ls *loopSlices) isQuiet(e int32) bool {
 // flag is already false, every count there skipped, so the register's
 // value does not matter: those edges keep only the setting of the register
 // on entering the loop. It returns the path ends left quiet.
-func trimOutside(g *cfg.Graph, outside *variant, inside, ends []bool, nodeIn func(int32) bool, h int32) []bool {
+func trimOutside(g *cfg.Graph, outside *variant, inside, ends []bool, leaves func(int32) bool, header func(int32) bool) []bool {
 	tail := make([]bool, len(g.Edges))
 	var todo []int32
 	seen := make([]bool, len(g.Blocks))
-	// The edges that leave the loop: from its body, and out of the block
+	// The edges that leave a loop: from its body, and out of the block
 	// that holds its end, whose branch lies after the end.
 	for i, e := range g.Edges {
-		if e.Kind == cfg.EdgeEntry || !inside[i] && !nodeIn(e.From) || nodeIn(e.To) {
+		if e.Kind == cfg.EdgeEntry || !leaves(int32(i)) {
 			continue
 		}
 		tail[i] = !inside[i]
@@ -225,8 +257,8 @@ func trimOutside(g *cfg.Graph, outside *variant, inside, ends []bool, nodeIn fun
 		switch {
 		case inside[i] || tail[i]:
 			ops[i] = outside.ops[i]
-		case e.To == h:
-			// The register's setting on entering the loop stays.
+		case header(e.To):
+			// The register's setting on entering a loop stays.
 		default:
 			outside.extra[i] = nil
 			quiet[i] = ends[i]
@@ -236,19 +268,50 @@ func trimOutside(g *cfg.Graph, outside *variant, inside, ends []bool, nodeIn fun
 	return quiet
 }
 
-// emitLoopSlices unrolls the loop Mode.Loop and places the variants of
-// the probes: the function's own around the loop, the probes of the
-// replicas of the copy's slots, and bare replicas that only set the flag
-// local when the loop is left.
+// emitLoopSlices unrolls the loop Mode.Loop, and those of Mode.Loops, and
+// places the variants of the probes: the function's own around the loops,
+// the probes of the replicas of the copy's slots, and bare replicas that
+// only set the flag local when a loop is left.
 func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) ([]wasm.Edit, error), hit func(*wasm.Asm), flag uint32) error {
 	g := f.Graph
-	h := f.Mode.Loop
-	lp, err := f.sharedLoop(h)
+	hs := append([]int32{f.Mode.Loop}, f.Mode.Loops...)
+	lps, err := f.sharedLoops(hs)
 	if err != nil {
 		return err
 	}
-	body := lp.body
-	in, nodeIn := lp.in, func(n int32) bool { return lp.nodeIn(g, n) }
+	// regionOf returns the loop whose body holds offset off, or -1.
+	regionOf := func(off uint32) int {
+		for i, lp := range lps {
+			if lp.in(off) {
+				return i
+			}
+		}
+		return -1
+	}
+	in := func(off uint32) bool { return regionOf(off) >= 0 }
+	// edgeLoop is the loop edge i lies in (its branch in the body), or
+	// -1; leaves says whether it leaves that loop, or the block that
+	// holds a loop's end, whose branch lies after the end.
+	edgeLoop := func(i int32) int {
+		e := g.Edges[i]
+		if e.Kind == cfg.EdgeEntry {
+			return -1
+		}
+		return regionOf(e.Instr)
+	}
+	leaves := func(i int32) bool {
+		e := g.Edges[i]
+		if e.Kind == cfg.EdgeEntry {
+			return false
+		}
+		for _, lp := range lps {
+			if (lp.in(e.Instr) || lp.nodeIn(g, e.From)) && !lp.nodeIn(g, e.To) {
+				return true
+			}
+		}
+		return false
+	}
+	header := func(n int32) bool { return slices.Contains(hs, n) }
 	own := make([]bool, f.Mode.Slices)
 	for _, x := range f.Mode.Slots {
 		own[x] = true
@@ -263,18 +326,20 @@ func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) 
 	outside := &variant{ops: f.ops, extra: make([][]byte, len(g.Edges)), guard: int64(flag)}
 	probed := &variant{ops: f.ops, extra: make([][]byte, len(g.Edges)), guard: -1}
 	bare := &variant{ops: make([][]numbering.Op, len(g.Edges)), extra: make([][]byte, len(g.Edges)), guard: -1}
-	// The register's start at the header: the initialisation on its
+	// The register's start at each header: the initialisation on its
 	// back edges, the same on each.
-	init, hasInit := int64(0), false
-	for _, e := range g.Blocks[h].In {
-		for _, o := range f.ops[e] {
-			if o.Kind == numbering.Init && g.Edges[e].Back {
-				init, hasInit = o.Value, true
+	inits := map[int32]int64{}
+	for _, h := range hs {
+		for _, e := range g.Blocks[h].In {
+			for _, o := range f.ops[e] {
+				if o.Kind == numbering.Init && g.Edges[e].Back {
+					inits[h] = o.Value
+				}
 			}
 		}
-	}
-	if !hasInit && !slices.Contains(f.Cuts, h) {
-		return fmt.Errorf("no initialisation on the back edges of block %d", h)
+		if _, ok := inits[h]; !ok && !slices.Contains(f.Cuts, h) {
+			return fmt.Errorf("no initialisation on the back edges of block %d", h)
+		}
 	}
 	// The edges that end paths: back edges, and edges into cut vertices.
 	ends := make([]bool, len(g.Edges))
@@ -286,10 +351,13 @@ func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) 
 		}
 	}
 	for i, e := range g.Edges {
-		inside := e.Kind != cfg.EdgeEntry && in(e.Instr)
+		li := edgeLoop(int32(i))
+		inside := li >= 0
+		stays := inside && lps[li].nodeIn(g, e.To)
 		ls.inside[i] = inside
+		init, hasInit := inits[e.To]
 		switch {
-		case inside && e.Back && !nodeIn(e.To):
+		case inside && e.Back && !stays:
 			// The next path starts around the loop, in every copy.
 			ls.leaves[i] = true
 			for _, o := range f.ops[i] {
@@ -300,7 +368,7 @@ func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) 
 			probed.extra[i], bare.extra[i] = setFlag(own[0]), setFlag(own[0])
 		case inside && e.Back:
 			// In a bare replica the back edge runs nothing.
-		case inside && e.To != cfg.Exit && !nodeIn(e.To):
+		case inside && e.To != cfg.Exit && !stays:
 			// The path leaves the loop: its counts lie ahead, in
 			// code that every copy probes.
 			probed.extra[i], bare.extra[i] = setFlag(true), setFlag(false)
@@ -310,7 +378,7 @@ func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) 
 			}
 		case e.Back:
 			outside.extra[i] = setFlag(own[0])
-		case e.To == h && !own[0] && hasInit:
+		case header(e.To) && !own[0] && hasInit:
 			// A copy without slot 0 enters the loop with the
 			// register as the back edges leave it.
 			var a wasm.Asm
@@ -327,74 +395,94 @@ func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) 
 	}
 
 	if !own[0] {
-		ls.quiet = trimOutside(g, outside, ls.inside, ends, nodeIn, h)
+		ls.quiet = trimOutside(g, outside, ls.inside, ends, leaves, header)
 	}
 
 	outEdits, err := place(outside)
 	if err != nil {
 		return err
 	}
-	replica := func(v *variant) ([]byte, error) {
-		edits, err := place(v)
-		if err != nil {
-			return nil, err
-		}
+	probedEdits, err := place(probed)
+	if err != nil {
+		return err
+	}
+	bareEdits, err := place(bare)
+	if err != nil {
+		return err
+	}
+	ls.own, ls.bare = probed.seqs, bare.seqs
+	// replica returns loop lp's body with the edits that lie in it.
+	replica := func(lp *region, h int32, edits []wasm.Edit) ([]byte, error) {
 		var inner []wasm.Edit
 		for _, e := range edits {
 			if e.Off == lp.end {
 				return nil, fmt.Errorf("probes at the end of the loop at block %d", h)
 			}
-			if in(e.Off) {
-				e.Off -= body
+			if lp.in(e.Off) {
+				e.Off -= lp.body
 				inner = append(inner, e)
 			}
 		}
-		return spliceBytes(c.Body[body:lp.end], inner)
+		return spliceBytes(c.Body[lp.body:lp.end], inner)
 	}
-	probedCode, err := replica(probed)
-	if err != nil {
-		return err
-	}
-	bareCode, err := replica(bare)
-	if err != nil {
-		return err
-	}
-	ls.own, ls.bare = probed.seqs, bare.seqs
 
 	n := f.Mode.Slices
-	var a wasm.Asm
-	a.B = wasm.AppendInstr(a.B, &wasm.Instr{Op: wasm.OpBlock, Block: lp.bt})
-	a.B = wasm.AppendInstr(a.B, &wasm.Instr{Op: wasm.OpLoop, Block: lp.bt})
-	for range n - 1 {
-		a.Block(wasm.OpBlock)
-	}
-	for r := range n {
-		code := bareCode
-		if own[r] {
-			code = probedCode
+	var list []wasm.Edit
+	for _, e := range outEdits {
+		for li, lp := range lps {
+			if e.Off == lp.end {
+				return fmt.Errorf("probes at the end of the loop at block %d", hs[li])
+			}
 		}
-		// Labels beyond the loop's are now n-r deeper: the blocks of
-		// the later replicas, the new loop and $exit.
-		shifted, err := shiftLabels(code, uint32(n-r))
+		if !in(e.Off) {
+			list = append(list, e)
+		}
+	}
+	for li, lp := range lps {
+		probedCode, err := replica(lp, hs[li], probedEdits)
 		if err != nil {
 			return err
 		}
-		a.B = append(a.B, shifted...)
-		// Falling out of the loop leaves it too.
-		hit(&a)
-		a.B = append(a.B, setFlag(own[r])...)
-		if r < n-1 {
-			a.Idx(wasm.OpBr, uint32(n-r)).Op(wasm.OpEnd)
+		bareCode, err := replica(lp, hs[li], bareEdits)
+		if err != nil {
+			return err
 		}
-	}
-	a.Op(wasm.OpEnd).Op(wasm.OpEnd)
-	// That sequence runs once per run of the block that holds the
-	// loop's end, whichever edge enters it (only edges from the loop).
-	if b := lp.ending(g); b >= 0 {
-		for _, e := range g.Blocks[b].In {
-			ls.own[e]++
-			ls.bare[e]++
+		var a wasm.Asm
+		a.B = wasm.AppendInstr(a.B, &wasm.Instr{Op: wasm.OpBlock, Block: lp.bt})
+		a.B = wasm.AppendInstr(a.B, &wasm.Instr{Op: wasm.OpLoop, Block: lp.bt})
+		for range n - 1 {
+			a.Block(wasm.OpBlock)
 		}
+		for r := range n {
+			code := bareCode
+			if own[r] {
+				code = probedCode
+			}
+			// Labels beyond the loop's are now n-r deeper: the blocks
+			// of the later replicas, the new loop and $exit.
+			shifted, err := shiftLabels(code, uint32(n-r))
+			if err != nil {
+				return err
+			}
+			a.B = append(a.B, shifted...)
+			// Falling out of the loop leaves it too.
+			hit(&a)
+			a.B = append(a.B, setFlag(own[r])...)
+			if r < n-1 {
+				a.Idx(wasm.OpBr, uint32(n-r)).Op(wasm.OpEnd)
+			}
+		}
+		a.Op(wasm.OpEnd).Op(wasm.OpEnd)
+		// That sequence runs once per run of the block that holds the
+		// loop's end, whichever edge enters it (only edges from the
+		// loop).
+		if b := lp.ending(g); b >= 0 {
+			for _, e := range g.Blocks[b].In {
+				ls.own[e]++
+				ls.bare[e]++
+			}
+		}
+		list = append(list, wasm.Edit{Off: lp.off, Del: lp.end + 1 - lp.off, Ins: a.B})
 	}
 	for i := range g.Edges {
 		if ls.inside[i] {
@@ -404,17 +492,6 @@ func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) 
 		}
 	}
 	f.seqs, f.loop = outside.seqs, ls
-
-	var list []wasm.Edit
-	for _, e := range outEdits {
-		if e.Off == lp.end {
-			return fmt.Errorf("probes at the end of the loop at block %d", h)
-		}
-		if !in(e.Off) {
-			list = append(list, e)
-		}
-	}
-	list = append(list, wasm.Edit{Off: lp.off, Del: lp.end + 1 - lp.off, Ins: a.B})
 	return c.Splice(list)
 }
 

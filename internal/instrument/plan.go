@@ -22,6 +22,8 @@ func checkSlices(md Mode) error {
 		return fmt.Errorf("%d slots (2 to 32)", md.Slices)
 	case len(md.Slots) == 0:
 		return errors.New("no slots")
+	case len(md.Loops) > 0 && md.Loop == 0:
+		return errors.New("more loops shared out without a first")
 	}
 	for j, x := range md.Slots {
 		if x < 0 || x >= md.Slices || j > 0 && md.Slots[j-1] >= x {

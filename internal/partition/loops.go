@@ -85,6 +85,22 @@ func dummyEntry(d *cfg.DAG, h int32) int {
 // whose header the DAG cuts, as a function of many paths is cut at its
 // loop headers, is found as any other.
 func heavyLoops(d *cfg.DAG, w []float64, ok func(int32) bool) []*loopCost {
+	var out []*loopCost
+	for _, l := range allLoops(d, w) {
+		if len(out) == maxLoops {
+			break
+		}
+		if ok(l.header) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// allLoops returns every loop of d that iterates at least twice per
+// entry by the weights w, heaviest first (so a loop comes before the
+// loops nested in it).
+func allLoops(d *cfg.DAG, w []float64) []*loopCost {
 	if d == nil || w == nil {
 		return nil
 	}
@@ -163,16 +179,23 @@ func heavyLoops(d *cfg.DAG, w []float64, ok func(int32) bool) []*loopCost {
 		all = append(all, &loopCost{header: h, inside: inside, outside: total - inside, tails: tails, entries: entries, iterate: entries + backs, probes: probes})
 	}
 	slices.SortStableFunc(all, func(a, b *loopCost) int { return cmp.Compare(b.inside, a.inside) })
-	var out []*loopCost
-	for _, l := range all {
-		if len(out) == maxLoops {
-			break
-		}
-		if ok(l.header) {
-			out = append(out, l)
-		}
+	return all
+}
+
+// together is the cost of several loops of one function shared out alike
+// (none nested in another): their iterations, entries and probes inside
+// and on their tails added up, and slotCosts prices the slots as if they
+// were one loop's.
+func together(ls []*loopCost) *loopCost {
+	t := &loopCost{header: ls[0].header, outside: ls[0].outside + ls[0].inside, probes: ls[0].probes}
+	for _, l := range ls {
+		t.inside += l.inside
+		t.tails += l.tails
+		t.entries += l.entries
+		t.iterate += l.iterate
 	}
-	return out
+	t.outside -= t.inside
+	return t
 }
 
 // flow is a function's control flow graph as its DAG records it: the

@@ -47,6 +47,12 @@ type Options struct {
 	// defined function def (instrument's Func.CanShareLoop). Without it
 	// no loop is shared out.
 	ShareLoop func(def int, header int32) bool
+	// ShareLoops, when set, says whether the instrumenter can share out
+	// the iterations of the loops with those headers in def together
+	// (instrument's Func.CanShareLoops). A plan made from an estimate
+	// then hedges with every loop nest of a function whose headers are
+	// cuts, not one loop of it.
+	ShareLoops func(def int, headers []int32) bool
 	// LoopBytes, when set, gives the bytes of the body of that loop,
 	// which each extra slot repeats (instrument's Func.LoopBytes).
 	// Without it a slot is taken to repeat the whole function.
@@ -98,6 +104,7 @@ type task struct {
 	// iterations the slots share out (0: the calls).
 	slots, slot int
 	loop        int32
+	loops       []int32 // more loops shared out alike (FuncInfo.Loops)
 	// pinned puts a slot in copy slot, before LPT distributes the rest.
 	pinned bool
 }
@@ -215,7 +222,7 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy profile.Strategy, k int, o
 					hedged[i] = callers.Sites[m.NumImportedFuncs+uint32(i)] <= 1
 				}
 			}
-			chooseSlices(perFunc, whole, k, m, graphs, opt.Weights, opt.ShareLoop, opt.LoopBytes, hedged)
+			chooseSlices(perFunc, whole, k, m, graphs, opt.Weights, opt.ShareLoop, opt.ShareLoops, opt.LoopBytes, hedged)
 		}
 	}
 	var all []*task
@@ -255,7 +262,7 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy profile.Strategy, k int, o
 		info := &p.Funcs[def]
 		live := lives[def]
 		if ts[0].slots > 0 {
-			info.Slices, info.Loop = ts[0].slots, ts[0].loop
+			info.Slices, info.Loop, info.Loops = ts[0].slots, ts[0].loop, ts[0].loops
 			for j := range ts {
 				info.Tasks[j].Edges = countTrue(live)
 				cp := &p.Copies[info.Tasks[j].Copy]

@@ -77,6 +77,13 @@ type FuncInfo struct {
 	// Its n-th iteration (from 0 at each entry into the loop) is in slot
 	// n mod Slices, and the paths that never enter the loop are slot 0's.
 	Loop int32 `json:"loop,omitempty"`
+	// Loops, with Loop, are more loops whose iterations the same slots
+	// share out alike, each one's iterations counted from 0 at each
+	// entry. Every header is then a cut (the DAG ends every path that
+	// reaches it, as in a function cut at its loop headers) and no loop
+	// nests in another, so a path lies in one iteration of one loop at
+	// most; the paths that enter none are slot 0's.
+	Loops []int32 `json:"loops,omitempty"`
 }
 
 // MaxSlices bounds FuncInfo.Slices: a copy tests its slots with one i32

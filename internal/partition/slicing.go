@@ -14,8 +14,9 @@ import (
 
 // chooseSlices shares out the calls of the heaviest functions among
 // copies (whole or split: whole holds each function's whole cost), or the
-// iterations of one of their three heaviest
-// loops, where that lowers the largest copy load by LPT: a function in g
+// iterations of one of their three heaviest loops, or of one loop of each
+// of their nests together where the loop headers are cuts (loopNests),
+// where that lowers the largest copy load by LPT: a function in g
 // slots costs each slot about a g-th of its cost, plus the test that every
 // copy sharing its calls runs at each call, or, for a loop, the probes
 // around the loop that every copy sharing it runs. So it pays for
@@ -25,7 +26,7 @@ import (
 // loopCost.slotCosts, and a loop's slots also by what their replicas
 // cost to compile (compilePrice). Like splits, the slicings kept must
 // lower the largest load by minSplitGain in all.
-func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs []*cfg.DAG, weights [][]float64, shareLoop func(int, int32) bool, loopBytes func(int, int32) int, hedged []bool) {
+func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs []*cfg.DAG, weights [][]float64, shareLoop func(int, int32) bool, shareLoops func(int, []int32) bool, loopBytes func(int, int32) int, hedged []bool) {
 	type option struct {
 		def  int
 		cost int64
@@ -33,6 +34,7 @@ func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs
 	type slicing struct {
 		g     int
 		loop  int32
+		loops []int32
 		costs []int64
 		// hedged slots go to copies 0 .. g-1, one each, whatever
 		// their estimated costs (see Options.Guessed).
@@ -98,6 +100,26 @@ func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs
 				}
 			}
 		}
+		several := -1 // the widest slicing of several loop nests, in alts
+		if shareLoop != nil && shareLoops != nil {
+			size := int64(len(m.Code[t.def].Body))
+			hs, set, body := loopNests(t.def, m, graphs[t.def], weights[t.def], shareLoop, shareLoops, loopBytes, hedged != nil)
+			for g := 2; len(hs) > 1 && g <= min(k, MaxSlices); g++ {
+				if int64(g-1)*body > budget || size+int64(g-1)*body > maxUnrolled || slices.ContainsFunc(set, func(l *loopCost) bool { return l.perEntry() < float64(g) }) {
+					continue
+				}
+				price := compilePrice(size, set[0].probes, body, g)
+				if hedged != nil && price > 0 {
+					continue
+				}
+				costs := together(set).slotCosts(t.cost, g)
+				for j := range costs {
+					costs[j] += price
+				}
+				alts = append(alts, slicing{g: g, loop: hs[0], loops: hs[1:], costs: costs})
+				several = len(alts) - 1
+			}
+		}
 		before := costs[t.def]
 		if hedged != nil && (hedged[t.def] || long != 0) {
 			// The most slots of the heaviest loop that fits.
@@ -106,6 +128,12 @@ func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs
 				if a.loop != 0 && (long == 0 || a.loop == long) && (pick == nil || a.loop == pick.loop && a.g > pick.g) {
 					pick = &alts[i]
 				}
+			}
+			if hedged[t.def] && long == 0 && several >= 0 {
+				// Every loop nest of a function cut at its loop
+				// headers, if they fit: the estimate's choice of one
+				// is the guess the hedge is for.
+				pick = &alts[several]
 			}
 			if pick != nil {
 				pick.hedged = true
@@ -135,11 +163,52 @@ func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs
 	for def, a := range chosen {
 		ts := make([]task, a.g)
 		for j, c := range a.costs {
-			ts[j] = task{def: def, cost: c, slots: a.g, slot: j, loop: a.loop, pinned: a.hedged}
+			ts[j] = task{def: def, cost: c, slots: a.g, slot: j, loop: a.loop, loops: a.loops, pinned: a.hedged}
 		}
 		perFunc[def] = ts
 	}
 }
+
+// loopNests chooses the loops of function def that may be shared out
+// together (Options.ShareLoops): the outermost shareable loop of each nest
+// whose work by the weights is at least nestShare of the heaviest loop's,
+// heaviest first. It returns their headers, costs and the bytes their
+// bodies hold (a replica repeats them), or fewer than two headers when
+// fewer qualify. Planned from an estimate (guessed), it leaves out a
+// loop whose replicas would take the function past compileKnee at two
+// slots.
+func loopNests(def int, m *wasm.Module, d *cfg.DAG, w []float64, shareLoop func(int, int32) bool, shareLoops func(int, []int32) bool, loopBytes func(int, int32) int, guessed bool) ([]int32, []*loopCost, int64) {
+	ls := allLoops(d, w)
+	if len(ls) < 2 {
+		return nil, nil, 0
+	}
+	size := int64(len(m.Code[def].Body))
+	var hs []int32
+	var set []*loopCost
+	var body int64
+	for _, l := range ls {
+		if l.inside < ls[0].inside*nestShare {
+			break
+		}
+		if !shareLoop(def, l.header) || !shareLoops(def, append(slices.Clone(hs), l.header)) {
+			continue
+		}
+		b := size
+		if loopBytes != nil {
+			b = int64(loopBytes(def, l.header))
+		}
+		if guessed && compilePrice(size, l.probes, body+b, 2) > 0 {
+			continue
+		}
+		hs, set, body = append(hs, l.header), append(set, l), body+b
+	}
+	return hs, set, body
+}
+
+// nestShare is the least estimated work of a loop nest that the hedge
+// shares out with the heaviest, as a share of the heaviest's: a nest two
+// loops shallower than it, by the estimate's trips per loop.
+const nestShare = 1.0 / 100
 
 // hedgedTrips is the fewest iterations per entry, by the estimate, of a
 // loop that is hedged whoever calls its function: an interpreter's

@@ -92,6 +92,9 @@ func Build(orig []byte, strategy profile.Strategy, k int, opt instrument.Options
 	if popt.ShareLoop == nil {
 		popt.ShareLoop = func(def int, h int32) bool { return analysis.Funcs[def].CanShareLoop(h) == nil }
 	}
+	if popt.ShareLoops == nil {
+		popt.ShareLoops = func(def int, hs []int32) bool { return analysis.Funcs[def].CanShareLoops(hs) == nil }
+	}
 	if popt.LoopBytes == nil {
 		popt.LoopBytes = func(def int, h int32) int { return analysis.Funcs[def].LoopBytes(h) }
 	}
@@ -260,7 +263,7 @@ func copyOptions(m *wasm.Module, plan *partition.Plan, c int, opt instrument.Opt
 		case partition.Selective:
 			md.Interesting = partition.EdgeSet(edges, len(f.DAG.Edges))
 		case partition.Sliced:
-			md.Slices, md.Slots, md.Loop = fi.Slices, cp.Slots(def), fi.Loop
+			md.Slices, md.Slots, md.Loop, md.Loops = fi.Slices, cp.Slots(def), fi.Loop, fi.Loops
 		}
 		return md
 	}

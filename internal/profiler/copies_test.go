@@ -515,13 +515,15 @@ func TestManifestVersion(t *testing.T) {
 	p := cProgram(t, "grid")
 	orig, _, freq := exactRun(t, p)
 	loops := func(cs *Copies) *partition.Plan { plan, _ := loopPlan(t, cs, freq); return plan }
+	several := func(cs *Copies) *partition.Plan { plan, _ := loopsPlan(t, cs, freq); return plan }
 	calls := func(cs *Copies) *partition.Plan { return slicedPlan(t, cs, freq) }
 	for _, tc := range []struct {
 		opt  partition.Options
 		want int
 		plan func(*Copies) *partition.Plan // nil: PBL's
 	}{{partition.Options{Static: true}, FilesVersion, nil}, {partition.Options{Weights: freq}, PlacedVersion, nil},
-		{partition.Options{Weights: freq}, SlicedVersion, calls}, {partition.Options{Weights: freq}, LoopVersion, loops}} {
+		{partition.Options{Weights: freq}, SlicedVersion, calls}, {partition.Options{Weights: freq}, LoopVersion, loops},
+		{partition.Options{Weights: freq}, LoopsVersion, several}} {
 		cs, err := Build(orig, "pbl", 2, instrument.Options{}, tc.opt)
 		if err != nil {
 			t.Fatal(err)
@@ -547,12 +549,12 @@ func TestManifestVersion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		newer := strings.Replace(string(b), fmt.Sprintf(`"version":%d,`, tc.want), fmt.Sprintf(`"version":%d,`, LoopVersion+1), 1)
+		newer := strings.Replace(string(b), fmt.Sprintf(`"version":%d,`, tc.want), fmt.Sprintf(`"version":%d,`, LoopsVersion+1), 1)
 		if err := os.WriteFile(path, []byte(newer), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "newer") {
-			t.Errorf("a version %d manifest: %v", LoopVersion+1, err)
+			t.Errorf("a version %d manifest: %v", LoopsVersion+1, err)
 		}
 	}
 }
@@ -875,6 +877,75 @@ func TestLoopSlicedCopies(t *testing.T) {
 	}
 }
 
+// loopsPlan turns a PBL plan made with the edge frequencies freq into one
+// that shares out, in each function cut at loop headers, the iterations of
+// as many of its loops as the instrumenter can share together (loops whose
+// headers are cuts, none nested in another), over k+1 slots dealt round
+// the copies. It returns the plan and the loops shared in functions with
+// more than one.
+func loopsPlan(t testing.TB, cs *Copies, freq [][]float64) (*partition.Plan, int) {
+	t.Helper()
+	plan := *cs.Plan
+	k := plan.K
+	plan.Funcs = slices.Clone(plan.Funcs)
+	plan.Copies = slices.Clone(plan.Copies)
+	n := 0
+	for def, f := range cs.Funcs {
+		if freq[def] == nil || f.DAG == nil || plan.Funcs[def].Slices > 0 {
+			continue
+		}
+		var hs []int32
+		for _, e := range f.DAG.Edges {
+			if e.Kind == cfg.EdgeDummyEntry && !slices.Contains(hs, e.To) && f.CanShareLoops(append(slices.Clone(hs), e.To)) == nil {
+				hs = append(hs, e.To)
+			}
+		}
+		if len(hs) < 2 {
+			continue
+		}
+		shareOut(&plan, def, k+1, hs[0], func(j int) int { return j % k })
+		plan.Funcs[def].Loops = hs[1:]
+		n += len(hs)
+	}
+	return &plan, n
+}
+
+// TestSeveralLoopsSliced runs copies that share out the iterations of
+// several loops of one function, in the functions cut at their loop
+// headers: the merged counts are the exact profile, and each copy's hits
+// computed from its own counts are what it counts at run time.
+func TestSeveralLoopsSliced(t *testing.T) {
+	for _, name := range []string{"grid", "sort", "records"} {
+		p := cProgram(t, name)
+		orig, exact, freq := exactRun(t, p)
+		for _, k := range []int{2, 3} {
+			pbl, err := Build(orig, "pbl", k, instrument.Options{}, partition.Options{Weights: freq})
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, n := loopsPlan(t, pbl, freq)
+			if n == 0 {
+				if name == "grid" {
+					t.Fatalf("%s: no function with several loops to share out", name)
+				}
+				continue
+			}
+			cs, err := BuildPlan(orig, plan, instrument.Options{CountHits: true})
+			if err != nil {
+				t.Fatalf("%s k=%d: %v", name, k, err)
+			}
+			var parts [][]profile.Function
+			for c, res := range cs.Copy {
+				label := fmt.Sprintf("%s k=%d copy %d, %d loops shared", name, k, c, n)
+				wasmtest.Validate(t, label, res.Module)
+				fs, _ := runSliced(t, p, exact, res, label)
+				parts = append(parts, fs)
+			}
+			checkMerged(t, fmt.Sprintf("%s k=%d", name, k), exact, parts, cs.Shared())
+		}
+	}
+}
+
 // TestLoopSlicedCopiesAnywhere writes copies that share out loop
 // iterations to a directory (manifest version 4), runs each under node's
 // WASI, and merges the parts into the exact profile, each copy's hits
@@ -949,4 +1020,40 @@ func outputSum(b []byte) []byte {
 	h := OutputHash()
 	h.Write(b)
 	return h.Sum(nil)
+}
+
+// TestHedgeSharesLoopNests: planned without a profile, P3 hedges grid's
+// main, cut at its loop headers, with its loop nests shared out together,
+// one slot per copy, rather than with the one loop the estimate thinks
+// heaviest; where the instrumenter cannot share loops together, with one.
+func TestHedgeSharesLoopNests(t *testing.T) {
+	orig, _, _ := exactRun(t, cProgram(t, "grid"))
+	nests := func(popt partition.Options) (loops int) {
+		t.Helper()
+		cs, err := Build(orig, "p3", 4, instrument.Options{}, popt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !cs.Estimated {
+			t.Fatal("not planned by the estimate")
+		}
+		for def, fi := range cs.Plan.Funcs {
+			if fi.Loop == 0 {
+				continue
+			}
+			for j, task := range fi.Tasks {
+				if task.Copy != j {
+					t.Fatalf("function %d: slot %d in copy %d", def, j, task.Copy)
+				}
+			}
+			loops = max(loops, 1+len(fi.Loops))
+		}
+		return loops
+	}
+	if n := nests(partition.Options{}); n < 2 {
+		t.Fatalf("the hedge shares out %d loops of one function, want several", n)
+	}
+	if n := nests(partition.Options{ShareLoops: func(int, []int32) bool { return false }}); n != 1 {
+		t.Fatalf("loops not shareable together: the hedge shares out %d loops of one function, want 1", n)
+	}
 }

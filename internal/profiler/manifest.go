@@ -41,6 +41,10 @@ const (
 	// iterations of loops (FuncInfo.Loop): a reader of an earlier
 	// version would share out calls instead.
 	LoopVersion = 4
+	// LoopsVersion is the version of a manifest whose plan shares out the
+	// iterations of several loops of one function (FuncInfo.Loops): a
+	// reader of an earlier version would share out one of them.
+	LoopsVersion = 5
 )
 
 // Manifest describes a directory written by WriteDir: the original module
@@ -160,6 +164,9 @@ func WriteDir(dir, modulePath string, orig []byte, cs *Copies, weights *profile.
 	if slices.ContainsFunc(cs.Plan.Funcs, func(f partition.FuncInfo) bool { return f.Loop != 0 }) {
 		version = LoopVersion
 	}
+	if slices.ContainsFunc(cs.Plan.Funcs, func(f partition.FuncInfo) bool { return len(f.Loops) > 0 }) {
+		version = LoopsVersion
+	}
 	man := &Manifest{
 		Format: ManifestFormat, Version: version,
 		Module:   profile.Module{Path: modulePath, SHA256: hashHex(orig), Size: len(orig), CodeOffset: cs.Copy[0].CodeOffset},
@@ -246,8 +253,8 @@ func ReadManifest(dir string) (*Manifest, []byte, error) {
 	if man.Format != ManifestFormat {
 		return nil, nil, fmt.Errorf("%s: not a pathprof copies manifest", dir)
 	}
-	if man.Version > LoopVersion {
-		return nil, nil, fmt.Errorf("%s: manifest version %d is newer than this pathprof reads (%d)", dir, man.Version, LoopVersion)
+	if man.Version > LoopsVersion {
+		return nil, nil, fmt.Errorf("%s: manifest version %d is newer than this pathprof reads (%d)", dir, man.Version, LoopsVersion)
 	}
 	if man.Plan == nil || len(man.CopySHA256) != man.Copies {
 		return nil, nil, fmt.Errorf("%s: manifest without a plan for its %d copies", dir, man.Copies)
