@@ -79,6 +79,30 @@ type Func struct {
 // stands for). A function with no DAG, or estimated never to run, gets
 // nil.
 func Frequencies(m *wasm.Module, funcs []Func) ([][]float64, error) {
+	r, err := Run(m, funcs)
+	if err != nil {
+		return nil, err
+	}
+	return r.Weights, nil
+}
+
+// Estimate is the estimate of a run.
+type Estimate struct {
+	// Weights holds, per defined function, what Frequencies returns.
+	Weights [][]float64
+	// Repeated says, per defined function, whether it is estimated to be
+	// called over and over: at least repeatedCalls times, as from a loop
+	// or a recursion of some caller on its way from the exported
+	// functions.
+	Repeated []bool
+}
+
+// repeatedCalls is the fewest estimated calls of a repeated function:
+// half a loop's trips, as a call in one arm of a branch in a loop gets.
+const repeatedCalls = loopTrips / 2
+
+// Run estimates the run of a module: see Frequencies and Estimate.
+func Run(m *wasm.Module, funcs []Func) (*Estimate, error) {
 	n := len(m.Code)
 	if len(funcs) != n {
 		return nil, fmt.Errorf("estimate: %d functions for %d", len(funcs), n)
@@ -97,15 +121,19 @@ func Frequencies(m *wasm.Module, funcs []Func) ([][]float64, error) {
 		return nil, err
 	}
 	calls := callsOf(m, funcs, local)
+	est := &Estimate{Weights: make([][]float64, n), Repeated: make([]bool, n)}
+	for i, c := range calls {
+		est.Repeated[i] = c >= repeatedCalls
+	}
 	var most float64
 	for i, fe := range local {
 		if fe != nil {
 			most = max(most, damp(calls[i]*fe.total))
 		}
 	}
-	out := make([][]float64, n)
+	out := est.Weights
 	if most == 0 {
-		return out, nil
+		return est, nil
 	}
 	for i, fe := range local {
 		if fe == nil || calls[i] == 0 {
@@ -130,7 +158,7 @@ func Frequencies(m *wasm.Module, funcs []Func) ([][]float64, error) {
 			out[i] = w
 		}
 	}
-	return out, nil
+	return est, nil
 }
 
 // damp compresses a function's estimated work: the estimate can be

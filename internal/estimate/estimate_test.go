@@ -566,3 +566,30 @@ func nested(t *testing.T, what string, loops []*loop) {
 		}
 	}
 }
+
+// TestRepeated checks which functions the estimate has called over and
+// over: in records, the string functions its formatting calls for every
+// record (__strchrnul, __stpcpy) are, and main, _start and the exit path
+// are not.
+func TestRepeated(t *testing.T) {
+	m, funcs, names := analyze(t, "records")
+	est, err := Run(m, funcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(est.Repeated) != len(funcs) {
+		t.Fatalf("%d of %d functions", len(est.Repeated), len(funcs))
+	}
+	want := map[string]bool{"__strchrnul": true, "__stpcpy": true, "__original_main": false, "_start": false, "exit": false}
+	for i, name := range names {
+		if r, ok := want[name]; ok {
+			if est.Repeated[i] != r {
+				t.Errorf("%s: repeated %v, want %v", name, est.Repeated[i], r)
+			}
+			delete(want, name)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no functions %v", want)
+	}
+}

@@ -74,6 +74,11 @@ type Options struct {
 	// often, and every copy would pay its probes around the loop at
 	// every call.
 	Guessed bool
+	// Repeated, with Guessed, says per defined function whether the
+	// estimate has it called over and over (estimate's Repeated). Such a
+	// function is not hedged unless no call instruction names it: every
+	// copy would pay its probes around the loop at each of its calls.
+	Repeated []bool
 	// WholeHits optionally holds, per defined function with Weights, the
 	// probe hits the instrumenter's copy makes on those weights when it
 	// profiles the function whole (instrument's FuncHitsOfFrequencies;
@@ -219,7 +224,8 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy profile.Strategy, k int, o
 				// table's.
 				hedged = make([]bool, len(m.Code))
 				for i := range hedged {
-					hedged[i] = callers.Sites[m.NumImportedFuncs+uint32(i)] <= 1
+					sites := callers.Sites[m.NumImportedFuncs+uint32(i)]
+					hedged[i] = sites == 0 || sites == 1 && (opt.Repeated == nil || !opt.Repeated[i])
 				}
 			}
 			chooseSlices(perFunc, whole, k, m, graphs, opt.Weights, opt.ShareLoop, opt.ShareLoops, opt.LoopBytes, hedged)

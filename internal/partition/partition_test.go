@@ -1480,7 +1480,8 @@ func calledOnceLoop(t *testing.T) (*wasm.Module, []*cfg.DAG, [][]float64) {
 // TestGuessedHedges: planned by an estimate (Options.Guessed), P3 shares
 // out the loop of a function called from one place at most even when
 // the estimate calls the function cold, which a profile's plan does not,
-// one slot per copy.
+// one slot per copy; not when the estimate calls it over and over
+// (Options.Repeated).
 func TestGuessedHedges(t *testing.T) {
 	m, graphs, ws := calledOnceLoop(t)
 	for e := range ws[0] {
@@ -1507,6 +1508,16 @@ func TestGuessedHedges(t *testing.T) {
 		if task.Copy != j {
 			t.Fatalf("slot %d in copy %d", j, task.Copy)
 		}
+	}
+	// Called over and over by the estimate, it is not hedged: every copy
+	// would pay the probes around its loop at every call.
+	opt.Repeated = make([]bool, len(ws))
+	opt.Repeated[0] = true
+	if p, err = Make(m, graphs, profile.P3, 4, opt); err != nil {
+		t.Fatal(err)
+	}
+	if f := p.Funcs[0]; f.Slices != 0 {
+		t.Fatalf("a repeated function hedged in %d slots", f.Slices)
 	}
 }
 

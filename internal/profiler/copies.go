@@ -78,9 +78,11 @@ func Build(orig []byte, strategy profile.Strategy, k int, opt instrument.Options
 				funcs[i] = estimate.Func{Graph: f.Graph, DAG: dags[i], Offset: f.InstrOffset}
 			}
 		}
-		if popt.Weights, err = estimate.Frequencies(m, funcs); err != nil {
+		est, err := estimate.Run(m, funcs)
+		if err != nil {
 			return nil, err
 		}
+		popt.Weights, popt.Repeated = est.Weights, est.Repeated
 		popt.Guessed = true
 	}
 	if strategy != profile.SBL && popt.Weights != nil && !popt.Guessed && popt.WholeHits == nil {
