@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/pathprof/pathprof/internal/instrument"
@@ -81,6 +82,75 @@ func TestRandomLoopSlices(t *testing.T) {
 	t.Logf("%d loops shared, %d refused", shared, refused)
 	if shared < 50 {
 		t.Fatalf("only %d loops shared", shared)
+	}
+}
+
+// TestRandomSeveralLoops shares out together the iterations of as many
+// loops as the instrumenter accepts together, in random programs whose
+// _start is cut at its loop headers, over random slots and copies: the
+// copies' merged counts must be the SBL profile, and each copy's hits
+// computed from its own counts what it counted at run time.
+func TestRandomSeveralLoops(t *testing.T) {
+	ctx := context.Background()
+	tried := 0
+	for seed := range uint64(60) {
+		orig := randModuleCut(t, seed, 19)
+		exact, err := Profile(ctx, orig, Options{Run: runner.Config{}})
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		a, err := Analyze(orig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := a.Result.Funcs[0]
+		var hs []int32
+		for h := int32(2); int(h) < len(f.Graph.Blocks); h++ {
+			if f.CanShareLoops(append(slices.Clone(hs), h)) == nil {
+				hs = append(hs, h)
+			}
+		}
+		if len(hs) < 2 {
+			continue
+		}
+		tried++
+		r := rand.New(rand.NewPCG(seed, 11))
+		k, g := 2+r.IntN(3), 2+r.IntN(4)
+		pbl, err := Build(orig, "pbl", k, instrument.Options{}, partition.Options{Static: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := *pbl.Plan
+		plan.Funcs = slices.Clone(plan.Funcs)
+		plan.Copies = slices.Clone(plan.Copies)
+		owner := make([]int, g)
+		for j := range owner {
+			owner[j] = r.IntN(k)
+		}
+		shareOut(&plan, 0, g, hs[0], func(j int) int { return owner[j] })
+		plan.Funcs[0].Loops = hs[1:]
+		label := fmt.Sprintf("seed %d loops %v (%d slots of %v)", seed, hs, g, owner)
+		cs, err := BuildPlan(orig, &plan, instrument.Options{CountHits: true})
+		if err != nil {
+			t.Fatalf("%s: %v", label, err)
+		}
+		var parts [][]profile.Function
+		for c, res := range cs.Copy {
+			part, _, direct := runCounting(t, fmt.Sprintf("%s copy %d", label, c), runner.Config{}, res)
+			parts = append(parts, part)
+			computed, err := res.HitsOfRun(exact.Functions, part, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if computed != direct {
+				t.Errorf("%s copy %d: %d hits counted at run time, %d computed", label, c, direct, computed)
+			}
+		}
+		checkMerged(t, label, exact, parts, cs.Shared())
+	}
+	t.Logf("%d programs with several loops shared together", tried)
+	if tried < 20 {
+		t.Fatalf("only %d programs with several loops to share", tried)
 	}
 }
 

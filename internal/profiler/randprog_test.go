@@ -174,11 +174,25 @@ func (g *randProgram) stmt(depth int) {
 // randModule returns a command module of two functions of random code:
 // _start, which calls the other.
 func randModule(t *testing.T, seed uint64) []byte {
+	return randModuleCut(t, seed, 0)
+}
+
+// randModuleCut is randModule with _start beginning with diamonds if
+// statements whose arms do nothing, each of which doubles its paths: past
+// 18, the function is cut at its loop headers.
+func randModuleCut(t *testing.T, seed uint64, diamonds int) []byte {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 7))
 	var code []wasm.Code
 	for f := range 2 {
 		g := &randProgram{r: r, calls: f == 0, size: 30}
+		if f == 0 {
+			for range diamonds {
+				g.rnd(2)
+				g.a.Block(wasm.OpIf)
+				g.a.Op(wasm.OpNop).Op(wasm.OpElse).Op(wasm.OpNop).Op(wasm.OpEnd)
+			}
+		}
 		g.stmts(0)
 		for g.size > 0 {
 			g.size--
