@@ -19,18 +19,10 @@ import (
 // TestRandomPrograms checks), and each copy's hits computed from its own
 // counts what it counted at run time.
 func TestRandomLoopSlices(t *testing.T) {
-	ctx := context.Background()
 	shared, refused := 0, 0
 	for seed := range uint64(60) {
 		orig := randModule(t, seed)
-		exact, err := Profile(ctx, orig, Options{Run: runner.Config{}})
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
-		a, err := Analyze(orig)
-		if err != nil {
-			t.Fatal(err)
-		}
+		exact, a := randRun(t, seed, orig)
 		r := rand.New(rand.NewPCG(seed, 9))
 		for def, f := range a.Result.Funcs {
 			if f.DAG == nil {
@@ -45,37 +37,7 @@ func TestRandomLoopSlices(t *testing.T) {
 					continue
 				}
 				shared++
-				k := 2 + r.IntN(3)
-				g := 2 + r.IntN(4)
-				pbl, err := Build(orig, "pbl", k, instrument.Options{}, partition.Options{Static: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				plan := *pbl.Plan
-				plan.Funcs = append([]partition.FuncInfo(nil), plan.Funcs...)
-				plan.Copies = append([]partition.CopyPlan(nil), plan.Copies...)
-				owner := make([]int, g)
-				for j := range owner {
-					owner[j] = r.IntN(k)
-				}
-				shareOut(&plan, def, g, h, func(j int) int { return owner[j] })
-				cs, err := BuildPlan(orig, &plan, instrument.Options{CountHits: true})
-				if err != nil {
-					t.Fatalf("seed %d function %d loop %d: %v", seed, def, h, err)
-				}
-				var parts [][]profile.Function
-				for c, res := range cs.Copy {
-					part, _, direct := runCounting(t, fmt.Sprintf("seed %d function %d loop %d copy %d", seed, def, h, c), runner.Config{}, res)
-					parts = append(parts, part)
-					computed, err := res.HitsOfRun(exact.Functions, part, nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if computed != direct {
-						t.Errorf("seed %d function %d loop %d (%d slots of %v) copy %d: %d hits counted at run time, %d computed", seed, def, h, g, owner, c, direct, computed)
-					}
-				}
-				checkMerged(t, fmt.Sprintf("seed %d function %d loop %d (%d slots of %v)", seed, def, h, g, owner), exact, parts, cs.Shared())
+				checkRandomLoops(t, fmt.Sprintf("seed %d function %d", seed, def), orig, exact, r, def, []int32{h})
 			}
 		}
 	}
@@ -91,18 +53,10 @@ func TestRandomLoopSlices(t *testing.T) {
 // copies' merged counts must be the SBL profile, and each copy's hits
 // computed from its own counts what it counted at run time.
 func TestRandomSeveralLoops(t *testing.T) {
-	ctx := context.Background()
 	tried := 0
 	for seed := range uint64(60) {
 		orig := randModuleCut(t, seed, 19)
-		exact, err := Profile(ctx, orig, Options{Run: runner.Config{}})
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
-		a, err := Analyze(orig)
-		if err != nil {
-			t.Fatal(err)
-		}
+		exact, a := randRun(t, seed, orig)
 		f := a.Result.Funcs[0]
 		var hs []int32
 		for h := int32(2); int(h) < len(f.Graph.Blocks); h++ {
@@ -114,44 +68,64 @@ func TestRandomSeveralLoops(t *testing.T) {
 			continue
 		}
 		tried++
-		r := rand.New(rand.NewPCG(seed, 11))
-		k, g := 2+r.IntN(3), 2+r.IntN(4)
-		pbl, err := Build(orig, "pbl", k, instrument.Options{}, partition.Options{Static: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan := *pbl.Plan
-		plan.Funcs = slices.Clone(plan.Funcs)
-		plan.Copies = slices.Clone(plan.Copies)
-		owner := make([]int, g)
-		for j := range owner {
-			owner[j] = r.IntN(k)
-		}
-		shareOut(&plan, 0, g, hs[0], func(j int) int { return owner[j] })
-		plan.Funcs[0].Loops = hs[1:]
-		label := fmt.Sprintf("seed %d loops %v (%d slots of %v)", seed, hs, g, owner)
-		cs, err := BuildPlan(orig, &plan, instrument.Options{CountHits: true})
-		if err != nil {
-			t.Fatalf("%s: %v", label, err)
-		}
-		var parts [][]profile.Function
-		for c, res := range cs.Copy {
-			part, _, direct := runCounting(t, fmt.Sprintf("%s copy %d", label, c), runner.Config{}, res)
-			parts = append(parts, part)
-			computed, err := res.HitsOfRun(exact.Functions, part, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if computed != direct {
-				t.Errorf("%s copy %d: %d hits counted at run time, %d computed", label, c, direct, computed)
-			}
-		}
-		checkMerged(t, label, exact, parts, cs.Shared())
+		checkRandomLoops(t, fmt.Sprintf("seed %d", seed), orig, exact, rand.New(rand.NewPCG(seed, 11)), 0, hs)
 	}
 	t.Logf("%d programs with several loops shared together", tried)
 	if tried < 20 {
 		t.Fatalf("only %d programs with several loops to share", tried)
 	}
+}
+
+// randRun profiles a random program with SBL and analyses it.
+func randRun(t *testing.T, seed uint64, orig []byte) (*profile.Profile, *Analysis) {
+	t.Helper()
+	exact, err := Profile(context.Background(), orig, Options{Run: runner.Config{}})
+	if err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
+	}
+	a, err := Analyze(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exact, a
+}
+
+// checkRandomLoops shares out the iterations of the loops hs of function
+// def of orig together over random slots and copies: the copies' merged
+// counts must be exact, SBL's profile of the run, and each copy's hits
+// computed from its own counts what it counted at run time.
+func checkRandomLoops(t *testing.T, label string, orig []byte, exact *profile.Profile, r *rand.Rand, def int, hs []int32) {
+	t.Helper()
+	k, g := 2+r.IntN(3), 2+r.IntN(4)
+	pbl, err := Build(orig, "pbl", k, instrument.Options{}, partition.Options{Static: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := clonePlan(pbl.Plan)
+	owner := make([]int, g)
+	for j := range owner {
+		owner[j] = r.IntN(k)
+	}
+	shareOut(plan, def, g, hs[0], func(j int) int { return owner[j] })
+	plan.Funcs[def].Loops = hs[1:]
+	label = fmt.Sprintf("%s loops %v (%d slots of %v)", label, hs, g, owner)
+	cs, err := BuildPlan(orig, plan, instrument.Options{CountHits: true})
+	if err != nil {
+		t.Fatalf("%s: %v", label, err)
+	}
+	var parts [][]profile.Function
+	for c, res := range cs.Copy {
+		part, _, direct := runCounting(t, fmt.Sprintf("%s copy %d", label, c), runner.Config{}, res)
+		parts = append(parts, part)
+		computed, err := res.HitsOfRun(exact.Functions, part, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if computed != direct {
+			t.Errorf("%s copy %d: %d hits counted at run time, %d computed", label, c, direct, computed)
+		}
+	}
+	checkMerged(t, label, exact, parts, cs.Shared())
 }
 
 // slicesHasBack reports whether Graph block h is the target of a back edge.
