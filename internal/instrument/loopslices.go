@@ -58,6 +58,13 @@ import (
 // increments, off the back edges: each path then sets the register itself,
 // and neither the bare replicas nor a copy without slot 0 need to.
 //
+// Several loops (Mode.Loops) are unrolled alike, each with its own
+// replicas and the same slots, when every header is a cut and none nests
+// in another: a path that leaves one loop then ends at the next loop's
+// header at the latest, so its flag, set where it left, decides its count
+// there, and the next loop's first iteration starts a path of its own.
+// The code around the loops is one, probed as around a single loop.
+//
 // Refused: loops with parameters, and loops with a branch instruction
 // that may both continue the loop (or one in it) and an enclosing loop: a
 // profile does not tell which it took, so hits could not be computed.
