@@ -29,6 +29,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/parallel"
@@ -108,12 +109,13 @@ func Run(m *wasm.Module, funcs []Func) (*Estimate, error) {
 		return nil, fmt.Errorf("estimate: %d functions for %d", len(funcs), n)
 	}
 	local := make([]*funcEstimate, n)
+	failing := failingFuncs(m)
 	err := parallel.For(n, runtime.GOMAXPROCS(0), func(i int) error {
 		f := &funcs[i]
 		if f.Graph == nil || f.DAG == nil {
 			return nil
 		}
-		fe, err := estimateFunc(&m.Code[i], f)
+		fe, err := estimateFunc(&m.Code[i], f, failing)
 		local[i] = fe
 		return err
 	})
@@ -202,7 +204,7 @@ type loop struct {
 }
 
 // estimateFunc estimates a function's edge frequencies per call.
-func estimateFunc(code *wasm.Code, f *Func) (*funcEstimate, error) {
+func estimateFunc(code *wasm.Code, f *Func, failing map[uint32]bool) (*funcEstimate, error) {
 	g := f.Graph
 	n := len(g.Blocks)
 	topo := cfg.ReversePostorder(n, func(v int32) []int32 { return g.Blocks[v].Out }, func(e int32) (int32, bool) {
@@ -247,7 +249,13 @@ func estimateFunc(code *wasm.Code, f *Func) (*funcEstimate, error) {
 		child[l.header] = i
 	}
 
-	odds := branchOdds(g, topo)
+	fail := map[int32]bool{} // blocks that call a failing function
+	for _, c := range ins.calls {
+		if isDirect(c.op) && failing[c.callee] {
+			fail[c.block] = true
+		}
+	}
+	odds := branchOdds(g, topo, fail)
 
 	// Inner loops first: each node's flow per iteration of its innermost
 	// loop, and where each loop is left.
@@ -448,7 +456,7 @@ func reachOnce(g *cfg.Graph, target map[int32]bool) float64 {
 	topo := cfg.ReversePostorder(len(g.Blocks), func(v int32) []int32 { return g.Blocks[v].Out }, func(e int32) (int32, bool) {
 		return g.Edges[e].To, !g.Edges[e].Back
 	})
-	odds := branchOdds(g, topo)
+	odds := branchOdds(g, topo, nil)
 	p := make([]float64, len(g.Blocks))
 	p[cfg.Entry] = 1
 	var reached float64
@@ -507,6 +515,40 @@ func findLoops(g *cfg.Graph, topo []int32) []*loop {
 	return loops
 }
 
+// failingFuncs returns the functions, by index, that by their names report
+// a failure and end the run (abort, a failed assertion, a panic, a thrown
+// C++ exception): the functions compilers know not to return. Go's wasm
+// port returns from them, unwinding by hand, so their calls look like any
+// other; and a nil check or bounds check of Go code calls one on a branch
+// of its own.
+func failingFuncs(m *wasm.Module) map[uint32]bool {
+	out := map[uint32]bool{}
+	for i := range m.NumFuncs() {
+		if failingName(m.FuncName(i)) {
+			out[i] = true
+		}
+	}
+	return out
+}
+
+// failingName reports whether a function of that name reports a failure
+// and ends the run.
+func failingName(name string) bool {
+	switch name {
+	case "abort", "__assert_fail", "__stack_chk_fail", "__cxa_throw", "__cxa_rethrow", "__cxa_pure_virtual", "__cxa_bad_cast", "__cxa_bad_typeid",
+		"runtime.gopanic", "runtime.sigpanic", "runtime.throw", "runtime.fatal", "runtime.fatalthrow", "runtime.fatalpanic",
+		"rust_panic", "__rust_start_panic":
+		return true
+	}
+	for _, p := range []string{"runtime.panic", "runtime.goPanic", "core::panicking::", "_ZN4core9panicking", "std::__throw_"} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	// libstdc++'s std::__throw_length_error and the like, mangled.
+	return strings.HasPrefix(name, "_ZSt") && strings.Contains(name, "__throw_")
+}
+
 // Relative odds of a branch's edges: one towards a return, and one
 // towards a trap or a call that never returns, against an edge that goes
 // on. Code that is about to return or fail is the rarer way on (Ball and
@@ -520,7 +562,9 @@ const (
 
 // branchOdds returns each edge's relative odds of being taken out of its
 // block (1 unless the block's edges lead on differently).
-func branchOdds(g *cfg.Graph, topo []int32) []float64 {
+// A block in fail calls a function that reports a failure and ends the
+// run (failingFuncs), and so fails too.
+func branchOdds(g *cfg.Graph, topo []int32, fail map[int32]bool) []float64 {
 	const (
 		goesOn = iota
 		returns
@@ -546,7 +590,7 @@ func branchOdds(g *cfg.Graph, topo []int32) []float64 {
 		switch {
 		case v == cfg.Exit:
 			kind[v] = returns
-		case len(out) == 0:
+		case len(out) == 0 || fail[v]:
 			kind[v] = fails
 		case len(out) == 1:
 			kind[v] = edgeKind(out[0])

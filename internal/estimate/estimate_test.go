@@ -339,13 +339,35 @@ func TestBranchOdds(t *testing.T) {
 	add(11, 12, cfg.EdgeFallthrough)
 	add(12, cfg.Exit, cfg.EdgeReturn)
 	topo := cfg.ReversePostorder(len(g.Blocks), func(v int32) []int32 { return g.Blocks[v].Out }, func(e int32) (int32, bool) { return g.Edges[e].To, true })
-	odds := branchOdds(g, topo)
+	odds := branchOdds(g, topo, nil)
 	for _, c := range []struct {
 		e    int32
 		want float64
 	}{{early, returnOdds}, {on1, 1}, {trap, failOdds}, {on2, 1}, {noret, failOdds}, {on3, 1}, {a, 1}, {b, 1}} {
 		if odds[c.e] != c.want {
 			t.Errorf("edge %d -> %d: odds %v, want %v", g.Edges[c.e].From, g.Edges[c.e].To, odds[c.e], c.want)
+		}
+	}
+	// Block 11 calls a failing function (a Go nil check's panic, which
+	// returns to be unwound by hand): it fails, though it goes on.
+	odds = branchOdds(g, topo, map[int32]bool{11: true})
+	if odds[a] != failOdds || odds[b] != 1 {
+		t.Errorf("a call that fails: odds %v and %v, want %v and 1", odds[a], odds[b], failOdds)
+	}
+}
+
+// TestFailingName checks the names taken for functions that report a
+// failure and end the run.
+func TestFailingName(t *testing.T) {
+	for _, name := range []string{"abort", "__assert_fail", "runtime.sigpanic", "runtime.panicIndex", "runtime.goPanicIndex", "runtime.throw", "core::panicking::panic_fmt", "_ZN4core9panicking9panic_fmt17h0123456789abcdefE", "__cxa_throw", "_ZSt20__throw_length_errorPKc"} {
+		if !failingName(name) {
+			t.Errorf("%s is not taken to fail", name)
+		}
+	}
+	// exit ends the run the normal way, _start's last call.
+	for _, name := range []string{"", "main", "exit", "runtime.mallocgc", "printf"} {
+		if failingName(name) {
+			t.Errorf("%s is taken to fail", name)
 		}
 	}
 }
@@ -476,7 +498,7 @@ func TestHostBoundC(t *testing.T) {
 		if f.Graph == nil {
 			continue
 		}
-		fe, err := estimateFunc(&m.Code[i], &f)
+		fe, err := estimateFunc(&m.Code[i], &f, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
