@@ -75,21 +75,12 @@ type Func struct {
 	Offset func(off uint32) int
 }
 
-// Frequencies estimates, per defined function, the frequency of each edge
-// of its DAG (a dummy edge's frequency is that of the graph edges it
-// stands for). A function with no DAG, or estimated never to run, gets
-// nil.
-func Frequencies(m *wasm.Module, funcs []Func) ([][]float64, error) {
-	r, err := Run(m, funcs)
-	if err != nil {
-		return nil, err
-	}
-	return r.Weights, nil
-}
-
 // Estimate is the estimate of a run.
 type Estimate struct {
-	// Weights holds, per defined function, what Frequencies returns.
+	// Weights holds, per defined function, the frequency of each edge
+	// of its DAG (a dummy edge's frequency is that of the graph edges it
+	// stands for); nil for a function with no DAG, or estimated never to
+	// run.
 	Weights [][]float64
 	// Repeated says, per defined function, whether it is estimated to be
 	// called over and over: at least repeatedCalls times, as from a loop
@@ -102,7 +93,7 @@ type Estimate struct {
 // half a loop's trips, as a call in one arm of a branch in a loop gets.
 const repeatedCalls = loopTrips / 2
 
-// Run estimates the run of a module: see Frequencies and Estimate.
+// Run estimates the run of a module.
 func Run(m *wasm.Module, funcs []Func) (*Estimate, error) {
 	n := len(m.Code)
 	if len(funcs) != n {

@@ -49,10 +49,11 @@ func TestFrequencies(t *testing.T) {
 	for _, p := range testprogs.CPrograms(t) {
 		t.Run(p.Name, func(t *testing.T) {
 			m, funcs, names := analyze(t, p.Name)
-			w, err := Frequencies(m, funcs)
+			est, err := Run(m, funcs)
 			if err != nil {
 				t.Fatal(err)
 			}
+			w := est.Weights
 			ran := 0
 			for i, f := range w {
 				if f == nil {

@@ -78,15 +78,12 @@ func dummyEntry(d *cfg.DAG, h int32) int {
 	return -1
 }
 
-// heavyLoops returns the loops whose probes cost most by the weights w,
-// at most maxLoops of them, heaviest first, among those that iterate at
-// least twice per entry and that ok accepts. The loops are found on the
-// function's control flow as the DAG records it (see flowOf), so a loop
-// whose header the DAG cuts, as a function of many paths is cut at its
-// loop headers, is found as any other.
-func heavyLoops(d *cfg.DAG, w []float64, ok func(int32) bool) []*loopCost {
+// heavyLoops returns, of a function's loops ls (allLoops), the ones whose
+// probes cost most, at most maxLoops of them, heaviest first, among those
+// that ok accepts.
+func heavyLoops(ls []*loopCost, ok func(int32) bool) []*loopCost {
 	var out []*loopCost
-	for _, l := range allLoops(d, w) {
+	for _, l := range ls {
 		if len(out) == maxLoops {
 			break
 		}
@@ -99,7 +96,10 @@ func heavyLoops(d *cfg.DAG, w []float64, ok func(int32) bool) []*loopCost {
 
 // allLoops returns every loop of d that iterates at least twice per
 // entry by the weights w, heaviest first (so a loop comes before the
-// loops nested in it).
+// loops nested in it). The loops are found on the function's control
+// flow as the DAG records it (see flowOf), so a loop whose header the DAG
+// cuts, as a function of many paths is cut at its loop headers, is found
+// as any other.
 func allLoops(d *cfg.DAG, w []float64) []*loopCost {
 	if d == nil || w == nil {
 		return nil

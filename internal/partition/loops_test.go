@@ -83,7 +83,7 @@ func TestFlowOfCutDAGs(t *testing.T) {
 		}
 		// heavyLoops prices the loops by those runs: entries are the
 		// runs into the header from outside, iterations all of them.
-		for _, l := range heavyLoops(d, w, func(int32) bool { return true }) {
+		for _, l := range heavyLoops(allLoops(d, w), func(int32) bool { return true }) {
 			var entries, iterate float64
 			for _, e := range g.Blocks[l.header].In {
 				iterate += runs[e]

@@ -73,13 +73,19 @@ func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs
 			}
 		}
 		long := int32(0) // a loop hedged whoever calls its function
+		size := int64(len(m.Code[t.def].Body))
+		// bodyBytes is what each extra replica of the loop at h repeats.
+		bodyBytes := func(h int32) int64 {
+			if loopBytes == nil {
+				return size
+			}
+			return int64(loopBytes(t.def, h))
+		}
+		var loops []*loopCost // every loop, found once for both kinds of slicing
 		if shareLoop != nil {
-			size := int64(len(m.Code[t.def].Body))
-			for _, l := range heavyLoops(graphs[t.def], weights[t.def], func(h int32) bool { return shareLoop(t.def, h) }) {
-				body := size
-				if loopBytes != nil {
-					body = int64(loopBytes(t.def, l.header))
-				}
+			loops = allLoops(graphs[t.def], weights[t.def])
+			for _, l := range heavyLoops(loops, func(h int32) bool { return shareLoop(t.def, h) }) {
+				body := bodyBytes(l.header)
 				for g := 2; g <= min(k, MaxSlices, int(l.perEntry())); g++ {
 					if int64(g-1)*size > budget || int64(g)*size > maxUnrolled {
 						continue
@@ -101,9 +107,8 @@ func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs
 			}
 		}
 		several := -1 // the widest slicing of several loop nests, in alts
-		if shareLoop != nil && shareLoops != nil {
-			size := int64(len(m.Code[t.def].Body))
-			hs, set, body := loopNests(t.def, m, graphs[t.def], weights[t.def], shareLoop, shareLoops, loopBytes, hedged != nil)
+		if shareLoops != nil {
+			hs, set, body := loopNests(loops, size, func(hs []int32) bool { return shareLoops(t.def, hs) }, bodyBytes, hedged != nil)
 			for g := 2; len(hs) > 1 && g <= min(k, MaxSlices); g++ {
 				if int64(g-1)*body > budget || size+int64(g-1)*body > maxUnrolled || slices.ContainsFunc(set, func(l *loopCost) bool { return l.perEntry() < float64(g) }) {
 					continue
@@ -169,20 +174,19 @@ func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs
 	}
 }
 
-// loopNests chooses the loops of function def that may be shared out
-// together (Options.ShareLoops): the outermost shareable loop of each nest
+// loopNests chooses, of a function's loops ls (allLoops), those that may be
+// shared out together (share, Options.ShareLoops), size being the
+// function's bytes: the outermost shareable loop of each nest
 // whose work by the weights is at least nestShare of the heaviest loop's,
 // heaviest first. It returns their headers, costs and the bytes their
 // bodies hold (a replica repeats them), or fewer than two headers when
 // fewer qualify. Planned from an estimate (guessed), it leaves out a
 // loop whose replicas would take the function past compileKnee at two
 // slots.
-func loopNests(def int, m *wasm.Module, d *cfg.DAG, w []float64, shareLoop func(int, int32) bool, shareLoops func(int, []int32) bool, loopBytes func(int, int32) int, guessed bool) ([]int32, []*loopCost, int64) {
-	ls := allLoops(d, w)
+func loopNests(ls []*loopCost, size int64, share func([]int32) bool, bodyBytes func(int32) int64, guessed bool) ([]int32, []*loopCost, int64) {
 	if len(ls) < 2 {
 		return nil, nil, 0
 	}
-	size := int64(len(m.Code[def].Body))
 	var hs []int32
 	var set []*loopCost
 	var body int64
@@ -190,13 +194,11 @@ func loopNests(def int, m *wasm.Module, d *cfg.DAG, w []float64, shareLoop func(
 		if l.inside < ls[0].inside*nestShare {
 			break
 		}
-		if !shareLoop(def, l.header) || !shareLoops(def, append(slices.Clone(hs), l.header)) {
+		// Alone, the set checks what shareLoop does.
+		if !share(append(slices.Clone(hs), l.header)) {
 			continue
 		}
-		b := size
-		if loopBytes != nil {
-			b = int64(loopBytes(def, l.header))
-		}
+		b := bodyBytes(l.header)
 		if guessed && compilePrice(size, l.probes, body+b, 2) > 0 {
 			continue
 		}
