@@ -119,7 +119,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			}
 		}
 		if lc != nil {
-			f.LoopCounters, f.IterationCounters = int(lc.total), lc.iteration
+			f.LoopCounters, f.IterationCounters, f.PackedSites = int(lc.total), lc.iteration, lc.packedSites()
 		}
 	}
 	z := &sizer{}

@@ -86,6 +86,9 @@ type Func struct {
 	// calls (see loops.go), IterationCounters how many of them count only
 	// the paths that start at a loop's header.
 	LoopCounters, IterationCounters int
+	// PackedSites is how many back edges count their paths in one
+	// local, several counters packed in its bits.
+	PackedSites int
 	// Blockwise marks a Segments function that could not be numbered:
 	// every block is a path of its own (see Segments).
 	Blockwise bool

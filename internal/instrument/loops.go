@@ -25,7 +25,8 @@ import (
 // none of whose blocks calls, tail-calls or throws) are counted in locals of
 // the function: the reverse numbering gives the paths ending at one back
 // edge contiguous ids [lo, lo+n), and a br_table on id-lo picks the local to
-// increment. The counters are cleared on every edge that enters the loop and
+// increment, or, where the loop branches inside, a shift by id-lo picks
+// the bits of one local that count it (emitPacked). The counters are cleared on every edge that enters the loop and
 // added to their dense counters on every edge that leaves it, so a
 // completed path is counted in memory before the function calls
 // anything, returns or throws: before any proc_exit, whoever calls it. Only
@@ -62,9 +63,11 @@ type loopCounts struct {
 	tmp    uint32 // an i64 scratch local after them
 	// iteration is how many counters count only iteration paths.
 	iteration int
-	slot      int64                 // the function's first counter slot
-	at        map[int32]*loopSite   // Graph back edge -> the site counting there
-	flush     map[int32][]*loopSite // Graph edge leaving a loop -> sites to flush
+	// packed says that a site packs its counters (loopSite.width).
+	packed bool
+	slot   int64                 // the function's first counter slot
+	at     map[int32]*loopSite   // Graph back edge -> the site counting there
+	flush  map[int32][]*loopSite // Graph edge leaving a loop -> sites to flush
 	// init maps each Graph edge entering a loop from outside to the sites
 	// whose counters it clears: the counters then live in the loop only,
 	// not from the function's start.
@@ -85,6 +88,10 @@ type loopSite struct {
 	// and into a number of at least n otherwise.
 	inv int64
 	rot int64
+	// width, when not 0, packs the site's n counters into the one
+	// local: counter j in bits [j·width, (j+1)·width), and the sum of
+	// them all from bit 64-width up (see emitCount).
+	width int64
 }
 
 // iteration makes st the site of the iteration paths of the loop whose
@@ -179,6 +186,9 @@ func planLoopCounts(f *Func, first uint32, slot int64, iteration bool, addN func
 		body           []int32
 		exits, entries []int32
 		depth, size    int
+		// branchy says that a block of the loop branches within it,
+		// so that its iterations may take different paths.
+		branchy bool
 	}
 	var cands []candidate
 	for x, de := range d.Edges {
@@ -214,6 +224,15 @@ func planLoopCounts(f *Func, first uint32, slot int64, iteration bool, addN func
 			free = free && !calling[v]
 		}
 		c := candidate{st: st, back: de.Back, body: body, depth: depth[g.Edges[de.Back[0]].From], size: len(body)}
+		for _, v := range body {
+			stays := 0
+			for _, e := range g.Blocks[v].Out {
+				if to := g.Edges[e].To; to >= 2 && in[to] {
+					stays++
+				}
+			}
+			c.branchy = c.branchy || stays > 1
+		}
 		if free {
 			for _, v := range body {
 				for _, e := range g.Blocks[v].Out {
@@ -251,7 +270,13 @@ func planLoopCounts(f *Func, first uint32, slot int64, iteration bool, addN func
 		}
 		flushCost += len(c.exits) * int(st.n)
 		st.local = lc.first + lc.total
-		lc.total += uint32(st.n)
+		if st.n > 1 && !st.partial && c.branchy {
+			st.width = 64 / (st.n + 1)
+			lc.total++
+			lc.packed = true
+		} else {
+			lc.total += uint32(st.n)
+		}
 		if st.partial {
 			lc.iteration += int(st.n)
 		}
@@ -276,6 +301,17 @@ func planLoopCounts(f *Func, first uint32, slot int64, iteration bool, addN func
 	}
 	lc.tmp = lc.first + lc.total
 	return lc
+}
+
+// packedSites counts the sites that pack their counters.
+func (lc *loopCounts) packedSites() int {
+	seen := map[*loopSite]bool{}
+	for _, st := range lc.at {
+		if st.width > 0 {
+			seen[st] = true
+		}
+	}
+	return len(seen)
 }
 
 // loopBackEdges returns every back edge into the targets of the given back
@@ -355,6 +391,9 @@ func (lc *loopCounts) emitCount(a *wasm.Asm, e int32, op numbering.Op, reg uint3
 		}
 	}
 	switch {
+	case st.width > 0:
+		lc.emitPacked(a, st, op, push)
+		return
 	case st.n == 1 && !st.partial:
 		inc(st.local)
 		return
@@ -402,6 +441,53 @@ func (lc *loopCounts) emitCount(a *wasm.Asm, e int32, op numbering.Op, reg uint3
 	a.Op(wasm.OpEnd)
 }
 
+// emitPacked counts id-lo (push) in a packed site: it adds 1 to counter
+// j = id-lo and to the sum in the top bits. The sum reaches 2^(width-1),
+// turning the local negative, before any counter can carry into the
+// next, and the counters are added to memory then. A br_table on j to
+// one local per counter was an indirect jump at each iteration, which the
+// processor predicts worse than the loop's own branches.
+func (lc *loopCounts) emitPacked(a *wasm.Asm, st *loopSite, op numbering.Op, push func()) {
+	top := int64(1) << (64 - st.width)
+	a.Idx(wasm.OpLocalGet, st.local)
+	if op.Kind == numbering.CountConst {
+		a.I64(int64(1)<<((op.Value-st.lo)*st.width) + top)
+	} else {
+		a.I64(1)
+		push()
+		if st.width&(st.width-1) == 0 {
+			a.I64(int64(bits.TrailingZeros64(uint64(st.width)))).Op(wasm.OpI64Shl)
+		} else {
+			a.I64(st.width).Op(wasm.OpI64Mul)
+		}
+		a.Op(wasm.OpI64Shl).Op(wasm.OpI64Add).I64(top)
+	}
+	a.Op(wasm.OpI64Add).Idx(wasm.OpLocalTee, st.local).I64(0).Op(wasm.OpI64LtS).Block(wasm.OpIf)
+	lc.unpack(a, st)
+	a.I64(0).Idx(wasm.OpLocalSet, st.local)
+	a.Op(wasm.OpEnd)
+}
+
+// unpack adds a packed site's counters to memory, each that is not 0.
+func (lc *loopCounts) unpack(a *wasm.Asm, st *loopSite) {
+	mask := int64(1)<<st.width - 1
+	for j := range st.n {
+		a.Idx(wasm.OpLocalGet, st.local)
+		if j > 0 {
+			a.I64(j * st.width).Op(wasm.OpI64ShrU)
+		}
+		a.I64(mask).Op(wasm.OpI64And).Idx(wasm.OpLocalTee, lc.tmp)
+		if lc.addsZero {
+			a.Op(wasm.OpDrop)
+			lc.addN(a, lc.slot+st.lo+st.stride*j, lc.tmp)
+			continue
+		}
+		a.Op(wasm.OpI64Eqz).Op(wasm.OpI32Eqz).Block(wasm.OpIf)
+		lc.addN(a, lc.slot+st.lo+st.stride*j, lc.tmp)
+		a.Op(wasm.OpEnd)
+	}
+}
+
 // emitFlush adds the counters of the loops that edge e leaves to their
 // counters in memory (those that are not 0, where a call adds them), and
 // clears the counters of the loops it enters.
@@ -409,10 +495,18 @@ func (lc *loopCounts) emitFlush(a *wasm.Asm, e int32) {
 	if !lc.flushes(e) {
 		return
 	}
+	var unpacked []*loopSite
+	for _, st := range lc.flush[e] {
+		if st.width > 0 {
+			lc.unpack(a, st)
+		} else {
+			unpacked = append(unpacked, st)
+		}
+	}
 	if lc.addAll != nil {
 		var slots []int64
 		var ls []uint32
-		for _, st := range lc.flush[e] {
+		for _, st := range unpacked {
 			for j := range uint32(st.n) {
 				slots = append(slots, lc.slot+st.lo+st.stride*int64(j))
 				ls = append(ls, st.local+j)
@@ -422,7 +516,7 @@ func (lc *loopCounts) emitFlush(a *wasm.Asm, e int32) {
 			lc.addAll(a, e, slots, ls)
 		}
 	} else {
-		for _, st := range lc.flush[e] {
+		for _, st := range unpacked {
 			for j := range uint32(st.n) {
 				l := st.local + j
 				if lc.addsZero {
@@ -436,6 +530,10 @@ func (lc *loopCounts) emitFlush(a *wasm.Asm, e int32) {
 		}
 	}
 	for _, st := range lc.init[e] {
+		if st.width > 0 {
+			a.I64(0).Idx(wasm.OpLocalSet, st.local)
+			continue
+		}
 		for j := range uint32(st.n) {
 			a.I64(0).Idx(wasm.OpLocalSet, st.local+j)
 		}
@@ -446,7 +544,7 @@ func (lc *loopCounts) emitFlush(a *wasm.Asm, e int32) {
 // site tests which of its ids it counts.
 func (lc *loopCounts) decl() wasm.LocalDecl {
 	n := lc.total
-	if lc.iteration > 1 {
+	if lc.iteration > 1 || lc.packed {
 		n++
 	}
 	return wasm.LocalDecl{Count: n, Type: wasm.ValI64}

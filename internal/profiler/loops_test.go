@@ -188,3 +188,84 @@ func instrumented(t *testing.T, p program) ([]byte, *instrument.Result) {
 	}
 	return orig, res
 }
+
+// packedLoopModule is a command module whose _start runs a loop without
+// calls for iters iterations. With ways 0 the loop has two back edges (a
+// continue on odd i, and its end), each ending two paths; otherwise its
+// body branches ways ways by i mod ways (a br_table) and joins before its
+// one back edge, which ends 2·ways paths (the first iteration's from the
+// entry, and the later ones').
+func packedLoopModule(t *testing.T, iters int32, ways uint32) []byte {
+	var a wasm.Asm
+	const i = 0
+	a.Block(wasm.OpBlock).Block(wasm.OpLoop)
+	a.Idx(wasm.OpLocalGet, i).I32(1).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, i)
+	a.I32(iters).Op(wasm.OpI32GeU).Idx(wasm.OpBrIf, 1)
+	if ways == 0 {
+		a.Idx(wasm.OpLocalGet, i).I32(1).Op(wasm.OpI32And).Idx(wasm.OpBrIf, 0)
+		a.Op(wasm.OpNop).Idx(wasm.OpBr, 0)
+	} else {
+		a.Block(wasm.OpBlock) // the join
+		for range ways {
+			a.Block(wasm.OpBlock)
+		}
+		labels := make([]uint32, ways+1)
+		for j := range labels {
+			labels[j] = min(uint32(j), ways-1)
+		}
+		a.Idx(wasm.OpLocalGet, i).I32(int32(ways)).Op(wasm.OpI32RemU).BrTable(labels)
+		for j := range ways {
+			a.Op(wasm.OpEnd).Op(wasm.OpNop).Idx(wasm.OpBr, ways-1-j)
+		}
+		a.Op(wasm.OpEnd).Idx(wasm.OpBr, 0)
+	}
+	a.Op(wasm.OpEnd).Op(wasm.OpEnd).Op(wasm.OpEnd)
+	body := append([]byte{1, 1, byte(wasm.ValI32.Code)}, a.B...)
+	m := &wasm.Module{Version: 1, Types: []wasm.FuncType{{}}, Funcs: []uint32{0},
+		Exports: []wasm.Export{{Name: "_start", Kind: wasm.KindFunc, Index: 0}},
+		Code:    []wasm.Code{{Body: body, ExprOff: 3, Locals: []wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}}}}
+	return wasmtest.Encode(t, m, wasm.SecType, wasm.SecFunction, wasm.SecExport, wasm.SecCode)
+}
+
+// TestPackedLoopCounters checks the loop counters that share one local
+// (a branching loop's back edge of 2 to 8 paths): each of them counts up
+// to 2^(width-1) before the local is added to memory in the loop, 2^20
+// for 2 paths and 64 for 8, so three million iterations flush each site
+// many times over, or, with two paths, once or twice. The profiles equal
+// those counted in memory, with the counters in the program's memory and
+// in a counter module, and every iteration is counted.
+func TestPackedLoopCounters(t *testing.T) {
+	ctx := context.Background()
+	const iters = 3_000_000
+	for _, ways := range []uint32{0, 2, 3, 4} {
+		mod := packedLoopModule(t, iters, ways)
+		res, err := instrument.Instrument(mod, instrument.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Funcs[0].PackedSites == 0 {
+			t.Fatalf("ways %d: no loop counters packed", ways)
+		}
+		off, err := Profile(ctx, mod, Options{Instrument: instrument.Options{NoLoopCounts: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n uint64
+		for _, c := range tracer.Counts(off) {
+			n += c
+		}
+		if n != iters {
+			t.Fatalf("ways %d: %d paths counted in memory, want %d", ways, n, iters)
+		}
+		for _, separate := range []bool{false, true} {
+			on, err := Profile(ctx, mod, Options{Instrument: instrument.Options{SeparateCounters: separate}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok, diff := off.Equal(on); !ok {
+				t.Fatalf("ways %d (counter module %v): packed loop counters change the profile: %s", ways, separate, diff)
+			}
+		}
+		t.Logf("ways %d: %d packed sites, profiles equal", ways, res.Funcs[0].PackedSites)
+	}
+}

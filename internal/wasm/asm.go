@@ -88,6 +88,7 @@ const (
 	OpI32GeU    Op = 0x4F
 	OpI64Eqz    Op = 0x50
 	OpI64Eq     Op = 0x51
+	OpI64LtS    Op = 0x53
 	OpI64GtU    Op = 0x56
 	OpI64GeU    Op = 0x5A
 	OpI32DivU   Op = 0x6E
@@ -101,6 +102,7 @@ const (
 	OpI64And    Op = 0x83
 	OpI64Or     Op = 0x84
 	OpI64Xor    Op = 0x85
+	OpI64Shl    Op = 0x86
 	OpI64ShrU   Op = 0x88
 	OpI64Rotr   Op = 0x8A
 	OpI32Wrap   Op = 0xA7
