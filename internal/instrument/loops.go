@@ -262,12 +262,13 @@ func planLoopCounts(f *Func, first uint32, slot int64, iteration bool, addN func
 	})
 	lc := &loopCounts{addN: addN, first: first, slot: slot,
 		at: map[int32]*loopSite{}, flush: map[int32][]*loopSite{}, init: map[int32][]*loopSite{}}
-	var flushCost int
+	var flushCost, counters int
 	for _, c := range cands {
 		st := c.st
-		if lc.total+uint32(st.n) > maxFuncCounters || flushCost+len(c.exits)*int(st.n) > maxFlushCounters {
+		if counters+int(st.n) > maxFuncCounters || flushCost+len(c.exits)*int(st.n) > maxFlushCounters {
 			continue
 		}
+		counters += int(st.n)
 		flushCost += len(c.exits) * int(st.n)
 		st.local = lc.first + lc.total
 		if st.n > 1 && !st.partial && c.branchy {
