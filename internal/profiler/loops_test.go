@@ -77,7 +77,13 @@ func loopModule(t *testing.T, trap int) []byte {
 		a.Op(wasm.OpUnreachable)
 	}
 	a.Op(wasm.OpEnd)
-	body := append([]byte{1, 1, byte(wasm.ValI32.Code)}, a.B...)
+	return startModule(t, a.B)
+}
+
+// startModule is a command module whose _start has one i32 local and the
+// expression expr.
+func startModule(t *testing.T, expr []byte) []byte {
+	body := append([]byte{1, 1, byte(wasm.ValI32.Code)}, expr...)
 	m := &wasm.Module{Version: 1, Types: []wasm.FuncType{{}}, Funcs: []uint32{0},
 		Exports: []wasm.Export{{Name: "_start", Kind: wasm.KindFunc, Index: 0}},
 		Code:    []wasm.Code{{Body: body, ExprOff: 3, Locals: []wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}}}}
@@ -220,11 +226,7 @@ func packedLoopModule(t *testing.T, iters int32, ways uint32) []byte {
 		a.Op(wasm.OpEnd).Idx(wasm.OpBr, 0)
 	}
 	a.Op(wasm.OpEnd).Op(wasm.OpEnd).Op(wasm.OpEnd)
-	body := append([]byte{1, 1, byte(wasm.ValI32.Code)}, a.B...)
-	m := &wasm.Module{Version: 1, Types: []wasm.FuncType{{}}, Funcs: []uint32{0},
-		Exports: []wasm.Export{{Name: "_start", Kind: wasm.KindFunc, Index: 0}},
-		Code:    []wasm.Code{{Body: body, ExprOff: 3, Locals: []wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}}}}
-	return wasmtest.Encode(t, m, wasm.SecType, wasm.SecFunction, wasm.SecExport, wasm.SecCode)
+	return startModule(t, a.B)
 }
 
 // TestPackedLoopCounters checks the loop counters that share one local
