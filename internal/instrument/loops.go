@@ -26,8 +26,9 @@ import (
 // the function: the reverse numbering gives the paths ending at one back
 // edge contiguous ids [lo, lo+n), and a br_table on id-lo picks the local to
 // increment, or, where the loop branches inside, a shift by id-lo picks
-// the bits of one local that count it (emitPacked). The counters are cleared on every edge that enters the loop and
-// added to their dense counters on every edge that leaves it, so a
+// the bits of one local that count it (emitPacked). The counters are
+// cleared on every edge that enters the loop and added to their dense
+// counters on every edge that leaves it, so a
 // completed path is counted in memory before the function calls
 // anything, returns or throws: before any proc_exit, whoever calls it. Only
 // a trap inside such a loop loses the paths it completed since it was
@@ -90,7 +91,7 @@ type loopSite struct {
 	rot int64
 	// width, when not 0, packs the site's n counters into the one
 	// local: counter j in bits [j·width, (j+1)·width), and the sum of
-	// them all from bit 64-width up (see emitCount).
+	// them all from bit 64-width up (see emitPacked).
 	width int64
 }
 
