@@ -64,11 +64,9 @@ type loopCounts struct {
 	tmp    uint32 // an i64 scratch local after them
 	// iteration is how many counters count only iteration paths.
 	iteration int
-	// packed says that a site packs its counters (loopSite.width).
-	packed bool
-	slot   int64                 // the function's first counter slot
-	at     map[int32]*loopSite   // Graph back edge -> the site counting there
-	flush  map[int32][]*loopSite // Graph edge leaving a loop -> sites to flush
+	slot      int64                 // the function's first counter slot
+	at        map[int32]*loopSite   // Graph back edge -> the site counting there
+	flush     map[int32][]*loopSite // Graph edge leaving a loop -> sites to flush
 	// init maps each Graph edge entering a loop from outside to the sites
 	// whose counters it clears: the counters then live in the loop only,
 	// not from the function's start.
@@ -275,7 +273,6 @@ func planLoopCounts(f *Func, first uint32, slot int64, iteration bool, addN func
 		if st.n > 1 && !st.partial && c.branchy {
 			st.width = 64 / (st.n + 1)
 			lc.total++
-			lc.packed = true
 		} else {
 			lc.total += uint32(st.n)
 		}
@@ -543,10 +540,10 @@ func (lc *loopCounts) emitFlush(a *wasm.Asm, e int32) {
 }
 
 // decl declares the counters, and the scratch local after them when a
-// site tests which of its ids it counts.
+// site tests which of its ids it counts or unpacks its counters.
 func (lc *loopCounts) decl() wasm.LocalDecl {
 	n := lc.total
-	if lc.iteration > 1 || lc.packed {
+	if lc.iteration > 1 || lc.packedSites() > 0 {
 		n++
 	}
 	return wasm.LocalDecl{Count: n, Type: wasm.ValI64}
