@@ -183,35 +183,35 @@ func (e *Embedding) AddConst(a *wasm.Asm, slot int64, scratch uint32, push func(
 	e.add(a, slot, scratch, push)
 }
 
-// MaxAddLocals is the most counters one call of CallAddLocals adds.
+// MaxAddLocals is the most counters one call of CallAddValues adds.
 const MaxAddLocals = 8
 
-// AddLocals appends code adding each i64 local ls[j] to the dense counter
-// at slots[j], given a scratch i32 local: the address of the lowest slot
-// is computed once, so that each counter's offset is short, and a local
-// that is 0 is added all the same, as a test would take more bytes than
-// the add.
-func (e *Embedding) AddLocals(a *wasm.Asm, slots []int64, ls []uint32, scratch uint32) {
+// AddValues appends code adding n i64 values, each pushed by push(j), to
+// the dense counters at slots[j], given a scratch i32 local: the address
+// of the lowest slot is computed once, so that each counter's offset is
+// short, and a value that is 0 is added all the same, as a test would
+// take more bytes than the add.
+func (e *Embedding) AddValues(a *wasm.Asm, slots []int64, push func(j int), scratch uint32) {
 	lo := slices.Min(slots)
 	a.Idx(wasm.OpGlobalGet, e.Base)
 	if lo != 0 {
 		a.I32(int32(uint32(8 * lo))).Op(wasm.OpI32Add)
 	}
-	offs := make([]uint64, len(ls))
-	for j := range ls {
+	offs := make([]uint64, len(slots))
+	for j := range slots {
 		offs[j] = uint64(8 * (slots[j] - lo))
 	}
-	e.addAtOffsets(a, ls, offs, scratch)
+	e.addAtOffsets(a, push, offs, scratch)
 }
 
-// CallAddLocals appends a call adding each i64 local ls[j] (at most
-// MaxAddLocals) to the dense counter at slot+j.
-func (e *Embedding) CallAddLocals(a *wasm.Asm, slot int64, ls []uint32) {
+// CallAddValues appends a call adding n i64 values (at most
+// MaxAddLocals), each pushed by push(j), to the dense counter at slot+j.
+func (e *Embedding) CallAddValues(a *wasm.Asm, slot int64, n int, push func(j int)) {
 	a.I32(int32(slot))
-	for _, l := range ls {
-		a.Idx(wasm.OpLocalGet, l)
+	for j := range n {
+		push(j)
 	}
-	a.Idx(wasm.OpCall, e.AddN[len(ls)-1])
+	a.Idx(wasm.OpCall, e.AddN[n-1])
 }
 
 // addAt adds each i64 local ls[j] to the i64 at the address on the stack
@@ -221,19 +221,20 @@ func (e *Embedding) addAt(a *wasm.Asm, ls []uint32, scratch uint32) {
 	for j := range ls {
 		offs[j] = uint64(8 * j)
 	}
-	e.addAtOffsets(a, ls, offs, scratch)
+	e.addAtOffsets(a, func(j int) { a.Idx(wasm.OpLocalGet, ls[j]) }, offs, scratch)
 }
 
-// addAtOffsets adds each i64 local ls[j] to the i64 at the address on the
-// stack plus offs[j], given a scratch i32 local.
-func (e *Embedding) addAtOffsets(a *wasm.Asm, ls []uint32, offs []uint64, scratch uint32) {
-	for j, l := range ls {
+// addAtOffsets adds each i64 value push(j) pushes to the i64 at the
+// address on the stack plus offs[j], given a scratch i32 local.
+func (e *Embedding) addAtOffsets(a *wasm.Asm, push func(j int), offs []uint64, scratch uint32) {
+	for j := range offs {
 		op := wasm.OpLocalGet
 		if j == 0 {
 			op = wasm.OpLocalTee
 		}
 		a.Idx(op, scratch).Idx(wasm.OpLocalGet, scratch).Mem(wasm.OpI64Load, 3, offs[j])
-		a.Idx(wasm.OpLocalGet, l).Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, offs[j])
+		push(j)
+		a.Op(wasm.OpI64Add).Mem(wasm.OpI64Store, 3, offs[j])
 	}
 }
 

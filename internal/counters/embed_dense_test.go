@@ -12,7 +12,7 @@ import (
 // TestEmbedDenseCount drives every way a copy adds to the dense counters
 // in its own memory, inline and by call: one by a path id (AddOne,
 // CountDense) or a constant slot (AddConst), and loop counters flushed at
-// once (AddLocals, CallAddLocals, one to MaxAddLocals of them), while the
+// once (AddValues, CallAddValues, one to MaxAddLocals of them), while the
 // program's memory grows and moves the area up. What Read gets back must
 // be the counts kept in Go: a call that added at another slot, or at the
 // area's old address, would show.
@@ -71,8 +71,12 @@ func TestEmbedDenseCount(t *testing.T) {
 				slots[j] = slot + int64(j)
 			}
 			forms = append(forms,
-				form{fmt.Sprintf("flush%d_%d", f, k), f, k, false, func(a *wasm.Asm) { e.AddLocals(a, slots, ls, uint32(k)) }},
-				form{fmt.Sprintf("callflush%d_%d", f, k), f, k, false, func(a *wasm.Asm) { e.CallAddLocals(a, slot, ls) }})
+				form{fmt.Sprintf("flush%d_%d", f, k), f, k, false, func(a *wasm.Asm) {
+					e.AddValues(a, slots, func(j int) { a.Idx(wasm.OpLocalGet, ls[j]) }, uint32(k))
+				}},
+				form{fmt.Sprintf("callflush%d_%d", f, k), f, k, false, func(a *wasm.Asm) {
+					e.CallAddValues(a, slot, k, func(j int) { a.Idx(wasm.OpLocalGet, ls[j]) })
+				}})
 		}
 		last := int64(paths[f]) - 1
 		forms = append(forms, form{fmt.Sprintf("const%d", f), f, 0, false, func(a *wasm.Asm) { e.AddConst(a, slot+last, 0, func() { a.I64(1) }) }})

@@ -102,18 +102,18 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			lc.addsZero = true
 		}
 		if lc != nil && dense && fns.emb != nil {
-			lc.addAll = func(a *wasm.Asm, e int32, slots []int64, ls []uint32) {
+			lc.addAll = func(a *wasm.Asm, e int32, slots []int64, push func(j int)) {
 				if !callFlush(f, e) {
-					fns.emb.AddLocals(a, slots, ls, idx+1)
+					fns.emb.AddValues(a, slots, push, idx+1)
 					return
 				}
 				// Runs of consecutive slots, a call each.
-				for i := 0; i < len(ls); {
+				for i := 0; i < len(slots); {
 					j := i + 1
-					for j < len(ls) && j-i < counters.MaxAddLocals && slots[j] == slots[j-1]+1 {
+					for j < len(slots) && j-i < counters.MaxAddLocals && slots[j] == slots[j-1]+1 {
 						j++
 					}
-					fns.emb.CallAddLocals(a, slots[i], ls[i:j])
+					fns.emb.CallAddValues(a, slots[i], j-i, func(k int) { push(i + k) })
 					i = j
 				}
 			}

@@ -55,10 +55,10 @@ type loopCounts struct {
 	// nothing, else the flush tests the local first.
 	addN     func(a *wasm.Asm, slot int64, l uint32)
 	addsZero bool
-	// addAll, when not nil, appends code adding every local ls[j] to
-	// the dense counter at slots[j], zero or not: a flush in one
-	// sequence, on Graph edge e.
-	addAll func(a *wasm.Asm, e int32, slots []int64, ls []uint32)
+	// addAll, when not nil, appends code adding every value push(j)
+	// pushes to the dense counter at slots[j], zero or not: a flush in
+	// one sequence, on Graph edge e.
+	addAll func(a *wasm.Asm, e int32, slots []int64, push func(j int))
 	first  uint32 // first new local
 	total  uint32 // new locals, the counters
 	tmp    uint32 // an i64 scratch local after them
@@ -391,7 +391,7 @@ func (lc *loopCounts) emitCount(a *wasm.Asm, e int32, op numbering.Op, reg uint3
 	}
 	switch {
 	case st.width > 0:
-		lc.emitPacked(a, st, op, push)
+		lc.emitPacked(a, e, st, op, push)
 		return
 	case st.n == 1 && !st.partial:
 		inc(st.local)
@@ -446,7 +446,7 @@ func (lc *loopCounts) emitCount(a *wasm.Asm, e int32, op numbering.Op, reg uint3
 // next, and the counters are added to memory then. A br_table on j to
 // one local per counter was an indirect jump at each iteration, which the
 // processor predicts worse than the loop's own branches.
-func (lc *loopCounts) emitPacked(a *wasm.Asm, st *loopSite, op numbering.Op, push func()) {
+func (lc *loopCounts) emitPacked(a *wasm.Asm, e int32, st *loopSite, op numbering.Op, push func()) {
 	top := int64(1) << (64 - st.width)
 	a.Idx(wasm.OpLocalGet, st.local)
 	if op.Kind == numbering.CountConst {
@@ -462,20 +462,55 @@ func (lc *loopCounts) emitPacked(a *wasm.Asm, st *loopSite, op numbering.Op, pus
 		a.Op(wasm.OpI64Shl).Op(wasm.OpI64Add).I64(top)
 	}
 	a.Op(wasm.OpI64Add).Idx(wasm.OpLocalTee, st.local).I64(0).Op(wasm.OpI64LtS).Block(wasm.OpIf)
-	lc.unpack(a, st)
+	if lc.addAll != nil {
+		var b flushBatch
+		b.packed(lc, st)
+		lc.addAll(a, e, b.slots, b.push(a))
+	} else {
+		lc.unpack(a, st)
+	}
 	a.I64(0).Idx(wasm.OpLocalSet, st.local)
 	a.Op(wasm.OpEnd)
 }
 
+// field pushes counter j of a packed site.
+func (st *loopSite) field(a *wasm.Asm, j int64) {
+	a.Idx(wasm.OpLocalGet, st.local)
+	if j > 0 {
+		a.I64(j * st.width).Op(wasm.OpI64ShrU)
+	}
+	a.I64(int64(1)<<st.width - 1).Op(wasm.OpI64And)
+}
+
+// flushBatch gathers the counters one flush adds to dense slots: locals,
+// and the fields of packed sites.
+type flushBatch struct {
+	slots []int64
+	vals  []func(a *wasm.Asm)
+}
+
+func (b *flushBatch) local(slot int64, l uint32) {
+	b.slots = append(b.slots, slot)
+	b.vals = append(b.vals, func(a *wasm.Asm) { a.Idx(wasm.OpLocalGet, l) })
+}
+
+func (b *flushBatch) packed(lc *loopCounts, st *loopSite) {
+	for j := range st.n {
+		b.slots = append(b.slots, lc.slot+st.lo+st.stride*j)
+		b.vals = append(b.vals, func(a *wasm.Asm) { st.field(a, j) })
+	}
+}
+
+// push is the batch's values as addAll takes them, appended to a.
+func (b *flushBatch) push(a *wasm.Asm) func(j int) {
+	return func(j int) { b.vals[j](a) }
+}
+
 // unpack adds a packed site's counters to memory, each that is not 0.
 func (lc *loopCounts) unpack(a *wasm.Asm, st *loopSite) {
-	mask := int64(1)<<st.width - 1
 	for j := range st.n {
-		a.Idx(wasm.OpLocalGet, st.local)
-		if j > 0 {
-			a.I64(j * st.width).Op(wasm.OpI64ShrU)
-		}
-		a.I64(mask).Op(wasm.OpI64And).Idx(wasm.OpLocalTee, lc.tmp)
+		st.field(a, j)
+		a.Idx(wasm.OpLocalTee, lc.tmp)
 		if lc.addsZero {
 			a.Op(wasm.OpDrop)
 			lc.addN(a, lc.slot+st.lo+st.stride*j, lc.tmp)
@@ -494,28 +529,26 @@ func (lc *loopCounts) emitFlush(a *wasm.Asm, e int32) {
 	if !lc.flushes(e) {
 		return
 	}
-	var unpacked []*loopSite
-	for _, st := range lc.flush[e] {
-		if st.width > 0 {
-			lc.unpack(a, st)
-		} else {
-			unpacked = append(unpacked, st)
-		}
-	}
 	if lc.addAll != nil {
-		var slots []int64
-		var ls []uint32
-		for _, st := range unpacked {
+		var b flushBatch
+		for _, st := range lc.flush[e] {
+			if st.width > 0 {
+				b.packed(lc, st)
+				continue
+			}
 			for j := range uint32(st.n) {
-				slots = append(slots, lc.slot+st.lo+st.stride*int64(j))
-				ls = append(ls, st.local+j)
+				b.local(lc.slot+st.lo+st.stride*int64(j), st.local+j)
 			}
 		}
-		if len(ls) > 0 {
-			lc.addAll(a, e, slots, ls)
+		if len(b.slots) > 0 {
+			lc.addAll(a, e, b.slots, b.push(a))
 		}
 	} else {
-		for _, st := range unpacked {
+		for _, st := range lc.flush[e] {
+			if st.width > 0 {
+				lc.unpack(a, st)
+				continue
+			}
 			for j := range uint32(st.n) {
 				l := st.local + j
 				if lc.addsZero {
