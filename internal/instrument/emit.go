@@ -423,8 +423,56 @@ func callHash(f *Func, e int32) bool {
 	if e < 0 {
 		return true
 	}
+	if f.inlineHash {
+		return false
+	}
 	in, calls := f.scan.innermostLoopCalls(f.Graph.Edges[e].Instr)
 	return !in || calls
+}
+
+// inlineHashBytes is about what probing the hash table inline adds to a
+// count over the call of count_hash1.
+const inlineHashBytes = 80
+
+// chooseInlineHash lets the hashed functions whose counts would call
+// count_hash1 probe the table inline instead, the functions with the fewest
+// such counts first, while the bytes this adds stay within a budget of
+// 1/128 of the module's code (64 KiB at least). Where a path ends outside
+// the loops, the call costs little next to a loop's work, but a hashed
+// function called over and over (libm's sin, whose argument reduction
+// gives it millions of paths) pays it on every return; the budget keeps
+// the copies of big modules, where such counts are tens of thousands,
+// about as small as with calls.
+func chooseInlineHash(funcs []*Func, layout *counters.Layout, code int64) {
+	type cand struct {
+		f     *Func
+		sites int
+	}
+	var cs []cand
+	for _, f := range funcs {
+		if f.Placement == nil || f.ops == nil || layout.Funcs[f.Index].Kind != counters.KindHash {
+			continue
+		}
+		n := 0
+		for e, ops := range f.ops {
+			for _, o := range ops {
+				if (o.Kind == numbering.Count || o.Kind == numbering.CountConst) && callHash(f, int32(e)) {
+					n++
+				}
+			}
+		}
+		if f.hashCalls = n; n > 0 {
+			cs = append(cs, cand{f, n})
+		}
+	}
+	slices.SortStableFunc(cs, func(a, b cand) int { return a.sites - b.sites })
+	budget := max(64<<10, code/128)
+	for _, c := range cs {
+		if budget -= int64(c.sites) * inlineHashBytes; budget < 0 {
+			return
+		}
+		c.f.inlineHash = true
+	}
 }
 
 // callDense says whether a dense count on edge e calls CountDense, a third

@@ -115,6 +115,11 @@ type Func struct {
 	reg, cond, idx uint32
 	// next is the first local after the scratch locals.
 	next uint32
+	// inlineHash makes every hashed count of the function probe the
+	// table inline rather than call, where hashCalls of them would have
+	// called (see chooseInlineHash).
+	inlineHash bool
+	hashCalls  int
 	// sharedTypes is set while the function is emitted beside others:
 	// it may then use the module's types but not add one (errNewType).
 	sharedTypes bool

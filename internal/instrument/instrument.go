@@ -211,6 +211,7 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 			return Instrument(orig, opt)
 		}
 		fns.hash = fns.emb.CountHash
+		chooseInlineHash(res.Funcs, res.Layout, origPayload)
 	}
 	hitsGlobal := int64(-1)
 	if opt.CountHits {

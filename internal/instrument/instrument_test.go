@@ -430,3 +430,53 @@ func TestBrIfBecomesIf(t *testing.T) {
 		}
 	}
 }
+
+// TestInlineHashBudget checks which hashed functions probe the hash table
+// inline where their counts would call: in hello with every function
+// hashed, the functions with the fewest such counts, within the budget
+// and not all of them; and that the counts equal a counter module's, which
+// always calls.
+func TestInlineHashBudget(t *testing.T) {
+	orig, err := os.ReadFile(testprogs.GoHello(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := runner.Config{CacheDir: testprogs.WazeroCacheDir(t)}
+	hashed := counters.Options{DenseMax: 1}
+	_, _, fs, res := runProfiledWith(t, orig, cfg, Options{Counters: hashed})
+	m, err := wasm.Decode(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The code section's payload, within a few bytes a body.
+	code := int64(5)
+	for _, c := range m.Code {
+		code += int64(len(c.Body)) + 5
+	}
+	budget := max(64<<10, code/128)
+	var inlined, called, spent int64
+	most, fewest := 0, int(^uint(0)>>1)
+	for _, f := range res.Funcs {
+		switch {
+		case f.hashCalls == 0:
+		case f.inlineHash:
+			inlined++
+			spent += int64(f.hashCalls) * inlineHashBytes
+			most = max(most, f.hashCalls)
+		default:
+			called++
+			fewest = min(fewest, f.hashCalls)
+		}
+	}
+	if inlined == 0 || called == 0 {
+		t.Fatalf("%d functions probe inline, %d call: want both", inlined, called)
+	}
+	if spent > budget || most > fewest {
+		t.Fatalf("inline probes take %d bytes of %d, up to %d counts a function, where one of %d counts calls", spent, budget, most, fewest)
+	}
+	_, _, sfs, _ := runProfiledWith(t, orig, cfg, Options{Counters: hashed, SeparateCounters: true})
+	if ok, diff := (&profile.Profile{Functions: fs}).Equal(&profile.Profile{Functions: sfs}); !ok {
+		t.Fatalf("inline probes and calls count differently from a counter module: %s", diff)
+	}
+	t.Logf("%d functions probe inline (%d of %d bytes), %d call", inlined, spent, budget, called)
+}
