@@ -430,14 +430,22 @@ func callHash(f *Func, e int32) bool {
 	return !in || calls
 }
 
-// inlineHashBytes is about what probing the hash table inline adds to a
-// count over the call of count_hash1.
-const inlineHashBytes = 80
+const (
+	// inlineHashBytes is about what probing the hash table inline adds
+	// to a count over the call of count_hash1.
+	inlineHashBytes = 80
+	// maxInlineHashCounts bounds the counts of a function that probes
+	// inline: one with more is big, so that a call of it does far more
+	// than the count's call, and compiling its copy costs more than the
+	// probes save.
+	maxInlineHashCounts = 32
+)
 
 // chooseInlineHash lets the hashed functions whose counts would call
-// count_hash1 probe the table inline instead, the functions with the fewest
-// such counts first, while the bytes this adds stay within a budget of
-// 1/128 of the module's code (64 KiB at least). Where a path ends outside
+// count_hash1, at most maxInlineHashCounts of them, probe the table inline
+// instead, the functions with the fewest such counts first, while the
+// bytes this adds stay within a budget of 1/128 of the module's code (64
+// KiB at least). Where a path ends outside
 // the loops, the call costs little next to a loop's work, but a hashed
 // function called over and over (libm's sin, whose argument reduction
 // gives it millions of paths) pays it on every return; the budget keeps
@@ -461,7 +469,7 @@ func chooseInlineHash(funcs []*Func, layout *counters.Layout, code int64) {
 				}
 			}
 		}
-		if f.hashCalls = n; n > 0 {
+		if f.hashCalls = n; n > 0 && n <= maxInlineHashCounts {
 			cs = append(cs, cand{f, n})
 		}
 	}

@@ -433,8 +433,8 @@ func TestBrIfBecomesIf(t *testing.T) {
 
 // TestInlineHashBudget checks which hashed functions probe the hash table
 // inline where their counts would call: in hello with every function
-// hashed, the functions with the fewest such counts, within the budget
-// and not all of them; and that the counts equal a counter module's, which
+// hashed, the functions with the fewest such counts, none with more than
+// maxInlineHashCounts, within the budget and not all of them; and that the counts equal a counter module's, which
 // always calls.
 func TestInlineHashBudget(t *testing.T) {
 	orig, err := os.ReadFile(testprogs.GoHello(t))
@@ -471,7 +471,7 @@ func TestInlineHashBudget(t *testing.T) {
 	if inlined == 0 || called == 0 {
 		t.Fatalf("%d functions probe inline, %d call: want both", inlined, called)
 	}
-	if spent > budget || most > fewest {
+	if spent > budget || most > fewest || most > maxInlineHashCounts {
 		t.Fatalf("inline probes take %d bytes of %d, up to %d counts a function, where one of %d counts calls", spent, budget, most, fewest)
 	}
 	_, _, sfs, _ := runProfiledWith(t, orig, cfg, Options{Counters: hashed, SeparateCounters: true})
@@ -479,4 +479,27 @@ func TestInlineHashBudget(t *testing.T) {
 		t.Fatalf("inline probes and calls count differently from a counter module: %s", diff)
 	}
 	t.Logf("%d functions probe inline (%d of %d bytes), %d call", inlined, spent, budget, called)
+
+	// In calc, whose hashed functions all fit the budget, those with
+	// more counts than maxInlineHashCounts (printf_core) still call.
+	corig, err := os.ReadFile(testprogs.CProgramByName(t, "calc").Wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cres, err := Instrument(corig, Options{Counters: hashed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := 0
+	for _, f := range cres.Funcs {
+		if f.hashCalls > maxInlineHashCounts {
+			big++
+			if f.inlineHash {
+				t.Errorf("calc: %s probes inline with %d counts", f.Name, f.hashCalls)
+			}
+		}
+	}
+	if big == 0 {
+		t.Errorf("calc: no hashed function has more than %d counts", maxInlineHashCounts)
+	}
 }
