@@ -441,11 +441,14 @@ const (
 	maxInlineHashCounts = 32
 )
 
+// inlineHashBudget is the most bytes inline probes may add to a module of
+// code bytes of code: 1/128 of it, and 64 KiB at least.
+func inlineHashBudget(code int64) int64 { return max(64<<10, code/128) }
+
 // chooseInlineHash lets the hashed functions whose counts would call
 // count_hash1, at most maxInlineHashCounts of them, probe the table inline
 // instead, the functions with the fewest such counts first, while the
-// bytes this adds stay within a budget of 1/128 of the module's code (64
-// KiB at least). Where a path ends outside
+// bytes this adds stay within inlineHashBudget. Where a path ends outside
 // the loops, the call costs little next to a loop's work, but a hashed
 // function called over and over (libm's sin, whose argument reduction
 // gives it millions of paths) pays it on every return; the budget keeps
@@ -474,7 +477,7 @@ func chooseInlineHash(funcs []*Func, layout *counters.Layout, code int64) {
 		}
 	}
 	slices.SortStableFunc(cs, func(a, b cand) int { return a.sites - b.sites })
-	budget := max(64<<10, code/128)
+	budget := inlineHashBudget(code)
 	for _, c := range cs {
 		if budget -= int64(c.sites) * inlineHashBytes; budget < 0 {
 			return

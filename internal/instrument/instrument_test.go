@@ -434,8 +434,8 @@ func TestBrIfBecomesIf(t *testing.T) {
 // TestInlineHashBudget checks which hashed functions probe the hash table
 // inline where their counts would call: in hello with every function
 // hashed, the functions with the fewest such counts, none with more than
-// maxInlineHashCounts, within the budget and not all of them; and that the counts equal a counter module's, which
-// always calls.
+// maxInlineHashCounts, within the budget and not all of them; and that the
+// counts equal a counter module's, which always calls.
 func TestInlineHashBudget(t *testing.T) {
 	orig, err := os.ReadFile(testprogs.GoHello(t))
 	if err != nil {
@@ -453,7 +453,7 @@ func TestInlineHashBudget(t *testing.T) {
 	for _, c := range m.Code {
 		code += int64(len(c.Body)) + 5
 	}
-	budget := max(64<<10, code/128)
+	budget := inlineHashBudget(code)
 	var inlined, called, spent int64
 	most, fewest := 0, int(^uint(0)>>1)
 	for _, f := range res.Funcs {

@@ -462,13 +462,7 @@ func (lc *loopCounts) emitPacked(a *wasm.Asm, e int32, st *loopSite, op numberin
 		a.Op(wasm.OpI64Shl).Op(wasm.OpI64Add).I64(top)
 	}
 	a.Op(wasm.OpI64Add).Idx(wasm.OpLocalTee, st.local).I64(0).Op(wasm.OpI64LtS).Block(wasm.OpIf)
-	if lc.addAll != nil {
-		var b flushBatch
-		b.packed(lc, st)
-		lc.addAll(a, e, b.slots, b.push(a))
-	} else {
-		lc.unpack(a, st)
-	}
+	lc.add(a, e, []*loopSite{st})
 	a.I64(0).Idx(wasm.OpLocalSet, st.local)
 	a.Op(wasm.OpEnd)
 }
@@ -529,9 +523,25 @@ func (lc *loopCounts) emitFlush(a *wasm.Asm, e int32) {
 	if !lc.flushes(e) {
 		return
 	}
+	lc.add(a, e, lc.flush[e])
+	for _, st := range lc.init[e] {
+		if st.width > 0 {
+			a.I64(0).Idx(wasm.OpLocalSet, st.local)
+			continue
+		}
+		for j := range uint32(st.n) {
+			a.I64(0).Idx(wasm.OpLocalSet, st.local+j)
+		}
+	}
+}
+
+// add adds the counters of sites to memory, on Graph edge e: in one
+// sequence where addAll is set, else each that is not 0 (or each, where
+// addN adds 0 as nothing).
+func (lc *loopCounts) add(a *wasm.Asm, e int32, sites []*loopSite) {
 	if lc.addAll != nil {
 		var b flushBatch
-		for _, st := range lc.flush[e] {
+		for _, st := range sites {
 			if st.width > 0 {
 				b.packed(lc, st)
 				continue
@@ -544,7 +554,7 @@ func (lc *loopCounts) emitFlush(a *wasm.Asm, e int32) {
 			lc.addAll(a, e, b.slots, b.push(a))
 		}
 	} else {
-		for _, st := range lc.flush[e] {
+		for _, st := range sites {
 			if st.width > 0 {
 				lc.unpack(a, st)
 				continue
@@ -559,15 +569,6 @@ func (lc *loopCounts) emitFlush(a *wasm.Asm, e int32) {
 				lc.addN(a, lc.slot+st.lo+st.stride*int64(j), l)
 				a.Op(wasm.OpEnd)
 			}
-		}
-	}
-	for _, st := range lc.init[e] {
-		if st.width > 0 {
-			a.I64(0).Idx(wasm.OpLocalSet, st.local)
-			continue
-		}
-		for j := range uint32(st.n) {
-			a.I64(0).Idx(wasm.OpLocalSet, st.local+j)
 		}
 	}
 }
