@@ -87,6 +87,10 @@ type Estimate struct {
 	// or a recursion of some caller on its way from the exported
 	// functions.
 	Repeated []bool
+	// Recursive says, per defined function, whether it calls into its
+	// own cycle of the call graph (itself, directly, through other
+	// functions or through a table).
+	Recursive []bool
 }
 
 // repeatedCalls is the fewest estimated calls of a repeated function:
@@ -113,8 +117,8 @@ func Run(m *wasm.Module, funcs []Func) (*Estimate, error) {
 	if err != nil {
 		return nil, err
 	}
-	calls := callsOf(m, funcs, local)
-	est := &Estimate{Weights: make([][]float64, n), Repeated: make([]bool, n)}
+	calls, recursive := callsOf(m, funcs, local)
+	est := &Estimate{Weights: make([][]float64, n), Repeated: make([]bool, n), Recursive: recursive}
 	for i, c := range calls {
 		est.Repeated[i] = c >= repeatedCalls
 	}
@@ -360,15 +364,16 @@ func estimateFunc(code *wasm.Code, f *Func, failing map[uint32]bool) (*funcEstim
 }
 
 // callsOf estimates how often each defined function is called, a
-// host-bound one hostCalls times at most.
-func callsOf(m *wasm.Module, funcs []Func, local []*funcEstimate) []float64 {
-	calls := invocations(m, local)
+// host-bound one hostCalls times at most, and which functions recurse
+// (invocations).
+func callsOf(m *wasm.Module, funcs []Func, local []*funcEstimate) ([]float64, []bool) {
+	calls, recursive := invocations(m, local)
 	for i, bound := range hostBound(m, funcs, local) {
 		if bound {
 			calls[i] = min(calls[i], hostCalls)
 		}
 	}
-	return calls
+	return calls, recursive
 }
 
 // hostCalls is the most calls the estimate gives a host-bound function
@@ -853,8 +858,9 @@ func scan(code *wasm.Code, f *Func) (*instrs, error) {
 
 // invocations estimates how often each defined function is called: the
 // exported functions and the start function once, and every call site
-// its estimated runs.
-func invocations(m *wasm.Module, local []*funcEstimate) []float64 {
+// its estimated runs. It also returns which functions recurse
+// (propagate).
+func invocations(m *wasm.Module, local []*funcEstimate) ([]float64, []bool) {
 	n := len(local)
 	imp := m.NumImportedFuncs
 	def := func(fn uint32) int {
@@ -955,7 +961,10 @@ type callGraph struct {
 // sums. Components are visited callers first, so every caller outside a
 // function's component has added to its group's sum before the
 // component is visited.
-func propagate(g *callGraph) []float64 {
+//
+// It also returns, per function, whether it calls into its own component
+// (recursion).
+func propagate(g *callGraph) ([]float64, []bool) {
 	n, ng := len(g.ext), len(g.groups)
 	group := make([]int, n)
 	for i := range group {
@@ -992,6 +1001,7 @@ func propagate(g *callGraph) []float64 {
 		}
 	}
 	scale := make([]float64, n)
+	recursive := make([]bool, n)
 	add := make([]float64, n)
 	pending := make([]float64, ng) // per member, from the callers visited
 	inComp := make([]int, ng)      // members in the component visited
@@ -1019,6 +1029,7 @@ func propagate(g *callGraph) []float64 {
 			if in > recursionCalls {
 				scale[i] = recursionCalls / in
 			}
+			recursive[i] = in > 0
 			cyclic = cyclic || in > 0
 		}
 		if cyclic {
@@ -1089,7 +1100,7 @@ func propagate(g *callGraph) []float64 {
 			}
 		}
 	}
-	return calls
+	return calls, recursive
 }
 
 // components returns the strongly connected components of a graph of n

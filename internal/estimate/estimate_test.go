@@ -212,9 +212,31 @@ func TestPropagate(t *testing.T) {
 				}
 			}
 		}
-		got := propagate(g)
-		old := propagate(&callGraph{ext: g.ext, direct: arcs, indirect: make([][]arc, n)})
+		got, recursive := propagate(g)
+		old, _ := propagate(&callGraph{ext: g.ext, direct: arcs, indirect: make([][]arc, n)})
 		want := solveCalls(g.ext, arcs)
+		// Recursive: a call of i reaches i again.
+		reach := make([][]bool, n)
+		for i := range n {
+			reach[i] = make([]bool, n)
+			reach[i][i] = true
+			for stack := []int{i}; len(stack) > 0; {
+				v := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				for _, a := range arcs[v] {
+					if !reach[i][a.to] {
+						reach[i][a.to] = true
+						stack = append(stack, a.to)
+					}
+				}
+			}
+		}
+		for i := range n {
+			rec := slices.ContainsFunc(arcs[i], func(a arc) bool { return a.freq > 0 && reach[a.to][i] })
+			if recursive[i] != rec {
+				t.Fatalf("trial %d: %+v: function %d recursive %v, want %v", trial, g, i, recursive[i], rec)
+			}
+		}
 		for i := range n {
 			if math.Abs(got[i]-want[i]) > 1e-6*max(1, want[i]) {
 				t.Fatalf("trial %d: %+v: function %d has %v calls, want %v", trial, g, i, got[i], want[i])
@@ -300,9 +322,12 @@ func TestRecursionBounded(t *testing.T) {
 		{ext: []float64{1, 0}, direct: [][]arc{{{1, 2}}, {{1, 1000}, {1, 500}}}, indirect: make([][]arc, 2)},
 		{ext: []float64{1, 0}, direct: [][]arc{{{1, 2}}, nil}, indirect: [][]arc{nil, {{0, 1000}, {0, 500}}}, groups: [][]int{{1}}},
 	} {
-		got := propagate(g)
+		got, recursive := propagate(g)
 		if want := 2 * float64(loopTrips); math.Abs(got[1]-want) > 1e-6*want {
 			t.Fatalf("%+v: %v calls, want %v", g, got[1], want)
+		}
+		if recursive[0] || !recursive[1] {
+			t.Fatalf("%+v: recursive %v, want [false true]", g, recursive)
 		}
 	}
 }
@@ -520,7 +545,8 @@ func TestHostBoundC(t *testing.T) {
 			t.Errorf("%s is host-bound", f)
 		}
 	}
-	loose, calls := invocations(m, local), callsOf(m, funcs, local)
+	loose, _ := invocations(m, local)
+	calls, _ := callsOf(m, funcs, local)
 	capped := 0
 	for i, b := range bound {
 		switch {
