@@ -21,6 +21,9 @@ type loopCost struct {
 	// the loop: all that a copy without slot 0 runs around it.
 	tails            float64
 	entries, iterate float64 // entries, and iterations (entries plus back edges)
+	// nested is the iterations of the loop and of every loop nested in
+	// it: a nest's work, however branchy its bodies.
+	nested float64
 	// probes is how many probes the function has, profiled whole.
 	probes int
 }
@@ -123,7 +126,13 @@ func allLoops(d *cfg.DAG, w []float64) []*loopCost {
 		}
 	}
 	f := flowOf(d, w)
-	var all []*loopCost
+	// Every loop's entries, iterations and latches first, so that a loop
+	// can add up the iterations of those nested in it.
+	type header struct {
+		entries, iterate float64
+		latches          []int32
+	}
+	heads := make([]header, d.NumNodes)
 	for h := int32(2); int(h) < d.NumNodes; h++ {
 		var entries, backs float64
 		var latches []int32
@@ -140,10 +149,23 @@ func allLoops(d *cfg.DAG, w []float64) []*loopCost {
 			// edges only: their runs together, whatever the split.
 			backs = w[de]
 		}
-		if len(latches) == 0 || backs == 0 || entries == 0 || (entries+backs)/entries < 2 {
+		if len(latches) > 0 && backs > 0 {
+			heads[h] = header{entries, entries + backs, latches}
+		}
+	}
+	var all []*loopCost
+	for h := int32(2); int(h) < d.NumNodes; h++ {
+		entries, latches := heads[h].entries, heads[h].latches
+		if len(latches) == 0 || entries == 0 || heads[h].iterate/entries < 2 {
 			continue
 		}
 		in := f.region(h, latches)
+		var nested float64
+		for v, x := range heads {
+			if in[v] {
+				nested += x.iterate
+			}
+		}
 		var inside float64
 		for i, e := range d.Edges {
 			if in[e.From] && e.Kind != cfg.EdgeDummyEntry {
@@ -176,7 +198,7 @@ func allLoops(d *cfg.DAG, w []float64) []*loopCost {
 				tails += weight[i]
 			}
 		}
-		all = append(all, &loopCost{header: h, inside: inside, outside: total - inside, tails: tails, entries: entries, iterate: entries + backs, probes: probes})
+		all = append(all, &loopCost{header: h, inside: inside, outside: total - inside, tails: tails, entries: entries, iterate: heads[h].iterate, nested: nested, probes: probes})
 	}
 	slices.SortStableFunc(all, func(a, b *loopCost) int { return cmp.Compare(b.inside, a.inside) })
 	return all

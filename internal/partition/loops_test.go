@@ -94,6 +94,30 @@ func TestFlowOfCutDAGs(t *testing.T) {
 			if f.determined && (l.entries != entries || l.iterate != iterate) {
 				t.Fatalf("loop at %d: %v entries and %v iterations, want %v and %v", l.header, l.entries, l.iterate, entries, iterate)
 			}
+			// Its nest's iterations: those of every header in its
+			// natural loop whose back edges ran.
+			var latches []int32
+			for _, e := range g.Blocks[l.header].In {
+				if g.Edges[e].Back {
+					latches = append(latches, g.Edges[e].From)
+				}
+			}
+			var nested float64
+			for v, in := range naturalLoop(g, l.header, latches) {
+				var all, backs float64
+				for _, e := range g.Blocks[v].In {
+					all += runs[e]
+					if g.Edges[e].Back {
+						backs += runs[e]
+					}
+				}
+				if in && backs > 0 {
+					nested += all
+				}
+			}
+			if f.determined && math.Abs(l.nested-nested) > 1e-9*nested {
+				t.Fatalf("loop at %d: its nest runs %v iterations, want %v", l.header, l.nested, nested)
+			}
 			// A copy without slot 0 pays the tails of the paths
 			// that leave the loop, part of what slot 0 pays.
 			if l.tails < 0 || l.tails > l.outside+1e-6 {

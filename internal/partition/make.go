@@ -70,15 +70,22 @@ type Options struct {
 	// whether or not the estimate says that pays, so that the copies
 	// divide whichever turns out hot. A function called from many places
 	// is not hedged, unless the estimate gives a loop of it as many
-	// iterations per entry as a dispatch loop: it is likely called
-	// often, and every copy would pay its probes around the loop at
-	// every call.
+	// iterations per entry as a dispatch loop, or its nest (the loop and
+	// those inside it) as many as three loops deep and the function does
+	// not recurse (Recursive): it is likely called often, and every copy
+	// would pay its probes around the loop at every call.
 	Guessed bool
 	// Repeated, with Guessed, says per defined function whether the
 	// estimate has it called over and over (estimate's Repeated). Such a
 	// function is not hedged unless no call instruction names it: every
 	// copy would pay its probes around the loop at each of its calls.
 	Repeated []bool
+	// Recursive, with Guessed, says per defined function whether it
+	// calls into its own cycle of the call graph (estimate's
+	// Recursive). Each recursive call works on a part, so a loop nest's
+	// iterations per entry are not what the estimate gives it, and the
+	// nest is not hedged for them alone; nor is any without Recursive.
+	Recursive []bool
 	// WholeHits optionally holds, per defined function with Weights, the
 	// probe hits the instrumenter's copy makes on those weights when it
 	// profiles the function whole (instrument's FuncHitsOfFrequencies;
@@ -217,7 +224,7 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy profile.Strategy, k int, o
 			return nil, err
 		}
 		if strategy == profile.P3 {
-			var hedged []bool
+			var hedged, recursive []bool
 			if opt.Guessed {
 				// Hedged: the functions called from one instruction at
 				// most, such as main and what was inlined into it, or a
@@ -227,8 +234,9 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy profile.Strategy, k int, o
 					sites := callers.Sites[m.NumImportedFuncs+uint32(i)]
 					hedged[i] = sites == 0 || sites == 1 && (opt.Repeated == nil || !opt.Repeated[i])
 				}
+				recursive = opt.Recursive
 			}
-			chooseSlices(perFunc, whole, k, m, graphs, opt.Weights, opt.ShareLoop, opt.ShareLoops, opt.LoopBytes, hedged)
+			chooseSlices(perFunc, whole, k, m, graphs, opt.Weights, opt.ShareLoop, opt.ShareLoops, opt.LoopBytes, hedged, recursive)
 		}
 	}
 	var all []*task

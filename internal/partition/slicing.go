@@ -26,7 +26,7 @@ import (
 // loopCost.slotCosts, and a loop's slots also by what their replicas
 // cost to compile (compilePrice). Like splits, the slicings kept must
 // lower the largest load by minSplitGain in all.
-func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs []*cfg.DAG, weights [][]float64, shareLoop func(int, int32) bool, shareLoops func(int, []int32) bool, loopBytes func(int, int32) int, hedged []bool) {
+func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs []*cfg.DAG, weights [][]float64, shareLoop func(int, int32) bool, shareLoops func(int, []int32) bool, loopBytes func(int, int32) int, hedged, recursive []bool) {
 	type option struct {
 		def  int
 		cost int64
@@ -73,6 +73,7 @@ func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs
 			}
 		}
 		long := int32(0) // a loop hedged whoever calls its function
+		nest := int32(0) // the same for its nest's iterations, unless it recurses
 		size := int64(len(m.Code[t.def].Body))
 		// bodyBytes is what each extra replica of the loop at h repeats.
 		bodyBytes := func(h int32) int64 {
@@ -103,6 +104,9 @@ func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs
 					if hedged != nil && long == 0 && l.perEntry() >= hedgedTrips {
 						long = l.header
 					}
+					if hedged != nil && nest == 0 && l.nested >= hedgedTrips*l.entries {
+						nest = l.header
+					}
 				}
 			}
 		}
@@ -126,6 +130,9 @@ func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs
 			}
 		}
 		before := costs[t.def]
+		if hedged != nil && !hedged[t.def] && long == 0 && recursive != nil && !recursive[t.def] {
+			long = nest
+		}
 		if hedged != nil && (hedged[t.def] || long != 0) {
 			// The most slots of the heaviest loop that fits.
 			var pick *slicing
@@ -215,7 +222,10 @@ const nestShare = 1.0 / 100
 // hedgedTrips is the fewest iterations per entry, by the estimate, of a
 // loop that is hedged whoever calls its function: an interpreter's
 // dispatch loop, whose iterations outnumber its entries so far that
-// what every copy pays around it at each entry is little.
+// what every copy pays around it at each entry is little. As many
+// iterations per entry of a loop and the loops nested in it, a nest three
+// loops deep (an FFT's butterflies, a matrix product), hedge it too
+// unless its function recurses (Options.Recursive).
 const hedgedTrips = 1000
 
 // unrolledBytes is the code that unrolled loops may add to any module,

@@ -82,7 +82,7 @@ func Build(orig []byte, strategy profile.Strategy, k int, opt instrument.Options
 		if err != nil {
 			return nil, err
 		}
-		popt.Weights, popt.Repeated = est.Weights, est.Repeated
+		popt.Weights, popt.Repeated, popt.Recursive = est.Weights, est.Repeated, est.Recursive
 		popt.Guessed = true
 	}
 	if strategy != profile.SBL && popt.Weights != nil && !popt.Guessed && popt.WholeHits == nil {

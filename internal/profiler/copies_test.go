@@ -1046,3 +1046,49 @@ func TestHedgeSharesLoopNests(t *testing.T) {
 		t.Fatalf("loops not shareable together: the hedge shares out %d loops of one function, want 1", n)
 	}
 }
+
+// TestEstimateHedgesDeepNests: planned without a profile, the FFT
+// kernel's transform, which two call instructions name and whose
+// butterflies are a nest three loops deep, has a loop shared out in k
+// slots, one per copy; sort's quick_sort, as deep a nest but recursive,
+// does not.
+func TestEstimateHedgesDeepNests(t *testing.T) {
+	fft, err := os.ReadFile(filepath.Join(testprogs.ModuleRoot(t), "bench", "kernels", "fft.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort, err := os.ReadFile(testprogs.CProgramByName(t, "sort").Wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []int{2, 4, 8} {
+		cs, err := Build(fft, profile.P3, k, instrument.Options{}, partition.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		oneEach := func(f partition.FuncInfo) bool {
+			for j, task := range f.Tasks {
+				if task.Copy != j {
+					return false
+				}
+			}
+			return true
+		}
+		if !slices.ContainsFunc(cs.Plan.Funcs, func(f partition.FuncInfo) bool {
+			return f.CallSites >= 2 && f.Slices == k && f.Loop != 0 && oneEach(f)
+		}) {
+			t.Errorf("fft, k = %d: no function of several call sites has a loop shared out in %d slots, one per copy", k, k)
+		}
+		cs, err = Build(sort, profile.P3, k, instrument.Options{}, partition.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		def := slices.IndexFunc(cs.Funcs, func(f *instrument.Func) bool { return f.Name == "quick_sort" })
+		if def < 0 {
+			t.Fatal("sort has no quick_sort")
+		}
+		if f := cs.Plan.Funcs[def]; f.Loop != 0 {
+			t.Errorf("sort, k = %d: quick_sort's loop %d is shared out in %d slots", k, f.Loop, f.Slices)
+		}
+	}
+}
