@@ -28,7 +28,7 @@ type Mode struct {
 	Freq []float64
 	// Slices, at least 2, shares the function's calls out among copies
 	// (Kind Sliced only: every path, in some calls): the n-th call (from 1) is in slot
-	// n mod Slices, and this copy profiles the calls in Slots; the
+	// SliceOfCall(n, Slices), and this copy profiles the calls in Slots; the
 	// others run an unprobed copy of the body. Every call runs the test,
 	// one sequence, and counts itself in an exported i64 global
 	// (CallsExport), which tells the calls apart alike in every copy.

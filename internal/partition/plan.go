@@ -67,7 +67,8 @@ type FuncInfo struct {
 	Freq FreqList `json:"freq,omitempty"`
 	// Slices is, for a function whose calls are shared out among copies,
 	// the number of slots (2 to MaxSlices): the n-th call of the function
-	// (from 1, counted by every copy alike) is in slot n mod Slices, and
+	// (from 1, counted by every copy alike) is in slot
+	// instrument.SliceOfCall(n, Slices), spread evenly over them, and
 	// a copy profiles, with Ball-Larus, the calls of its slots only. Its
 	// tasks are then its slots, in order. The copies' counts of its paths
 	// add up to the profile's.

@@ -275,12 +275,12 @@ const probeBytes = 18
 const minSliceCalls = 4
 
 // slotCosts prices the g slots of a function that costs cost and is called
-// calls times: slot j has the calls n = 1 .. calls with n mod g = j, each
-// costing the average, and runs the test at every call. Calls differ, and
-// the profile does not say how, so a slot's share is raised by 1/√(its
-// calls), as a loop's slot's is by its iterations (loopCost.slotCosts):
-// of a function's calls and its loop, the finer grain wins when they
-// cost alike.
+// calls times: slot j has a g-th of the calls (instrument.SliceOfCall
+// spreads them evenly), each costing the average, and runs the test at
+// every call. Calls differ, and the profile does not say how, so a
+// slot's share is raised by 1/√(its calls), as a loop's slot's is by its
+// iterations (loopCost.slotCosts): of a function's calls and its loop,
+// the finer grain wins when they cost alike.
 func slotCosts(cost, calls int64, g int) []int64 {
 	c := make([]int64, g)
 	for j := range c {

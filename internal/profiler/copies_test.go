@@ -20,6 +20,7 @@ import (
 	"github.com/pathprof/pathprof/internal/counters"
 	"github.com/pathprof/pathprof/internal/instrument"
 	"github.com/pathprof/pathprof/internal/noderun"
+	"github.com/pathprof/pathprof/internal/numbering"
 	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/runner"
 	"github.com/pathprof/pathprof/internal/testprogs"
@@ -422,6 +423,43 @@ func runSliced(t *testing.T, p program, exact *profile.Profile, res *instrument.
 	return fs, calls
 }
 
+// checkSlotCalls fails unless, for every function whose calls res shares
+// out, the calls the copy profiled (its paths from the entry, fs) are
+// those of the n calls (calls) that instrument.SliceOfCall puts in the
+// copy's slots, less a few cut short at the program's exit.
+func checkSlotCalls(t *testing.T, label string, res *instrument.Result, fs []profile.Function, calls map[uint32]uint64) {
+	t.Helper()
+	for _, f := range res.Funcs {
+		if f.Mode.Slices == 0 || f.Mode.Loop != 0 {
+			continue
+		}
+		var want uint64
+		for n := uint64(1); n <= calls[f.Index]; n++ {
+			if slices.Contains(f.Mode.Slots, instrument.SliceOfCall(n, f.Mode.Slices)) {
+				want++
+			}
+		}
+		var got uint64
+		for _, pf := range fs {
+			if pf.Index != f.Index {
+				continue
+			}
+			for _, p := range pf.Paths {
+				_, kind, err := numbering.Regenerate(f.Num, f.DAG, p.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if kind == numbering.EntryToExit || kind == numbering.EntryToBack {
+					got += p.Count
+				}
+			}
+		}
+		if got > want || want-got > 8 {
+			t.Errorf("%s: %s: %d of %d calls profiled, want %d (slots %v of %d)", label, f.Name, got, calls[f.Index], want, f.Mode.Slots, f.Mode.Slices)
+		}
+	}
+}
+
 // checkHits fails unless a copy's computed hits are what it counted at
 // run time, less at most a few paths cut short at the program's exit.
 func checkHits(t *testing.T, label string, direct, computed uint64) {
@@ -708,6 +746,7 @@ func TestSlicedCopies(t *testing.T) {
 				if len(n) == 0 {
 					t.Fatalf("%s shares out no calls", label)
 				}
+				checkSlotCalls(t, label, res, fs, n)
 				parts = append(parts, fs)
 				calls = append(calls, n)
 			}
