@@ -22,12 +22,12 @@ import (
 // the pattern's period aliases with; frac(n/φ) is spread evenly over any
 // subsequence n = a + p·m, and over the first n calls within a few calls
 // of a g-th each, however few they are.
-const callMix = -0x61c8864680b583eb // 0x9e3779b97f4a7c15
+const callMix uint64 = 0x9e3779b97f4a7c15
 
 // SliceOfCall is the slot of a shared function's n-th call (from 1) among
 // slices, as the copies' test computes it.
 func SliceOfCall(n uint64, slices int) int {
-	return int((n * 0x9e3779b97f4a7c15 >> 32) * uint64(slices) >> 32)
+	return int((n * callMix >> 32) * uint64(slices) >> 32)
 }
 
 // emitSlices puts the test of a sliced function at the start of its body
@@ -55,7 +55,8 @@ func emitSlices(m *wasm.Module, def int, f *Func, plain uint32, hitsGlobal int64
 	if hitsGlobal >= 0 {
 		a.Idx(wasm.OpGlobalGet, uint32(hitsGlobal)).I64(1).Op(wasm.OpI64Add).Idx(wasm.OpGlobalSet, uint32(hitsGlobal))
 	}
-	a.I32(int32(mask)).Idx(wasm.OpGlobalGet, calls).I64(callMix).Op(wasm.OpI64Mul).I64(32).Op(wasm.OpI64ShrU).
+	mix := callMix
+	a.I32(int32(mask)).Idx(wasm.OpGlobalGet, calls).I64(int64(mix)).Op(wasm.OpI64Mul).I64(32).Op(wasm.OpI64ShrU).
 		I64(int64(f.Mode.Slices)).Op(wasm.OpI64Mul).I64(32).Op(wasm.OpI64ShrU).Op(wasm.OpI32Wrap).
 		Op(wasm.OpI32ShrU).I32(1).Op(wasm.OpI32And).Op(wasm.OpI32Eqz).Block(wasm.OpIf)
 	for j := range ft.Params {
