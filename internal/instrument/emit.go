@@ -268,7 +268,13 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 	if loopSliced {
 		flag := f.next + uint32(len(more))
 		more = append(more, wasm.LocalDecl{Count: 1, Type: wasm.ValI32})
-		if err := emitLoopSlices(m, c, f, place, hit, flag); err != nil {
+		var st spreadLocals
+		if f.Mode.Spread {
+			// After the flag: two i32s and an i64.
+			st = spreadLocals{flag + 1, flag + 2, flag + 3}
+			more = append(more, wasm.LocalDecl{Count: 2, Type: wasm.ValI32}, wasm.LocalDecl{Count: 1, Type: wasm.ValI64})
+		}
+		if err := emitLoopSlices(m, c, f, place, hit, flag, st); err != nil {
 			return err
 		}
 	} else {

@@ -47,3 +47,46 @@ func TestSliceOfCall(t *testing.T) {
 		}
 	}
 }
+
+// TestSliceOfIteration checks that the iterations of a loop dealt out by
+// a test take every slot once in each block of g (so the first n of them,
+// for every n, are within one iteration of an even share, as by n mod g),
+// that iteration 0 is slot 0's, and that iterations repeating a pattern
+// spread over the slots: for every period p up to 16 and every phase,
+// within a few percent of an even share, where n mod g puts them all in
+// one slot when g divides p.
+func TestSliceOfIteration(t *testing.T) {
+	const iters = 100000
+	for g := 2; g <= 8; g++ {
+		if s := SliceOfIteration(0, g); s != 0 {
+			t.Fatalf("g=%d: iteration 0 in slot %d", g, s)
+		}
+		per := make([]int, g)
+		for n := uint64(0); n < iters; n++ {
+			s := SliceOfIteration(n, g)
+			if s < 0 || s >= g {
+				t.Fatalf("iteration %d in slot %d of %d", n, s, g)
+			}
+			per[s]++
+			if lo, hi := slices.Min(per), slices.Max(per); hi-lo > 1 {
+				t.Fatalf("g=%d: the first %d iterations have %v per slot", g, n+1, per)
+			}
+		}
+		for p := uint64(2); p <= 16; p++ {
+			for a := uint64(0); a < p; a++ {
+				per := make([]int, g)
+				total := 0
+				for n := a; n < iters; n += p {
+					per[SliceOfIteration(n, g)]++
+					total++
+				}
+				even := float64(total) / float64(g)
+				for s, c := range per {
+					if math.Abs(float64(c)-even) > 0.05*even+2 {
+						t.Fatalf("g=%d, iterations %d+%d·m: slot %d has %d of %d, want about %.0f", g, a, p, s, c, total, even)
+					}
+				}
+			}
+		}
+	}
+}

@@ -50,6 +50,11 @@ type Mode struct {
 	// headers) and none may nest in another, so that a path lies in one
 	// iteration of one of them at most.
 	Loops []int32
+	// Spread, with Loop, deals the iterations out by a test at the top
+	// of each instead: the n-th (from 0 at each entry) goes to slot
+	// SliceOfIteration(n, Slices), every copy running the test
+	// (spreadReplicas).
+	Spread bool
 }
 
 // CallsExport is the export name of the call counter of a function whose

@@ -33,7 +33,12 @@ import (
 //	end
 //
 // Replica r runs the iterations n with n mod g = r, counted from 0 at each
-// entry, and nothing tests it. A Ball-Larus path lies in one iteration at
+// entry, and nothing tests it. Where an iteration runs many probes, a plan
+// may deal the iterations out by a test instead (Mode.Spread,
+// spreadReplicas): the same replicas behind a br_table at the top of the
+// loop, each block of g iterations over every replica in a ring rotated
+// block by block, so that work that follows a residue of the loop's
+// counter does not all land in one slot. A Ball-Larus path lies in one iteration at
 // most, so the copy of that iteration's slot counts it: a copy probes the
 // replicas of its slots as the whole function would be probed, and leaves
 // the others bare. The paths that never enter the loop are slot 0's.
@@ -213,6 +218,15 @@ type loopSlices struct {
 	// quiet marks, in a copy without slot 0, the edges around the loop
 	// that end paths and run nothing there (trimOutside).
 	quiet []bool
+	// spread holds the headers of the loops whose iterations are dealt
+	// out by a test at each (spreadReplicas).
+	spread []int32
+}
+
+// isSpread reports whether the loop at Graph block h deals out its
+// iterations by a test at each.
+func (ls *loopSlices) isSpread(h int32) bool {
+	return ls != nil && slices.Contains(ls.spread, h)
 }
 
 // isQuiet reports whether the path end at back edge e is one a copy
@@ -275,11 +289,134 @@ func trimOutside(g *cfg.Graph, outside *variant, inside, ends []bool, leaves fun
 	return quiet
 }
 
+// ringReplicas writes, after the opening of $exit, the loop of the
+// replicas of a loop, n of them in a ring (code for the slots own marks,
+// bare for the others): replica r runs the iterations i with i mod n = r
+// of each entry, and nothing tests it.
+func ringReplicas(a *wasm.Asm, lp *region, n int, own []bool, probed, bare []byte, hit func(*wasm.Asm), setFlag func(bool) []byte) error {
+	a.B = wasm.AppendInstr(a.B, &wasm.Instr{Op: wasm.OpLoop, Block: lp.bt})
+	for range n - 1 {
+		a.Block(wasm.OpBlock)
+	}
+	for r := range n {
+		code := bare
+		if own[r] {
+			code = probed
+		}
+		// Labels beyond the loop's are now n-r deeper: the blocks
+		// of the later replicas, the new loop and $exit.
+		shifted, err := shiftLabels(code, uint32(n-r))
+		if err != nil {
+			return err
+		}
+		a.B = append(a.B, shifted...)
+		// Falling out of the loop leaves it too.
+		hit(a)
+		a.B = append(a.B, setFlag(own[r])...)
+		if r < n-1 {
+			a.Idx(wasm.OpBr, uint32(n-r)).Op(wasm.OpEnd)
+		}
+	}
+	a.Op(wasm.OpEnd).Op(wasm.OpEnd)
+	return nil
+}
+
+// SliceOfIteration is the slot of the n-th iteration (from 0 at each
+// entry) of a loop whose iterations are dealt out by a test
+// (Mode.Spread) among slices: each block of slices iterations takes every
+// slot once, in a ring that starts at slot SliceOfCall(b, slices) for
+// block b (0 for the first). So no slot runs more than one iteration
+// more than another, as by n mod slices, while the residues of n are
+// spread over the slots as the golden ratio spreads calls.
+func SliceOfIteration(n uint64, slices int) int {
+	g := uint64(slices)
+	return int((n%g + uint64(SliceOfCall(n/g, slices))) % g)
+}
+
+// spreadReplicas writes, after the opening of $exit, the loop of the
+// replicas of a loop whose iterations are dealt out by a test
+// (Mode.Spread): n replicas (code for the slots own marks, bare for the
+// others) behind a test at the top of every iteration that sends the
+// i-th (from 0 at each entry) to replica SliceOfIteration(i, n). The
+// test keeps the slot in the i32 local st.slot, where the block's ring
+// started in st.start, and the blocks times callMix in the i64 local
+// st.weyl:
+//
+//	slot, start, weyl = 0
+//	loop $top
+//	  block $b_n-1 ... block $b_0
+//	    slot (left for br_table)
+//	    slot = slot+1 mod n
+//	    if slot == start: weyl += callMix; slot = start = SliceOfCall(weyl/callMix, n)
+//	    br_table $b_0 ... $b_n-1
+//	  end
+//	  block $c body_0 (continue: br $c; falls out: br $exit) end
+//	  br $top
+//	  end
+//	  ...
+//	end
+//
+// In the ring of ringReplicas replica r runs the iterations of one
+// residue mod n, and the work of an outer loop's iterations often
+// follows a residue of its counter (the odd and even numbers of a
+// Collatz search), which would load one copy with it; the test costs a
+// few instructions, and one hit, per iteration.
+func spreadReplicas(a *wasm.Asm, lp *region, n int, own []bool, probed, bare []byte, hit func(*wasm.Asm), setFlag func(bool) []byte, st spreadLocals) error {
+	a.I32(0).Idx(wasm.OpLocalSet, st.slot).I32(0).Idx(wasm.OpLocalSet, st.start).I64(0).Idx(wasm.OpLocalSet, st.weyl)
+	a.B = wasm.AppendInstr(a.B, &wasm.Instr{Op: wasm.OpLoop, Block: lp.bt})
+	for range n {
+		a.Block(wasm.OpBlock)
+	}
+	hit(a)
+	a.Idx(wasm.OpLocalGet, st.slot)
+	a.Idx(wasm.OpLocalGet, st.slot).I32(1).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, st.slot).I32(int32(n)).Op(wasm.OpI32Eq)
+	a.Block(wasm.OpIf).I32(0).Idx(wasm.OpLocalSet, st.slot).Op(wasm.OpEnd)
+	a.Idx(wasm.OpLocalGet, st.slot).Idx(wasm.OpLocalGet, st.start).Op(wasm.OpI32Eq).Block(wasm.OpIf)
+	mix := callMix
+	a.Idx(wasm.OpLocalGet, st.weyl).I64(int64(mix)).Op(wasm.OpI64Add).Idx(wasm.OpLocalTee, st.weyl)
+	a.I64(32).Op(wasm.OpI64ShrU).I64(int64(n)).Op(wasm.OpI64Mul).I64(32).Op(wasm.OpI64ShrU).Op(wasm.OpI32Wrap)
+	a.Idx(wasm.OpLocalTee, st.start).Idx(wasm.OpLocalSet, st.slot)
+	a.Op(wasm.OpEnd)
+	labels := make([]uint32, n+1)
+	for r := range n {
+		labels[r] = uint32(r)
+	}
+	labels[n] = uint32(n - 1)
+	a.BrTable(labels)
+	for r := range n {
+		a.Op(wasm.OpEnd) // $b_r: replica r follows
+		code := bare
+		if own[r] {
+			code = probed
+		}
+		// Inside $c, beyond the loop's own label (now $c's) lie the
+		// blocks of the later replicas, $top and $exit.
+		shifted, err := shiftLabels(code, uint32(n-r+1))
+		if err != nil {
+			return err
+		}
+		a.Block(wasm.OpBlock)
+		a.B = append(a.B, shifted...)
+		// Falling out of the loop leaves it too.
+		hit(a)
+		a.B = append(a.B, setFlag(own[r])...)
+		a.Idx(wasm.OpBr, uint32(n-r+1)).Op(wasm.OpEnd)
+		a.Idx(wasm.OpBr, uint32(n-1-r))
+	}
+	a.Op(wasm.OpEnd).Op(wasm.OpEnd)
+	return nil
+}
+
+// spreadLocals are the locals of the test of spreadReplicas.
+type spreadLocals struct {
+	slot, start, weyl uint32
+}
+
 // emitLoopSlices unrolls the loop Mode.Loop, and those of Mode.Loops, and
 // places the variants of the probes: the function's own around the loops,
 // the probes of the replicas of the copy's slots, and bare replicas that
 // only set the flag local when a loop is left.
-func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) ([]wasm.Edit, error), hit func(*wasm.Asm), flag uint32) error {
+func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) ([]wasm.Edit, error), hit func(*wasm.Asm), flag uint32, st spreadLocals) error {
 	g := f.Graph
 	hs := append([]int32{f.Mode.Loop}, f.Mode.Loops...)
 	lps, err := f.sharedLoops(hs)
@@ -433,6 +570,19 @@ func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) 
 		return spliceBytes(c.Body[lp.body:lp.end], inner)
 	}
 
+	// spread marks a header whose iterations spreadReplicas deals out:
+	// every iteration runs the test, in every copy, where its path
+	// starts (a back edge, or the entry into the loop).
+	spread := func(h int32) {
+		ls.spread = append(ls.spread, h)
+		for _, e := range g.Blocks[h].In {
+			// An edge that ends a path (into a cut) starts the next
+			// at the header, where its dummy entry edge counts it.
+			if !ls.inside[e] && !ends[e] {
+				outside.seqs[e]++
+			}
+		}
+	}
 	n := f.Mode.Slices
 	var list []wasm.Edit
 	for _, e := range outEdits {
@@ -456,30 +606,14 @@ func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) 
 		}
 		var a wasm.Asm
 		a.B = wasm.AppendInstr(a.B, &wasm.Instr{Op: wasm.OpBlock, Block: lp.bt})
-		a.B = wasm.AppendInstr(a.B, &wasm.Instr{Op: wasm.OpLoop, Block: lp.bt})
-		for range n - 1 {
-			a.Block(wasm.OpBlock)
-		}
-		for r := range n {
-			code := bareCode
-			if own[r] {
-				code = probedCode
-			}
-			// Labels beyond the loop's are now n-r deeper: the blocks
-			// of the later replicas, the new loop and $exit.
-			shifted, err := shiftLabels(code, uint32(n-r))
-			if err != nil {
+		if f.Mode.Spread {
+			if err := spreadReplicas(&a, lp, n, own, probedCode, bareCode, hit, setFlag, st); err != nil {
 				return err
 			}
-			a.B = append(a.B, shifted...)
-			// Falling out of the loop leaves it too.
-			hit(&a)
-			a.B = append(a.B, setFlag(own[r])...)
-			if r < n-1 {
-				a.Idx(wasm.OpBr, uint32(n-r)).Op(wasm.OpEnd)
-			}
+			spread(hs[li])
+		} else if err := ringReplicas(&a, lp, n, own, probedCode, bareCode, hit, setFlag); err != nil {
+			return err
 		}
-		a.Op(wasm.OpEnd).Op(wasm.OpEnd)
 		// That sequence runs once per run of the block that holds the
 		// loop's end, whichever edge enters it (only edges from the
 		// loop).

@@ -24,6 +24,8 @@ func checkSlices(md Mode) error {
 		return errors.New("no slots")
 	case len(md.Loops) > 0 && md.Loop == 0:
 		return errors.New("more loops shared out without a first")
+	case md.Spread && md.Loop == 0:
+		return errors.New("iterations dealt out by a test, but no loop shared out")
 	}
 	for j, x := range md.Slots {
 		if x < 0 || x >= md.Slices || j > 0 && md.Slots[j-1] >= x {

@@ -141,6 +141,11 @@ func (f *Func) pathSeqs(edges []int32) (seqs, own, bare uint64) {
 			bare += uint64(f.loop.bare[de.Orig])
 		case de.Orig >= 0:
 			seqs += uint64(f.seqs[de.Orig])
+		case de.Kind == cfg.EdgeDummyEntry && f.loop.isSpread(de.To):
+			// An iteration of a loop whose iterations are dealt out
+			// by a test: every copy runs it.
+			own++
+			bare++
 		case de.Kind == cfg.EdgeDummyExit && f.loop != nil && f.loop.inside[de.Back[0]]:
 			// A back edge in the loop: a bare replica's runs nothing,
 			// unless it continues an enclosing loop.
@@ -317,6 +322,8 @@ func (r *Result) FuncHitsOfFrequencies(freq [][]float64) ([]float64, error) {
 				hits += w[e] * (float64(f.loop.own[de.Orig])*part + float64(f.loop.bare[de.Orig])*(1-part))
 			case de.Orig >= 0:
 				h += w[e] * float64(f.seqs[de.Orig])
+			case de.Kind == cfg.EdgeDummyEntry && f.loop.isSpread(de.To):
+				hits += w[e] // the test of every iteration, as in pathSeqs
 			case de.Kind == cfg.EdgeDummyExit && f.loop != nil && f.loop.inside[de.Back[0]]:
 				if f.loop.leaves[de.Back[0]] {
 					hits += w[e]

@@ -111,6 +111,9 @@ func (p *Plan) Check(graphs []*cfg.DAG) error {
 		if fi.Loop != 0 && (fi.Slices == 0 || !isHeader(graphs[def], fi.Loop)) {
 			return fmt.Errorf("partition: function %d shares out the iterations of node %d, not a sliced loop's header", def, fi.Loop)
 		}
+		if fi.Spread && fi.Loop == 0 {
+			return fmt.Errorf("partition: function %d deals out iterations by a test, but shares out no loop", def)
+		}
 		for _, h := range fi.Loops {
 			if fi.Loop == 0 || !isHeader(graphs[def], h) || h == fi.Loop {
 				return fmt.Errorf("partition: function %d shares out the iterations of node %d too, not another sliced loop's header", def, h)

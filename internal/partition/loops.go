@@ -31,18 +31,39 @@ type loopCost struct {
 // perEntry is the average number of iterations per entry.
 func (l *loopCost) perEntry() float64 { return l.iterate / l.entries }
 
+// spreads says whether g slots of the loop's iterations are dealt out by
+// a test at each iteration (FuncInfo.Spread) rather than by n mod g, in a
+// plan made from a profile: where an iteration runs spreadWork probes per
+// slot or more, so that the test, which every slot runs at every
+// iteration, adds at most 1/spreadWork to a slot's share, and an entry
+// runs spreadBlocks blocks of g iterations or more. Over fewer, which
+// slot gets the few heavy iterations is chance either way. An estimate's
+// work per iteration is too rough a guess to pay a certain test with.
+func (l *loopCost) spreads(g int, guessed bool) bool {
+	return !guessed && l.inside >= spreadWork*float64(g)*l.iterate && l.perEntry() >= spreadBlocks*float64(g)
+}
+
+// spreadWork is the fewest probe hits per iteration and slot, and
+// spreadBlocks the fewest blocks of g iterations per entry, of a loop
+// whose iterations are dealt out by a test.
+const (
+	spreadWork   = 32
+	spreadBlocks = 16
+)
+
 // slotCosts prices g slots of the loop's iterations, total being the
-// function's whole cost: slot j runs the iterations n with n mod g = j of
-// each entry (each entry taken to run the average number), pays the
-// probes around the loop (slot 0 all of them, the others those on the
-// tails of the paths that leave the loop), and the setting of the copy's
-// flag where the loop is left; a slot other than 0 also sets the path
-// register at each entry. Iterations differ, and the profile does
+// function's whole cost: slot j runs a g-th of the iterations of each
+// entry (each entry taken to run the average number), pays the probes
+// around the loop (slot 0 all of them, the others those on the tails of
+// the paths that leave the loop), the setting of the copy's flag where
+// the loop is left, and the test of every iteration where spread deals
+// them out by one (spreads); a slot other than 0 also sets the path register
+// at each entry. Iterations differ, and the profile does
 // not say how: a slot of few iterations may run far more than its share,
 // so its share is raised by 1/√(its iterations), which steers the choice
 // to the inner of two loops that cost alike (an interpreter's dispatch
 // loop rather than the loop over the programs it runs).
-func (l *loopCost) slotCosts(total int64, g int) []int64 {
+func (l *loopCost) slotCosts(total int64, g int, spread bool) []int64 {
 	n := l.perEntry()
 	full := math.Floor(n / float64(g))
 	rem := n - full*float64(g)
@@ -55,6 +76,9 @@ func (l *loopCost) slotCosts(total int64, g int) []int64 {
 			share *= 1 + 1/math.Sqrt(iters)
 		}
 		x := inside*share + l.outside + l.entries
+		if spread {
+			x += l.iterate
+		}
 		if j > 0 {
 			x += l.tails - l.outside + l.entries
 		}

@@ -326,3 +326,31 @@ func TestLoopSlicesPricedByCompilation(t *testing.T) {
 		t.Fatalf("planned by a long run's profile, the loop is not shared out: slices %d, loop %d", f.Slices, f.Loop)
 	}
 }
+
+// TestSpreads: a loop's slots are dealt out by a test only in a plan made
+// from a profile, where each iteration runs spreadWork probes per slot or
+// more and each entry spreadBlocks blocks of g iterations, and then every
+// slot pays one hit per iteration for it.
+func TestSpreads(t *testing.T) {
+	l := &loopCost{header: 2, inside: 64 * 1000, outside: 10, tails: 5, entries: 1, iterate: 1000}
+	for g := 2; g <= 8; g++ {
+		want := 64 >= spreadWork*g
+		if got := l.spreads(g, false); got != want {
+			t.Errorf("g = %d: spreads %v, want %v", g, got, want)
+		}
+		if l.spreads(g, true) {
+			t.Errorf("g = %d: an estimate's plan spreads", g)
+		}
+		few := *l
+		few.entries = l.iterate / (spreadBlocks*float64(g) - 1)
+		if few.spreads(g, false) {
+			t.Errorf("g = %d: a loop of %.0f iterations per entry spreads", g, few.perEntry())
+		}
+		ring, spread := l.slotCosts(64000+10, g, false), l.slotCosts(64000+10, g, true)
+		for j := range ring {
+			if spread[j]-ring[j] != 1000 {
+				t.Errorf("g = %d slot %d: the test costs %d, want 1000", g, j, spread[j]-ring[j])
+			}
+		}
+	}
+}

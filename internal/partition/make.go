@@ -117,6 +117,7 @@ type task struct {
 	slots, slot int
 	loop        int32
 	loops       []int32 // more loops shared out alike (FuncInfo.Loops)
+	spread      bool    // FuncInfo.Spread
 	// pinned puts a slot in copy slot, before LPT distributes the rest.
 	pinned bool
 }
@@ -276,7 +277,7 @@ func Make(m *wasm.Module, graphs []*cfg.DAG, strategy profile.Strategy, k int, o
 		info := &p.Funcs[def]
 		live := lives[def]
 		if ts[0].slots > 0 {
-			info.Slices, info.Loop, info.Loops = ts[0].slots, ts[0].loop, ts[0].loops
+			info.Slices, info.Loop, info.Loops, info.Spread = ts[0].slots, ts[0].loop, ts[0].loops, ts[0].spread
 			for j := range ts {
 				info.Tasks[j].Edges = countTrue(live)
 				cp := &p.Copies[info.Tasks[j].Copy]

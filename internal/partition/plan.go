@@ -85,6 +85,15 @@ type FuncInfo struct {
 	// nests in another, so a path lies in one iteration of one loop at
 	// most; the paths that enter none are slot 0's.
 	Loops []int32 `json:"loops,omitempty"`
+	// Spread, with Loop, deals the iterations out by a test at the top
+	// of each, which sends the n-th to slot
+	// instrument.SliceOfIteration(n, Slices) (each block of Slices
+	// iterations over every slot, in a ring rotated block by block)
+	// instead of n mod Slices: where an iteration runs many probes the
+	// test costs little beside them, and the work of such iterations (an
+	// outer loop's) often follows a residue of the loop's counter, which
+	// n mod Slices would give to one slot.
+	Spread bool `json:"spread,omitempty"`
 }
 
 // MaxSlices bounds FuncInfo.Slices: a copy tests its slots with one i32

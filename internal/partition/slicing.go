@@ -36,6 +36,8 @@ func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs
 		loop  int32
 		loops []int32
 		costs []int64
+		// spread deals the iterations out by a test (FuncInfo.Spread).
+		spread bool
 		// hedged slots go to copies 0 .. g-1, one each, whatever
 		// their estimated costs (see Options.Guessed).
 		hedged bool
@@ -96,11 +98,12 @@ func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs
 						// An estimate's loads cannot pay for it.
 						continue
 					}
-					costs := l.slotCosts(t.cost, g)
+					spread := l.spreads(g, hedged != nil)
+					costs := l.slotCosts(t.cost, g, spread)
 					for j := range costs {
 						costs[j] += price
 					}
-					alts = append(alts, slicing{g: g, loop: l.header, costs: costs})
+					alts = append(alts, slicing{g: g, loop: l.header, costs: costs, spread: spread})
 					if hedged != nil && long == 0 && l.perEntry() >= hedgedTrips {
 						long = l.header
 					}
@@ -121,11 +124,13 @@ func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs
 				if hedged != nil && price > 0 {
 					continue
 				}
-				costs := together(set).slotCosts(t.cost, g)
+				all := together(set)
+				spread := all.spreads(g, hedged != nil)
+				costs := all.slotCosts(t.cost, g, spread)
 				for j := range costs {
 					costs[j] += price
 				}
-				alts = append(alts, slicing{g: g, loop: hs[0], loops: hs[1:], costs: costs})
+				alts = append(alts, slicing{g: g, loop: hs[0], loops: hs[1:], costs: costs, spread: spread})
 				several = len(alts) - 1
 			}
 		}
@@ -175,7 +180,7 @@ func chooseSlices(perFunc [][]task, whole []int64, k int, m *wasm.Module, graphs
 	for def, a := range chosen {
 		ts := make([]task, a.g)
 		for j, c := range a.costs {
-			ts[j] = task{def: def, cost: c, slots: a.g, slot: j, loop: a.loop, loops: a.loops, pinned: a.hedged}
+			ts[j] = task{def: def, cost: c, slots: a.g, slot: j, loop: a.loop, loops: a.loops, spread: a.spread, pinned: a.hedged}
 		}
 		perFunc[def] = ts
 	}

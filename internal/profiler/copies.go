@@ -265,7 +265,7 @@ func copyOptions(m *wasm.Module, plan *partition.Plan, c int, opt instrument.Opt
 		case partition.Selective:
 			md.Interesting = partition.EdgeSet(edges, len(f.DAG.Edges))
 		case partition.Sliced:
-			md.Slices, md.Slots, md.Loop, md.Loops = fi.Slices, cp.Slots(def), fi.Loop, fi.Loops
+			md.Slices, md.Slots, md.Loop, md.Loops, md.Spread = fi.Slices, cp.Slots(def), fi.Loop, fi.Loops, fi.Spread
 		}
 		return md
 	}

@@ -552,8 +552,21 @@ func TestSelectiveCopiesPlacedByProfile(t *testing.T) {
 func TestManifestVersion(t *testing.T) {
 	p := cProgram(t, "grid")
 	orig, _, freq := exactRun(t, p)
-	loops := func(cs *Copies) *partition.Plan { plan, _ := loopPlan(t, cs, freq); return plan }
+	loops := func(cs *Copies) *partition.Plan {
+		plan, _ := loopPlan(t, cs, freq)
+		for def := range plan.Funcs {
+			plan.Funcs[def].Spread = false
+		}
+		return plan
+	}
 	several := func(cs *Copies) *partition.Plan { plan, _ := loopsPlan(t, cs, freq); return plan }
+	spread := func(cs *Copies) *partition.Plan {
+		plan, _ := loopPlan(t, cs, freq)
+		for def := range plan.Funcs {
+			plan.Funcs[def].Spread = plan.Funcs[def].Loop != 0
+		}
+		return plan
+	}
 	calls := func(cs *Copies) *partition.Plan { return slicedPlan(t, cs, freq) }
 	for _, tc := range []struct {
 		opt  partition.Options
@@ -561,7 +574,7 @@ func TestManifestVersion(t *testing.T) {
 		plan func(*Copies) *partition.Plan // nil: PBL's
 	}{{partition.Options{Static: true}, FilesVersion, nil}, {partition.Options{Weights: freq}, PlacedVersion, nil},
 		{partition.Options{Weights: freq}, SlicedVersion, calls}, {partition.Options{Weights: freq}, LoopVersion, loops},
-		{partition.Options{Weights: freq}, LoopsVersion, several}} {
+		{partition.Options{Weights: freq}, LoopsVersion, several}, {partition.Options{Weights: freq}, SpreadVersion, spread}} {
 		cs, err := Build(orig, "pbl", 2, instrument.Options{}, tc.opt)
 		if err != nil {
 			t.Fatal(err)
@@ -587,12 +600,12 @@ func TestManifestVersion(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		newer := strings.Replace(string(b), fmt.Sprintf(`"version":%d,`, tc.want), fmt.Sprintf(`"version":%d,`, LoopsVersion+1), 1)
+		newer := strings.Replace(string(b), fmt.Sprintf(`"version":%d,`, tc.want), fmt.Sprintf(`"version":%d,`, SpreadVersion+1), 1)
 		if err := os.WriteFile(path, []byte(newer), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, _, err := ReadDir(dir); err == nil || !strings.Contains(err.Error(), "newer") {
-			t.Errorf("a version %d manifest: %v", LoopsVersion+1, err)
+			t.Errorf("a version %d manifest: %v", SpreadVersion+1, err)
 		}
 	}
 }
@@ -674,7 +687,8 @@ func clonePlan(p *partition.Plan) *partition.Plan {
 // that shares out the iterations of the most iterated loop of every
 // function that has one the instrumenter can share: over k, k+1 or 2
 // slots in turn, the slots dealt round the copies, and, every third
-// function, two slots to the last copy and the first.
+// function, two slots to the last copy and the first; every other
+// function's iterations are dealt out by a test (Spread).
 func loopPlan(t testing.TB, cs *Copies, freq [][]float64) (*partition.Plan, int) {
 	t.Helper()
 	return eachRan(cs, freq, func(plan *partition.Plan, def int, f *instrument.Func, n int) int {
@@ -696,6 +710,7 @@ func loopPlan(t testing.TB, cs *Copies, freq [][]float64) (*partition.Plan, int)
 			slotCopy = func(j int) int { return []int{k - 1, 0}[j] }
 		}
 		shareOut(plan, def, []int{k, k + 1, 2}[n%3], best, slotCopy)
+		plan.Funcs[def].Spread = n%2 == 1 // by a test, every other function
 		return 1
 	})
 }
@@ -947,7 +962,7 @@ func checkLoopPlans(t *testing.T, names []string, need int, ks []int, plan func(
 // as many of its loops as the instrumenter can share together (loops whose
 // headers are cuts, none nested in another), over k+1 slots dealt round
 // the copies. It returns the plan and the loops shared in functions with
-// more than one.
+// more than one. At odd k the iterations are dealt out by a test (Spread).
 func loopsPlan(t testing.TB, cs *Copies, freq [][]float64) (*partition.Plan, int) {
 	t.Helper()
 	return eachRan(cs, freq, func(plan *partition.Plan, def int, f *instrument.Func, _ int) int {
@@ -962,6 +977,7 @@ func loopsPlan(t testing.TB, cs *Copies, freq [][]float64) (*partition.Plan, int
 		}
 		shareOut(plan, def, plan.K+1, hs[0], func(j int) int { return j % plan.K })
 		plan.Funcs[def].Loops = hs[1:]
+		plan.Funcs[def].Spread = plan.K%2 == 1 // by a test at k = 3
 		return len(hs)
 	})
 }
@@ -975,7 +991,8 @@ func TestSeveralLoopsSliced(t *testing.T) {
 }
 
 // TestLoopSlicedCopiesAnywhere writes copies that share out loop
-// iterations to a directory (manifest version 4), runs each under node's
+// iterations, some dealt out by a test, to a directory (manifest version
+// 6), runs each under node's
 // WASI, and merges the parts into the exact profile, each copy's hits
 // exact; wasm-validate, when installed, accepts every copy.
 func TestLoopSlicedCopiesAnywhere(t *testing.T) {
@@ -998,8 +1015,14 @@ func TestLoopSlicedCopiesAnywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if man.Version != LoopVersion {
-		t.Fatalf("manifest version %d, want %d", man.Version, LoopVersion)
+	// loopPlan deals out the iterations of every other function by a
+	// test: node runs both kinds.
+	if !slices.ContainsFunc(plan.Funcs, func(f partition.FuncInfo) bool { return f.Spread }) {
+		t.Fatal("no loop's iterations are dealt out by a test")
+	}
+	wantVersion := SpreadVersion
+	if man.Version != wantVersion {
+		t.Fatalf("manifest version %d, want %d", man.Version, wantVersion)
 	}
 	man, _, cs, err = ReadDir(dir)
 	if err != nil {

@@ -45,6 +45,10 @@ const (
 	// iterations of several loops of one function (FuncInfo.Loops): a
 	// reader of an earlier version would share out one of them.
 	LoopsVersion = 5
+	// SpreadVersion is the version of a manifest whose plan deals out a
+	// loop's iterations by a test (FuncInfo.Spread): a reader of an
+	// earlier version would deal them out by n mod g.
+	SpreadVersion = 6
 )
 
 // Manifest describes a directory written by WriteDir: the original module
@@ -167,6 +171,9 @@ func WriteDir(dir, modulePath string, orig []byte, cs *Copies, weights *profile.
 	if slices.ContainsFunc(cs.Plan.Funcs, func(f partition.FuncInfo) bool { return len(f.Loops) > 0 }) {
 		version = LoopsVersion
 	}
+	if slices.ContainsFunc(cs.Plan.Funcs, func(f partition.FuncInfo) bool { return f.Spread }) {
+		version = SpreadVersion
+	}
 	man := &Manifest{
 		Format: ManifestFormat, Version: version,
 		Module:   profile.Module{Path: modulePath, SHA256: hashHex(orig), Size: len(orig), CodeOffset: cs.Copy[0].CodeOffset},
@@ -253,8 +260,8 @@ func ReadManifest(dir string) (*Manifest, []byte, error) {
 	if man.Format != ManifestFormat {
 		return nil, nil, fmt.Errorf("%s: not a pathprof copies manifest", dir)
 	}
-	if man.Version > LoopsVersion {
-		return nil, nil, fmt.Errorf("%s: manifest version %d is newer than this pathprof reads (%d)", dir, man.Version, LoopsVersion)
+	if man.Version > SpreadVersion {
+		return nil, nil, fmt.Errorf("%s: manifest version %d is newer than this pathprof reads (%d)", dir, man.Version, SpreadVersion)
 	}
 	if man.Plan == nil || len(man.CopySHA256) != man.Copies {
 		return nil, nil, fmt.Errorf("%s: manifest without a plan for its %d copies", dir, man.Copies)

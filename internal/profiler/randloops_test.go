@@ -10,6 +10,8 @@ import (
 	"github.com/pathprof/pathprof/internal/instrument"
 	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/runner"
+	"github.com/pathprof/pathprof/internal/wasm"
+	"github.com/pathprof/pathprof/internal/wasmtest"
 	"github.com/pathprof/pathprof/profile"
 )
 
@@ -108,7 +110,8 @@ func checkRandomLoops(t *testing.T, label string, orig []byte, exact *profile.Pr
 	}
 	shareOut(plan, def, g, hs[0], func(j int) int { return owner[j] })
 	plan.Funcs[def].Loops = hs[1:]
-	label = fmt.Sprintf("%s loops %v (%d slots of %v)", label, hs, g, owner)
+	plan.Funcs[def].Spread = r.IntN(2) == 0
+	label = fmt.Sprintf("%s loops %v (%d slots of %v, spread %v)", label, hs, g, owner, plan.Funcs[def].Spread)
 	cs, err := BuildPlan(orig, plan, instrument.Options{CountHits: true})
 	if err != nil {
 		t.Fatalf("%s: %v", label, err)
@@ -136,4 +139,126 @@ func slicesHasBack(f *instrument.Func, h int32) bool {
 		}
 	}
 	return false
+}
+
+// TestNestingLoopSpread deals out by a test (Spread) over two copies the
+// iterations of an outer loop whose even iterations run an inner loop
+// seven times and its odd ones once: by n mod 2 one copy would count seven
+// times the other's paths. Each copy must count exactly the paths of the
+// iterations instrument.SliceOfIteration gives its slot, the merged counts the SBL
+// profile, and each copy's hits computed from its own counts what it
+// counted at run time.
+func TestNestingLoopSpread(t *testing.T) {
+	const iters = 64 // the outer loop's iterations; the last leaves it
+	var a wasm.Asm
+	const i, j = 0, 1
+	a.Block(wasm.OpBlock).Block(wasm.OpLoop)
+	a.Idx(wasm.OpLocalGet, i).I32(1).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, i)
+	a.I32(iters).Op(wasm.OpI32GeU).Idx(wasm.OpBrIf, 1)
+	// i is n+1 in iteration n: seven inner iterations where n is even.
+	a.I32(7).I32(1).Idx(wasm.OpLocalGet, i).I32(1).Op(wasm.OpI32And).Op(wasm.OpSelect).Idx(wasm.OpLocalSet, j)
+	a.Block(wasm.OpLoop)
+	a.Idx(wasm.OpLocalGet, j).I32(1).Op(wasm.OpI32Sub).Idx(wasm.OpLocalTee, j).Idx(wasm.OpBrIf, 0)
+	a.Op(wasm.OpEnd)
+	a.Idx(wasm.OpBr, 0)
+	a.Op(wasm.OpEnd).Op(wasm.OpEnd).Op(wasm.OpEnd)
+	body := append([]byte{1, 2, byte(wasm.ValI32.Code)}, a.B...)
+	m := &wasm.Module{Version: 1, Types: []wasm.FuncType{{}}, Funcs: []uint32{0},
+		Exports: []wasm.Export{{Name: "_start", Kind: wasm.KindFunc, Index: 0}},
+		Code:    []wasm.Code{{Body: body, ExprOff: 3, Locals: []wasm.LocalDecl{{Count: 2, Type: wasm.ValI32}}}}}
+	orig := wasmtest.Encode(t, m, wasm.SecType, wasm.SecFunction, wasm.SecExport, wasm.SecCode)
+	exact, an := randRun(t, 0, orig)
+	f := an.Result.Funcs[0]
+	outer := int32(-1)
+	for h := int32(2); int(h) < len(f.Graph.Blocks); h++ {
+		if slicesHasBack(f, h) {
+			if err := f.CanShareLoop(h); err != nil {
+				t.Fatal(err)
+			}
+			outer = h
+			break
+		}
+	}
+	pbl, err := Build(orig, "pbl", 2, instrument.Options{}, partition.Options{Static: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := clonePlan(pbl.Plan)
+	shareOut(plan, 0, 2, outer, func(j int) int { return j })
+	plan.Funcs[0].Spread = true
+	cs, err := BuildPlan(orig, plan, instrument.Options{CountHits: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want [2]uint64
+	for n := range uint64(iters) {
+		paths := uint64(1)
+		if n%2 == 0 && n < iters-1 {
+			paths = 7
+		}
+		want[instrument.SliceOfIteration(n, 2)] += paths
+	}
+	if want[0] > 2*want[1] || want[1] > 2*want[0] {
+		t.Fatalf("the slots' paths %v are not spread", want)
+	}
+	var parts [][]profile.Function
+	for c, res := range cs.Copy {
+		part, _, direct := runCounting(t, fmt.Sprintf("copy %d", c), runner.Config{}, res)
+		parts = append(parts, part)
+		var got uint64
+		for _, pf := range part {
+			for _, p := range pf.Paths {
+				got += p.Count
+			}
+		}
+		if got != want[c] {
+			t.Errorf("copy %d counted %d paths, want %d (slots' paths %v)", c, got, want[c], want)
+		}
+		computed, err := res.HitsOfRun(exact.Functions, part, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if computed != direct {
+			t.Errorf("copy %d: %d hits counted at run time, %d computed", c, direct, computed)
+		}
+	}
+	checkMerged(t, "nesting loop", exact, parts, cs.Shared())
+}
+
+// TestPlanSpreadsHeavyIterations: planned by calc's profile at k = 2, P3
+// deals the iterations of its Collatz search out by a test, each of them
+// running a chain of probes, and the copies' merged counts are the exact
+// profile; planned by the estimate, no loop is dealt out so.
+func TestPlanSpreadsHeavyIterations(t *testing.T) {
+	p := cProgram(t, "calc")
+	orig, exact, freq := exactRun(t, p)
+	spread := func(cs *Copies) int {
+		n := 0
+		for _, f := range cs.Plan.Funcs {
+			if f.Spread {
+				n++
+			}
+		}
+		return n
+	}
+	guessed, err := Build(orig, profile.P3, 2, instrument.Options{}, partition.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := spread(guessed); n != 0 {
+		t.Fatalf("planned by the estimate, %d functions deal out iterations by a test", n)
+	}
+	cs, err := Build(orig, profile.P3, 2, instrument.Options{CountHits: true}, partition.Options{Weights: freq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := spread(cs); n == 0 {
+		t.Fatal("planned by the profile, no loop's iterations are dealt out by a test")
+	}
+	var parts [][]profile.Function
+	for c, res := range cs.Copy {
+		fs, _ := runSliced(t, p, exact, res, fmt.Sprintf("calc copy %d", c))
+		parts = append(parts, fs)
+	}
+	checkMerged(t, "calc", exact, parts, cs.Shared())
 }
