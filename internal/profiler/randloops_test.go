@@ -143,7 +143,7 @@ func slicesHasBack(f *instrument.Func, h int32) bool {
 
 // TestNestingLoopSpread deals out by a test (Spread) over two copies the
 // iterations of an outer loop whose even iterations run an inner loop
-// seven times and its odd ones once: by n mod 2 one copy would count seven
+// six times more than its odd ones: by n mod 2 one copy would count three
 // times the other's paths. Each copy must count exactly the paths of the
 // iterations instrument.SliceOfIteration gives its slot, the merged counts the SBL
 // profile, and each copy's hits computed from its own counts what it
@@ -155,8 +155,10 @@ func TestNestingLoopSpread(t *testing.T) {
 	a.Block(wasm.OpBlock).Block(wasm.OpLoop)
 	a.Idx(wasm.OpLocalGet, i).I32(1).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, i)
 	a.I32(iters).Op(wasm.OpI32GeU).Idx(wasm.OpBrIf, 1)
-	// i is n+1 in iteration n: seven inner iterations where n is even.
-	a.I32(7).I32(1).Idx(wasm.OpLocalGet, i).I32(1).Op(wasm.OpI32And).Op(wasm.OpSelect).Idx(wasm.OpLocalSet, j)
+	// i is n+1 in iteration n: seven inner iterations where n is even,
+	// one where it is odd, and i² mod 5 more.
+	a.I32(7).I32(1).Idx(wasm.OpLocalGet, i).I32(1).Op(wasm.OpI32And).Op(wasm.OpSelect)
+	a.Idx(wasm.OpLocalGet, i).Idx(wasm.OpLocalGet, i).Op(wasm.OpI32Mul).I32(5).Op(wasm.OpI32RemU).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, j)
 	a.Block(wasm.OpLoop)
 	a.Idx(wasm.OpLocalGet, j).I32(1).Op(wasm.OpI32Sub).Idx(wasm.OpLocalTee, j).Idx(wasm.OpBrIf, 0)
 	a.Op(wasm.OpEnd)
@@ -192,9 +194,14 @@ func TestNestingLoopSpread(t *testing.T) {
 	}
 	var want [2]uint64
 	for n := range uint64(iters) {
+		// An iteration ends a path at each inner back edge and at its
+		// own; the last leaves the loop before the inner one.
 		paths := uint64(1)
-		if n%2 == 0 && n < iters-1 {
-			paths = 7
+		if i := n + 1; n < iters-1 {
+			paths = 1 + i*i%5
+			if n%2 == 0 {
+				paths += 6
+			}
 		}
 		want[instrument.SliceOfIteration(n, 2)] += paths
 	}
