@@ -30,6 +30,18 @@ func SliceOfCall(n uint64, slices int) int {
 	return int((n * callMix >> 32) * uint64(slices) >> 32)
 }
 
+// mixI64 is callMix as an i64 immediate.
+func mixI64() int64 {
+	mix := callMix
+	return int64(mix)
+}
+
+// slotOfMixed emits, for an i64 n·callMix on the stack, its slot among
+// slices as an i32: the copies' side of SliceOfCall.
+func slotOfMixed(a *wasm.Asm, slices int) {
+	a.I64(32).Op(wasm.OpI64ShrU).I64(int64(slices)).Op(wasm.OpI64Mul).I64(32).Op(wasm.OpI64ShrU).Op(wasm.OpI32Wrap)
+}
+
 // emitSlices puts the test of a sliced function at the start of its body
 // (defined function def, probes already in place): count the call in the
 // function's global, and unless its slot is this copy's, call the unprobed
@@ -55,10 +67,9 @@ func emitSlices(m *wasm.Module, def int, f *Func, plain uint32, hitsGlobal int64
 	if hitsGlobal >= 0 {
 		a.Idx(wasm.OpGlobalGet, uint32(hitsGlobal)).I64(1).Op(wasm.OpI64Add).Idx(wasm.OpGlobalSet, uint32(hitsGlobal))
 	}
-	mix := callMix
-	a.I32(int32(mask)).Idx(wasm.OpGlobalGet, calls).I64(int64(mix)).Op(wasm.OpI64Mul).I64(32).Op(wasm.OpI64ShrU).
-		I64(int64(f.Mode.Slices)).Op(wasm.OpI64Mul).I64(32).Op(wasm.OpI64ShrU).Op(wasm.OpI32Wrap).
-		Op(wasm.OpI32ShrU).I32(1).Op(wasm.OpI32And).Op(wasm.OpI32Eqz).Block(wasm.OpIf)
+	a.I32(int32(mask)).Idx(wasm.OpGlobalGet, calls).I64(mixI64()).Op(wasm.OpI64Mul)
+	slotOfMixed(&a, f.Mode.Slices)
+	a.Op(wasm.OpI32ShrU).I32(1).Op(wasm.OpI32And).Op(wasm.OpI32Eqz).Block(wasm.OpIf)
 	for j := range ft.Params {
 		a.Idx(wasm.OpLocalGet, uint32(j))
 	}

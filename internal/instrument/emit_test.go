@@ -25,23 +25,32 @@ func TestSliceOfCall(t *testing.T) {
 		}
 	}
 	for g := 2; g <= 8; g++ {
-		for p := uint64(1); p <= 16; p++ {
-			for a := uint64(1); a <= p; a++ {
-				per := make([]int, g)
-				total := 0
-				for n := a; n <= calls; n += p {
-					s := SliceOfCall(n, g)
-					if s < 0 || s >= g {
-						t.Fatalf("call %d in slot %d of %d", n, s, g)
-					}
-					per[s]++
-					total++
+		checkPeriodic(t, "calls", SliceOfCall, g, 1, calls, 1, 0.04)
+	}
+}
+
+// checkPeriodic checks that slot spreads, over its g slots, every
+// subsequence n = a, a+p, a+2p, ... of first .. last, for every period p
+// from minPeriod to 16 and every phase a, within tol of an even share (and
+// 2 more), and that every slot is in range.
+func checkPeriodic(t *testing.T, what string, slot func(uint64, int) int, g int, first, last, minPeriod uint64, tol float64) {
+	t.Helper()
+	for p := minPeriod; p <= 16; p++ {
+		for a := first; a < first+p; a++ {
+			per := make([]int, g)
+			total := 0
+			for n := a; n <= last; n += p {
+				s := slot(n, g)
+				if s < 0 || s >= g {
+					t.Fatalf("%s: %d in slot %d of %d", what, n, s, g)
 				}
-				even := float64(total) / float64(g)
-				for s, c := range per {
-					if math.Abs(float64(c)-even) > 0.04*even+2 {
-						t.Fatalf("g=%d, calls %d+%d·m: slot %d has %d of %d, want about %.0f", g, a, p, s, c, total, even)
-					}
+				per[s]++
+				total++
+			}
+			even := float64(total) / float64(g)
+			for s, c := range per {
+				if math.Abs(float64(c)-even) > tol*even+2 {
+					t.Fatalf("g=%d, %s %d+%d·m: slot %d has %d of %d, want about %.0f", g, what, a, p, s, c, total, even)
 				}
 			}
 		}
@@ -72,21 +81,6 @@ func TestSliceOfIteration(t *testing.T) {
 				t.Fatalf("g=%d: the first %d iterations have %v per slot", g, n+1, per)
 			}
 		}
-		for p := uint64(2); p <= 16; p++ {
-			for a := uint64(0); a < p; a++ {
-				per := make([]int, g)
-				total := 0
-				for n := a; n < iters; n += p {
-					per[SliceOfIteration(n, g)]++
-					total++
-				}
-				even := float64(total) / float64(g)
-				for s, c := range per {
-					if math.Abs(float64(c)-even) > 0.05*even+2 {
-						t.Fatalf("g=%d, iterations %d+%d·m: slot %d has %d of %d, want about %.0f", g, a, p, s, c, total, even)
-					}
-				}
-			}
-		}
+		checkPeriodic(t, "iterations", SliceOfIteration, g, 0, iters-1, 2, 0.05)
 	}
 }

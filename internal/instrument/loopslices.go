@@ -299,25 +299,35 @@ func ringReplicas(a *wasm.Asm, lp *region, n int, own []bool, probed, bare []byt
 		a.Block(wasm.OpBlock)
 	}
 	for r := range n {
-		code := bare
-		if own[r] {
-			code = probed
-		}
 		// Labels beyond the loop's are now n-r deeper: the blocks
 		// of the later replicas, the new loop and $exit.
-		shifted, err := shiftLabels(code, uint32(n-r))
-		if err != nil {
+		if err := appendReplica(a, own[r], probed, bare, uint32(n-r), hit, setFlag); err != nil {
 			return err
 		}
-		a.B = append(a.B, shifted...)
-		// Falling out of the loop leaves it too.
-		hit(a)
-		a.B = append(a.B, setFlag(own[r])...)
 		if r < n-1 {
 			a.Idx(wasm.OpBr, uint32(n-r)).Op(wasm.OpEnd)
 		}
 	}
 	a.Op(wasm.OpEnd).Op(wasm.OpEnd)
+	return nil
+}
+
+// appendReplica appends a replica of the loop's body, probed if it is the
+// copy's (mine), its labels beyond the loop's own d deeper, then what
+// runs where it falls out of the loop, which leaves it too: the hit and
+// the flag's setting.
+func appendReplica(a *wasm.Asm, mine bool, probed, bare []byte, d uint32, hit func(*wasm.Asm), setFlag func(bool) []byte) error {
+	code := bare
+	if mine {
+		code = probed
+	}
+	shifted, err := shiftLabels(code, d)
+	if err != nil {
+		return err
+	}
+	a.B = append(a.B, shifted...)
+	hit(a)
+	a.B = append(a.B, setFlag(mine)...)
 	return nil
 }
 
@@ -372,9 +382,8 @@ func spreadReplicas(a *wasm.Asm, lp *region, n int, own []bool, probed, bare []b
 	a.Idx(wasm.OpLocalGet, st.slot).I32(1).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, st.slot).I32(int32(n)).Op(wasm.OpI32Eq)
 	a.Block(wasm.OpIf).I32(0).Idx(wasm.OpLocalSet, st.slot).Op(wasm.OpEnd)
 	a.Idx(wasm.OpLocalGet, st.slot).Idx(wasm.OpLocalGet, st.start).Op(wasm.OpI32Eq).Block(wasm.OpIf)
-	mix := callMix
-	a.Idx(wasm.OpLocalGet, st.weyl).I64(int64(mix)).Op(wasm.OpI64Add).Idx(wasm.OpLocalTee, st.weyl)
-	a.I64(32).Op(wasm.OpI64ShrU).I64(int64(n)).Op(wasm.OpI64Mul).I64(32).Op(wasm.OpI64ShrU).Op(wasm.OpI32Wrap)
+	a.Idx(wasm.OpLocalGet, st.weyl).I64(mixI64()).Op(wasm.OpI64Add).Idx(wasm.OpLocalTee, st.weyl)
+	slotOfMixed(a, n)
 	a.Idx(wasm.OpLocalTee, st.start).Idx(wasm.OpLocalSet, st.slot)
 	a.Op(wasm.OpEnd)
 	labels := make([]uint32, n+1)
@@ -385,21 +394,12 @@ func spreadReplicas(a *wasm.Asm, lp *region, n int, own []bool, probed, bare []b
 	a.BrTable(labels)
 	for r := range n {
 		a.Op(wasm.OpEnd) // $b_r: replica r follows
-		code := bare
-		if own[r] {
-			code = probed
-		}
 		// Inside $c, beyond the loop's own label (now $c's) lie the
 		// blocks of the later replicas, $top and $exit.
-		shifted, err := shiftLabels(code, uint32(n-r+1))
-		if err != nil {
+		a.Block(wasm.OpBlock)
+		if err := appendReplica(a, own[r], probed, bare, uint32(n-r+1), hit, setFlag); err != nil {
 			return err
 		}
-		a.Block(wasm.OpBlock)
-		a.B = append(a.B, shifted...)
-		// Falling out of the loop leaves it too.
-		hit(a)
-		a.B = append(a.B, setFlag(own[r])...)
 		a.Idx(wasm.OpBr, uint32(n-r+1)).Op(wasm.OpEnd)
 		a.Idx(wasm.OpBr, uint32(n-1-r))
 	}

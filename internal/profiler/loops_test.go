@@ -83,10 +83,16 @@ func loopModule(t *testing.T, trap int) []byte {
 // startModule is a command module whose _start has one i32 local and the
 // expression expr.
 func startModule(t *testing.T, expr []byte) []byte {
-	body := append([]byte{1, 1, byte(wasm.ValI32.Code)}, expr...)
+	return startModuleLocals(t, 1, expr)
+}
+
+// startModuleLocals is a command module whose _start has n i32 locals
+// (fewer than 128) and the expression expr.
+func startModuleLocals(t *testing.T, n byte, expr []byte) []byte {
+	body := append([]byte{1, n, byte(wasm.ValI32.Code)}, expr...)
 	m := &wasm.Module{Version: 1, Types: []wasm.FuncType{{}}, Funcs: []uint32{0},
 		Exports: []wasm.Export{{Name: "_start", Kind: wasm.KindFunc, Index: 0}},
-		Code:    []wasm.Code{{Body: body, ExprOff: 3, Locals: []wasm.LocalDecl{{Count: 1, Type: wasm.ValI32}}}}}
+		Code:    []wasm.Code{{Body: body, ExprOff: 3, Locals: []wasm.LocalDecl{{Count: uint32(n), Type: wasm.ValI32}}}}}
 	return wasmtest.Encode(t, m, wasm.SecType, wasm.SecFunction, wasm.SecExport, wasm.SecCode)
 }
 

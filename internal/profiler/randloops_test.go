@@ -11,7 +11,6 @@ import (
 	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/runner"
 	"github.com/pathprof/pathprof/internal/wasm"
-	"github.com/pathprof/pathprof/internal/wasmtest"
 	"github.com/pathprof/pathprof/profile"
 )
 
@@ -164,11 +163,7 @@ func TestNestingLoopSpread(t *testing.T) {
 	a.Op(wasm.OpEnd)
 	a.Idx(wasm.OpBr, 0)
 	a.Op(wasm.OpEnd).Op(wasm.OpEnd).Op(wasm.OpEnd)
-	body := append([]byte{1, 2, byte(wasm.ValI32.Code)}, a.B...)
-	m := &wasm.Module{Version: 1, Types: []wasm.FuncType{{}}, Funcs: []uint32{0},
-		Exports: []wasm.Export{{Name: "_start", Kind: wasm.KindFunc, Index: 0}},
-		Code:    []wasm.Code{{Body: body, ExprOff: 3, Locals: []wasm.LocalDecl{{Count: 2, Type: wasm.ValI32}}}}}
-	orig := wasmtest.Encode(t, m, wasm.SecType, wasm.SecFunction, wasm.SecExport, wasm.SecCode)
+	orig := startModuleLocals(t, 2, a.B)
 	exact, an := randRun(t, 0, orig)
 	f := an.Result.Funcs[0]
 	outer := int32(-1)
