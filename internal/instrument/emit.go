@@ -108,7 +108,17 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 		hashP = int64(f.next)
 	}
 	var lc *loopCounts
+	var cl *countedLoops
+	ops := f.ops
 	if useLoopCounts && f.Rev != nil && !loopSliced {
+		ft, _ := m.FuncType(f.Index)
+		if cl = planCountedLoops(c, f, ft.Params); cl != nil {
+			ops = slices.Clone(ops)
+			for b := range cl.back {
+				ops[b] = nil
+			}
+			f.CountedLoops, f.bare = len(cl.back), cl.back
+		}
 		addN := func(a *wasm.Asm, slot int64, l uint32) {
 			fns.add(a, slot, idx+1, func() { a.Idx(wasm.OpLocalGet, l) })
 		}
@@ -125,7 +135,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 		if hashP >= 0 {
 			first++
 		}
-		lc = planLoopCounts(f, first, slot, !dense, addN)
+		lc = planLoopCounts(f, first, slot, !dense, cl.bare, addN)
 		if lc != nil && !dense && fns.emb != nil {
 			// The embedded count_hash adds nothing for n = 0.
 			lc.addsZero = true
@@ -149,6 +159,14 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 		}
 		if lc != nil {
 			f.LoopCounters, f.IterationCounters, f.PackedSites = int(lc.total), lc.iteration, lc.packedSites()
+		}
+		if cl != nil {
+			// Declared after the loop counters (and their scratch).
+			cl.x0 = first
+			if lc != nil {
+				cl.x0 += lc.decl().Count
+			}
+			cl.trips = cl.x0 + 1
 		}
 	}
 	z := &sizer{}
@@ -223,14 +241,31 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 		p := &placer{m: m, c: c, f: f, ops: v.ops, hit: hit, z: z, ifTaken: true}
 
 		p.has = func(e int32) bool {
-			return len(v.ops[e]) > 0 || lc.flushes(e) || v.extra != nil && len(v.extra[e]) > 0
+			return len(v.ops[e]) > 0 || lc.flushes(e) || cl.has(e) || v.extra != nil && len(v.extra[e]) > 0
 		}
-		p.plain = func(e int32) bool { return !lc.flushes(e) && (v.extra == nil || len(v.extra[e]) == 0) }
+		p.plain = func(e int32) bool {
+			return !lc.flushes(e) && !cl.has(e) && (v.extra == nil || len(v.extra[e]) == 0)
+		}
 		p.emit = func(a *wasm.Asm, e int32, back int64) {
 			if !p.has(e) {
 				return
 			}
 			hit(a)
+			if cl != nil {
+				mk := z.mark(a)
+				cl.emitExit(a, e, reg, func(o numbering.Op) { memCount(a, o, -1) }, func(id int64, push func()) {
+					if dense {
+						fns.add(a, slot+id, idx+1, push)
+						return
+					}
+					// count_hash of 0 would add the path to the table.
+					a.Idx(wasm.OpLocalGet, cl.trips).I32(1).Op(wasm.OpI32Ne).Block(wasm.OpIf)
+					a.I32(int32(f.Index)).I64(id)
+					push()
+					a.Idx(wasm.OpCall, fns.hash).Op(wasm.OpEnd)
+				})
+				z.end(SizeCountedLoop, a, mk)
+			}
 			for i, o := range v.ops[e] {
 				mk := z.mark(a)
 				if i == 0 && lc.counts(e) {
@@ -259,6 +294,11 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			mk := z.mark(a)
 			lc.emitFlush(a, e)
 			z.end(SizeLoopFlush, a, mk)
+			if cl != nil {
+				mk := z.mark(a)
+				cl.emitEntry(a, e)
+				z.end(SizeCountedLoop, a, mk)
+			}
 			if v.extra != nil {
 				mk := z.mark(a)
 				a.B = append(a.B, v.extra[e]...)
@@ -289,7 +329,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			return err
 		}
 	} else {
-		v := &variant{ops: f.ops, guard: -1}
+		v := &variant{ops: ops, guard: -1}
 		list, err := place(v)
 		if err != nil {
 			return err
@@ -304,6 +344,9 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 	}
 	if lc != nil {
 		more = append(more, lc.decl())
+	}
+	if cl != nil {
+		more = append(more, wasm.LocalDecl{Count: 2, Type: wasm.ValI32})
 	}
 	f.sizes = z.s
 	if more == nil {

@@ -94,6 +94,10 @@ type Func struct {
 	// PackedSites is how many back edges count their paths in one
 	// local, several counters packed in its bits.
 	PackedSites int
+	// CountedLoops is how many loops leave their back edges without
+	// probes, their iterations counted from the local that drives them
+	// where they are left (see counted.go).
+	CountedLoops int
 	// Blockwise marks a Segments function that could not be numbered:
 	// every block is a path of its own (see Segments).
 	Blockwise bool
@@ -107,6 +111,8 @@ type Func struct {
 	// seqs holds, per Graph edge, how many instrumentation sequences run
 	// when the edge is taken: the probe hits of the edge.
 	seqs []uint8
+	// bare holds the back edges of counted loops, which run no sequence.
+	bare map[int32]bool
 	// sizes is what emitting added to the body, by kind.
 	sizes Sizes
 	// loop holds the rest of them where a loop's iterations are shared

@@ -153,7 +153,7 @@ func (st *loopSite) iteration(f *Func, x int32, de cfg.DAGEdge) {
 // count is a hashed one, not where it is a dense one, which a counter in
 // a local and the test that picks it cost as much as (see
 // docs/instrumentation.md).
-func planLoopCounts(f *Func, first uint32, slot int64, iteration bool, addN func(a *wasm.Asm, slot int64, l uint32)) *loopCounts {
+func planLoopCounts(f *Func, first uint32, slot int64, iteration bool, bare func(e int32) bool, addN func(a *wasm.Asm, slot int64, l uint32)) *loopCounts {
 	g, d, plan := f.Graph, f.DAG, f.Placement
 	hasBack := false
 	for _, e := range g.Edges {
@@ -199,10 +199,10 @@ func planLoopCounts(f *Func, first uint32, slot int64, iteration bool, addN func
 			continue
 		}
 		// Every Graph edge behind the dummy edge must be a back edge that
-		// starts with the dummy edge's count.
+		// starts with the dummy edge's count (not a counted loop's).
 		ok := len(de.Back) > 0
 		for _, b := range de.Back {
-			if !g.Edges[b].Back || len(f.ops[b]) == 0 || f.ops[b][0] != op {
+			if !g.Edges[b].Back || len(f.ops[b]) == 0 || f.ops[b][0] != op || bare(b) {
 				ok = false
 			}
 		}

@@ -156,6 +156,9 @@ func (f *Func) pathSeqs(edges []int32) (seqs, own, bare uint64) {
 		case de.Kind == cfg.EdgeDummyExit && f.loop.isQuiet(de.Back[0]):
 			// A path end around a shared loop where this copy runs
 			// nothing (trimOutside).
+		case de.Kind == cfg.EdgeDummyExit && f.bare[de.Back[0]]:
+			// A counted loop's back edge runs nothing: its exit
+			// counts the iterations, one sequence for the loop.
 		case de.Kind == cfg.EdgeDummyExit:
 			// The back (or cut) edge's sequence: the ending path's
 			// count, if the copy counts there, and the next path's
@@ -333,6 +336,8 @@ func (r *Result) FuncHitsOfFrequencies(freq [][]float64) ([]float64, error) {
 			case de.Kind == cfg.EdgeDummyExit && f.loop.isQuiet(de.Back[0]):
 				// A path end around a shared loop where this copy runs
 				// nothing, as in pathSeqs.
+			case de.Kind == cfg.EdgeDummyExit && f.bare[de.Back[0]]:
+				// A counted loop's back edge, as in pathSeqs.
 			case de.Kind == cfg.EdgeDummyExit:
 				h += w[e]
 			}

@@ -9,34 +9,35 @@ import "github.com/pathprof/pathprof/internal/wasm"
 type SizeKind uint8
 
 const (
-	SizeInit       SizeKind = iota // r = c
-	SizeAdd                        // r += c on an edge of its own
-	SizeSelect                     // r += select(…) before a br_if, with its saved condition
-	SizeDense                      // a count of a dense function
-	SizeHashed                     // a count of a hashed function
-	SizeBrIf                       // a br_if's block nest (its probes apart), less the br_if it replaces
-	SizeBackIf                     // a back edge's if (its probes apart), less the br_if it replaces
-	SizeTakenIf                    // the if of a br_if whose taken edge alone has probes, less the br_if
-	SizeValuedBrIf                 // the if/else before a br_if that carries values
-	SizeElse                       // an else arm added to an if
-	SizeBrTable                    // a br_table's trampolines (their probes apart), less the br_table
-	SizeLoopCount                  // counts in local loop counters
-	SizeLoopFlush                  // loop counters flushed on leaving a loop, cleared on entering it
-	SizeLocals                     // the scratch locals' declarations
-	SizeHits                       // the copy's own hit count (Options.CountHits)
-	SizeSliced                     // the test of a function whose calls are shared out, and its unprobed body
-	SizeLoopSlices                 // a shared loop's replicas, flags and guarded counts
-	SizeFrame                      // the bodies' size fields and the section's function count
-	SizeFuncs                      // the counters' functions (hashed counts, growing memory)
-	SizeMemory                     // memory.size and memory.grow turned into the program's view
-	SizeShortest                   // padded immediates written shortest (negative: bytes saved)
-	SizeOther                      // bytes no kind above accounts for: an accounting bug
+	SizeInit        SizeKind = iota // r = c
+	SizeAdd                         // r += c on an edge of its own
+	SizeSelect                      // r += select(…) before a br_if, with its saved condition
+	SizeDense                       // a count of a dense function
+	SizeHashed                      // a count of a hashed function
+	SizeBrIf                        // a br_if's block nest (its probes apart), less the br_if it replaces
+	SizeBackIf                      // a back edge's if (its probes apart), less the br_if it replaces
+	SizeTakenIf                     // the if of a br_if whose taken edge alone has probes, less the br_if
+	SizeValuedBrIf                  // the if/else before a br_if that carries values
+	SizeElse                        // an else arm added to an if
+	SizeBrTable                     // a br_table's trampolines (their probes apart), less the br_table
+	SizeLoopCount                   // counts in local loop counters
+	SizeLoopFlush                   // loop counters flushed on leaving a loop, cleared on entering it
+	SizeCountedLoop                 // a counted loop's local kept at its entry, its back edges counted at its exit
+	SizeLocals                      // the scratch locals' declarations
+	SizeHits                        // the copy's own hit count (Options.CountHits)
+	SizeSliced                      // the test of a function whose calls are shared out, and its unprobed body
+	SizeLoopSlices                  // a shared loop's replicas, flags and guarded counts
+	SizeFrame                       // the bodies' size fields and the section's function count
+	SizeFuncs                       // the counters' functions (hashed counts, growing memory)
+	SizeMemory                      // memory.size and memory.grow turned into the program's view
+	SizeShortest                    // padded immediates written shortest (negative: bytes saved)
+	SizeOther                       // bytes no kind above accounts for: an accounting bug
 	NumSizeKinds
 )
 
 var sizeNames = [NumSizeKinds]string{
 	"init", "add", "select", "dense count", "hashed count", "br_if nest", "back-edge if", "taken if",
-	"valued br_if", "added else", "br_table", "loop count", "loop flush", "locals", "hits",
+	"valued br_if", "added else", "br_table", "loop count", "loop flush", "counted loop", "locals", "hits",
 	"sliced calls", "loop slices", "body sizes", "counter functions", "memory ops", "shortest", "other",
 }
 

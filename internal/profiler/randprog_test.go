@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/pathprof/pathprof/internal/instrument"
 	"github.com/pathprof/pathprof/internal/runner"
 	"github.com/pathprof/pathprof/internal/wasm"
 	"github.com/pathprof/pathprof/internal/wasmtest"
@@ -17,7 +18,9 @@ import (
 // two loops, returns and calls, every
 // branch decided by a pseudo-random state in global 0. Every loop counts
 // its iterations down in a local of its own depth, and every way to
-// continue a loop decrements its counter first, so runs end.
+// continue a loop decrements its counter first, so runs end; a loop that
+// only its end continues may test its counter for 0, as a counted loop
+// does.
 type randProgram struct {
 	r      *rand.Rand
 	a      wasm.Asm
@@ -30,6 +33,9 @@ type randProgram struct {
 type randFrame struct {
 	loop    bool
 	counter uint32 // a loop's counter local
+	// continued says that a branch other than the loop's end continues
+	// it (and decrements its counter).
+	continued bool
 }
 
 const randLocals = 4 // counters: loops nest at most this deep
@@ -110,8 +116,15 @@ func (g *randProgram) stmt(depth int) {
 		}
 		g.frames = append(g.frames, randFrame{loop: true, counter: c})
 		g.stmts(depth + 1)
+		continued := g.frames[len(g.frames)-1].continued
 		g.frames = g.frames[:len(g.frames)-1]
-		a.Idx(wasm.OpLocalGet, c).I32(1).Op(wasm.OpI32Sub).Idx(wasm.OpLocalTee, c).I32(0).Op(wasm.OpI32GtS).Idx(wasm.OpBrIf, 0)
+		a.Idx(wasm.OpLocalGet, c).I32(1).Op(wasm.OpI32Sub).Idx(wasm.OpLocalTee, c)
+		if continued || g.r.IntN(2) == 0 {
+			a.I32(0).Op(wasm.OpI32GtS)
+		}
+		// Else the test is c != 0, as clang ends a counted loop: only
+		// this decrement sets c, from 1 to 5, so it reaches 0.
+		a.Idx(wasm.OpBrIf, 0)
 		if result {
 			a.I32(7).Op(wasm.OpEnd).Op(wasm.OpDrop)
 		} else {
@@ -142,6 +155,7 @@ func (g *randProgram) stmt(depth int) {
 		}
 		i := ls[g.r.IntN(len(ls))]
 		c := g.frames[i].counter
+		g.frames[i].continued = true
 		a.Idx(wasm.OpLocalGet, c).I32(1).Op(wasm.OpI32Sub).Idx(wasm.OpLocalTee, c).I32(0).Op(wasm.OpI32GtS)
 		g.rnd(2)
 		a.Op(wasm.OpI32And).Idx(wasm.OpBrIf, uint32(len(g.frames)-1-i))
@@ -156,6 +170,7 @@ func (g *randProgram) stmt(depth int) {
 		i, j := ls[g.r.IntN(len(ls))], ls[g.r.IntN(len(ls))]
 		for n, x := range []int{i, j} {
 			c := g.frames[x].counter
+			g.frames[x].continued = true
 			a.Idx(wasm.OpLocalGet, c).I32(1).Op(wasm.OpI32Sub).Idx(wasm.OpLocalTee, c).I32(0).Op(wasm.OpI32GtS)
 			if n > 0 {
 				a.Op(wasm.OpI32And)
@@ -214,9 +229,11 @@ func randModuleCut(t *testing.T, seed uint64, diamonds int) []byte {
 // TestRandomPrograms profiles random programs with SBL and compares the
 // profiles with the tracer's. The modules have no memory of their own, so
 // the counters sit at address 0, where a count whose constant went into
-// the store's offset once wrapped below 0.
+// the store's offset once wrapped below 0. Some of their loops are
+// counted loops.
 func TestRandomPrograms(t *testing.T) {
 	ctx := context.Background()
+	counted := 0
 	for seed := range uint64(60) {
 		orig := randModule(t, seed)
 		exact, err := Profile(ctx, orig, Options{Run: runner.Config{}})
@@ -224,5 +241,16 @@ func TestRandomPrograms(t *testing.T) {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
 		checkTraced(t, fmt.Sprintf("seed %d", seed), orig, runner.Config{}, exact)
+		res, err := instrument.Instrument(orig, instrument.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range res.Funcs {
+			counted += f.CountedLoops
+		}
 	}
+	if counted == 0 {
+		t.Fatal("no random program has a counted loop")
+	}
+	t.Logf("%d counted loops", counted)
 }
