@@ -21,12 +21,13 @@ import (
 // tight loop, that is much of the loop's time. Compilers end such loops
 // with the step of a local and a test of it against a bound that does not
 // change in the loop (for (i = a; i != n; i += c), which clang writes as
-// local.tee i, local.get n, i32.ne, br_if, or with i counted down to 0 as
-// local.tee i, br_if). Where that test is the loop's only way out, the
-// loop ends at the first iteration whose step brings the local to the
-// bound, so the number of iterations t is the distance the local moved
-// over the step, exactly, however it wraps (the first time the local meets
-// the bound comes before its values repeat). So the back edge runs
+// local.tee i, local.get n, i32.ne, br_if, or i32.lt_s for i < n, or with
+// i counted down to 0 as local.tee i, br_if). Where that test is the
+// loop's only way out, whether the loop goes on depends on the local's
+// value alone, and for a step of odd·2^s its values repeat after 2^(32-s)
+// steps: a loop that ends does so within them, so the number of
+// iterations t is the distance the local moved over the step, modulo
+// 2^(32-s), exactly, however it wraps. So the back edge runs
 // nothing; the edges into the loop keep the local plus one step, and the
 // loop's exit computes t - 1, the back edges taken, from the local: if any
 // were, it counts the first iteration's path (the path register still
@@ -156,11 +157,12 @@ func straightLoop(g *cfg.Graph, ops [][]numbering.Op, b int32, calling []bool) (
 }
 
 // inductionTest returns the local x that the br_if ending block u tests
-// and what one iteration adds to it, where the test is x != 0 (x, br_if)
-// or x != n for a local n that the loop does not set or a
-// constant (x, n, i32.ne, br_if, x read by local.get or local.tee), and x
-// is an i32 that the loop sets once, to x plus or minus a constant
-// (local.get x, i32.const, i32.add or i32.sub, local.set or local.tee x).
+// and what one iteration adds to it, where the test depends on x alone: x
+// (x != 0), x and i32.eqz, or x and n and an i32 comparison, either way
+// round, n a constant or a local that the loop does not set (x read by
+// local.get, or local.tee where it comes first), and x is an i32 that the
+// loop sets once, to x plus or minus a constant (local.get x, i32.const,
+// i32.add or i32.sub, local.set or local.tee x).
 func inductionTest(c *wasm.Code, g *cfg.Graph, chain []int32, u int32, params []wasm.ValType) (uint32, uint32, bool) {
 	// The last four instructions of u, and every write of a local in the
 	// loop with the three instructions before it.
@@ -195,21 +197,28 @@ func inductionTest(c *wasm.Code, g *cfg.Graph, chain []int32, u int32, params []
 	if tail[3].Op != wasm.OpBrIf {
 		return 0, 0, false
 	}
-	var x uint32
-	switch {
-	case tail[2].Op == wasm.OpLocalTee || tail[2].Op == wasm.OpLocalGet:
-		x = tail[2].A
-	case tail[2].Op == wasm.OpI32Ne && (tail[0].Op == wasm.OpLocalGet || tail[0].Op == wasm.OpLocalTee):
-		x = tail[0].A
-		switch tail[1].Op {
+	reads := func(in wasm.Instr) bool { return in.Op == wasm.OpLocalGet || in.Op == wasm.OpLocalTee }
+	fixed := func(in wasm.Instr, x uint32) bool {
+		switch in.Op {
 		case wasm.OpI32Const:
+			return true
 		case wasm.OpLocalGet:
-			if n := tail[1].A; n == x || len(writes[n]) > 0 {
-				return 0, 0, false
-			}
-		default:
-			return 0, 0, false
+			return in.A != x && len(writes[in.A]) == 0
 		}
+		return false
+	}
+	var x uint32
+	switch cmp := tail[2].Op; {
+	case reads(tail[2]):
+		x = tail[2].A
+	case cmp == wasm.OpI32Eqz && reads(tail[1]):
+		x = tail[1].A
+	case cmp < wasm.OpI32Eq || cmp > wasm.OpI32GeU:
+		return 0, 0, false
+	case reads(tail[0]) && fixed(tail[1], tail[0].A):
+		x = tail[0].A
+	case tail[1].Op == wasm.OpLocalGet && fixed(tail[0], tail[1].A):
+		x = tail[1].A
 	default:
 		return 0, 0, false
 	}

@@ -21,7 +21,9 @@ type countedForm struct {
 	// test: "tee0" (local.tee x, br_if), "get0" (local.set x … local.get
 	// x, br_if, with a second block in the body), "teeN" (local.tee x,
 	// local.get n, i32.ne, br_if), "getK" (local.get x, i32.const K,
-	// i32.ne, br_if).
+	// i32.ne, br_if), "ltuN" (local.tee x, local.get n, i32.lt_u, br_if),
+	// "Kgts" (i32.const K, local.get x, i32.lt_s, br_if: x > K), "eqz"
+	// (local.tee x, i32.eqz, br_if).
 	test string
 	// Forms a counted loop must not take: a second exit, a second write
 	// of x, a write of the bound, a test that is not x != bound.
@@ -63,10 +65,10 @@ func countedLoopModule(t *testing.T, rounds int32, forms []countedForm) []byte {
 		a.Idx(wasm.OpLocalGet, cj).I32(1).Op(wasm.OpI32And).Block(wasm.OpIf).Op(wasm.OpNop).Op(wasm.OpElse).Op(wasm.OpNop).Op(wasm.OpEnd)
 		// The bound, less t steps: x's start.
 		switch f.test {
-		case "teeN":
+		case "teeN", "ltuN":
 			a.Idx(wasm.OpLocalGet, cj).I32(-1640531527).Op(wasm.OpI32Mul).I32(-5).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, cx)
 			a.Idx(wasm.OpLocalGet, ct).I32(step).Op(wasm.OpI32Mul).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, cn)
-		case "getK":
+		case "getK", "Kgts":
 			a.I32(countedK).Idx(wasm.OpLocalGet, ct).I32(step).Op(wasm.OpI32Mul).Op(wasm.OpI32Sub).Idx(wasm.OpLocalSet, cx)
 		default:
 			a.I32(0).Idx(wasm.OpLocalGet, ct).I32(step).Op(wasm.OpI32Mul).Op(wasm.OpI32Sub).Idx(wasm.OpLocalSet, cx)
@@ -95,6 +97,12 @@ func countedLoopModule(t *testing.T, rounds int32, forms []countedForm) []byte {
 			a.Idx(wasm.OpLocalTee, cx).Idx(wasm.OpLocalGet, cn).Op(wasm.OpI32Ne)
 		case "getK":
 			a.Idx(wasm.OpLocalSet, cx).Idx(wasm.OpLocalGet, cx).I32(countedK).Op(wasm.OpI32Ne)
+		case "ltuN":
+			a.Idx(wasm.OpLocalTee, cx).Idx(wasm.OpLocalGet, cn).Op(wasm.OpI32LtU)
+		case "Kgts":
+			a.Idx(wasm.OpLocalSet, cx).I32(countedK).Idx(wasm.OpLocalGet, cx).Op(wasm.OpI32LtS)
+		case "eqz":
+			a.Idx(wasm.OpLocalTee, cx).Op(wasm.OpI32Eqz)
 		}
 		if f.eqz {
 			a.Op(wasm.OpI32Eqz).Op(wasm.OpI32Eqz)
@@ -109,7 +117,8 @@ func countedLoopModule(t *testing.T, rounds int32, forms []countedForm) []byte {
 
 // TestCountedLoops checks loops whose back edges run nothing, their
 // iterations counted from the local that drives them where they are left:
-// the forms clang ends a loop with, counting up or down by steps odd and
+// the forms clang ends a loop with and other tests of the local against
+// a bound the loop does not change, counting up or down by steps odd and
 // even (a step of 2^30 reaches its bound after t modulo 4 iterations, one
 // of 3·2^29 after t modulo 8, whose count takes the inverse of 3 modulo
 // 2^32 and only the low 3 bits of the product), from starts
@@ -131,6 +140,10 @@ func TestCountedLoops(t *testing.T) {
 		{name: "up by 2^30 to 0", c: 1 << 30, test: "tee0"},
 		{name: "down by -5 to n", c: -5, sub: true, test: "teeN"},
 		{name: "up by 3·2^29 to n", c: 3 << 29, test: "teeN"},
+		{name: "up by 1 below n, wrapping", c: 1, test: "ltuN"},
+		{name: "up by 6 below n, wrapping", c: 6, test: "ltuN"},
+		{name: "down by 3 above 7", c: 3, sub: true, test: "Kgts"},
+		{name: "up by 5 while 0", c: 5, test: "eqz"},
 	}
 	no := []countedForm{
 		{name: "second exit", c: 1, test: "tee0", exit2: true},
