@@ -7,9 +7,11 @@ package instrument
 
 import (
 	"math/bits"
+	"slices"
 
 	"github.com/pathprof/pathprof/internal/cfg"
 	"github.com/pathprof/pathprof/internal/numbering"
+	"github.com/pathprof/pathprof/internal/parallel"
 	"github.com/pathprof/pathprof/internal/wasm"
 )
 
@@ -33,26 +35,47 @@ import (
 // were, it counts the first iteration's path (the path register still
 // holds what it held at the loop's header), adds t - 2 to the iteration
 // path's counter and sets the register as the back edge would have. The
-// counts are those of the back edge's probes exactly. A trap in the loop
-// loses the paths it completed since it was entered, as loop counters do.
+// counts are those of the back edge's probes exactly. Where the path
+// register is not set on the back edge (the header is a cut and the
+// placement folded the initialisation into the body, or the path has a
+// constant id), every iteration runs the same path, counted as one: the
+// exit adds t - 1 to it. A trap in the loop loses the paths it completed
+// since it was entered, as loop counters do.
+//
+// Where a function's loop iterations are shared out (loopslices.go), a
+// loop nested in a shared one is counted so in the replicas the copy
+// probes (the bare ones run nothing in it), and a loop around the shared
+// ones only in the copy of slot 0, which counts the paths that start at
+// back edges there: the flag guards the first iteration's count.
 
 // countedLoop is one loop whose back edge runs nothing.
 type countedLoop struct {
 	back, exit int32 // Graph edges
 	x          uint32
 	step       uint32 // what one iteration adds to x (mod 2^32), not 0
-	count      numbering.Op
-	init       int64 // the path register after the back edge
+	// With restart, the back edge's count is count and it sets the
+	// path register to init for the next iteration, whose path, id,
+	// differs from the first's; without, its paths start at the header
+	// (a cut, or a path of one iteration), every iteration's is id, and
+	// the body sets the register itself.
+	restart bool
+	count   numbering.Op
+	init    int64
+	id      int64
 }
 
 // countedLoops is one function's counted loops.
 type countedLoops struct {
-	// x0 (the driving local at the loop's entry plus a step) and trips
-	// (the back edges taken) are i32 locals, set by emitFunc.
-	x0, trips uint32
-	entries   map[int32][]*countedLoop // Graph edge into a loop -> its loops
-	exits     map[int32]*countedLoop
-	back      map[int32]bool
+	// start is the copy's i32 global that holds the driving local at the
+	// loop's entry plus a step (a local would be live through the loop,
+	// and wazero's compiler then keeps fewer of the loop's own values in
+	// registers); no call can come between the entry and the exit, and
+	// the loops do not nest. trips, the back edges taken, is an i32
+	// local; emitFunc sets it.
+	start, trips uint32
+	entries      map[int32][]*countedLoop // Graph edge into a loop -> its loops
+	exits        map[int32]*countedLoop
+	back         map[int32]bool
 }
 
 // has reports whether Graph edge e runs a counted loop's code.
@@ -60,15 +83,84 @@ func (cl *countedLoops) has(e int32) bool {
 	return cl != nil && (cl.exits[e] != nil || len(cl.entries[e]) > 0)
 }
 
+// without returns cl without the loops whose back edges drop says, or nil
+// if none is left.
+func (cl *countedLoops) without(drop func(back int32) bool) *countedLoops {
+	out := &countedLoops{start: cl.start, entries: map[int32][]*countedLoop{}, exits: map[int32]*countedLoop{}, back: map[int32]bool{}}
+	for e, l := range cl.exits {
+		if drop(l.back) {
+			continue
+		}
+		out.exits[e], out.back[l.back] = l, true
+	}
+	for e, ls := range cl.entries {
+		for _, l := range ls {
+			if out.back[l.back] {
+				out.entries[e] = append(out.entries[e], l)
+			}
+		}
+	}
+	if len(out.back) == 0 {
+		return nil
+	}
+	return out
+}
+
 // bare reports whether back edge e is a counted loop's.
 func (cl *countedLoops) bare(e int32) bool { return cl != nil && cl.back[e] }
+
+// planAllCountedLoops plans the counted loops of every profiled function
+// (whatever numbers its paths: the exit counts what the back edge's probes
+// would have), outside the loops it shares out, and gives the module the
+// global they keep their start in if any has one.
+func planAllCountedLoops(m *wasm.Module, funcs []*Func) {
+	parallel.Each(len(funcs), func(i int) {
+		f := funcs[i]
+		ft, ok := m.FuncType(f.Index)
+		if !ok || f.Graph == nil || f.scan == nil {
+			return
+		}
+		if f.Placement == nil {
+			return
+		}
+		var where func(chain []int32, restart bool) bool
+		if f.Mode.Loop != 0 {
+			rs, err := f.sharedLoops(append([]int32{f.Mode.Loop}, f.Mode.Loops...))
+			if err != nil {
+				return
+			}
+			where = func(chain []int32, restart bool) bool {
+				return countableBeside(f.Graph, rs, chain, slices.Contains(f.Mode.Slots, 0), restart)
+			}
+		}
+		f.counted = planCountedLoops(&m.Code[i], f, ft.Params, where)
+	})
+	start := m.NumImportedGlobals + uint32(len(m.Globals))
+	added := false
+	for _, f := range funcs {
+		if f.counted == nil {
+			continue
+		}
+		f.counted.start = start
+		if !added {
+			// A defined global appended at the end shifts no index.
+			var init wasm.Asm
+			init.I32(0).Op(wasm.OpEnd)
+			m.Globals = append(m.Globals, wasm.Global{GlobalType: wasm.GlobalType{Type: wasm.ValI32, Mutable: true}, Init: init.B})
+			m.Touch(wasm.SecGlobal)
+			added = true
+		}
+	}
+}
 
 // planCountedLoops finds f's counted loops, or returns nil: loops with one
 // back edge, a br_if to the header at the end of a straight run of blocks
 // from it without calls, the only exit that br_if's other way, no probes
-// but the back edge's count and the register's initialisation, and the
-// br_if's test one of a local stepped once in the loop.
-func planCountedLoops(c *wasm.Code, f *Func, params []wasm.ValType) *countedLoops {
+// but the back edge's count and, if any, the register's initialisation
+// (with one, none in the body), and the
+// br_if's test one of a local stepped once in the loop; and where, if
+// set, true for its blocks and whether its back edge sets the register.
+func planCountedLoops(c *wasm.Code, f *Func, params []wasm.ValType, where func(chain []int32, restart bool) bool) *countedLoops {
 	g := f.Graph
 	var calling []bool
 	var cl *countedLoops
@@ -77,25 +169,40 @@ func planCountedLoops(c *wasm.Code, f *Func, params []wasm.ValType) *countedLoop
 			continue
 		}
 		ops := f.ops[b]
-		if len(ops) != 2 || ops[0].Kind != numbering.Count && ops[0].Kind != numbering.CountConst || ops[1].Kind != numbering.Init {
+		if len(ops) == 0 || ops[0].Kind != numbering.Count && ops[0].Kind != numbering.CountConst {
+			continue
+		}
+		restart := len(ops) == 2 && ops[1].Kind == numbering.Init
+		if len(ops) != 1 && !restart {
 			continue
 		}
 		if calling == nil {
 			calling = callingBlocks(g, f.scan.calls)
 		}
 		h, u := be.To, be.From
-		chain, exit, ok := straightLoop(g, f.ops, int32(b), calling)
-		if !ok {
+		chain, exit, ok := straightLoop(g, int32(b), calling)
+		if !ok || where != nil && !where(chain, restart) {
 			continue
 		}
 		x, step, ok := inductionTest(c, g, chain, u, params)
 		if !ok {
 			continue
 		}
+		l := &countedLoop{back: int32(b), exit: exit, x: x, step: step, restart: restart}
+		if restart {
+			if slices.ContainsFunc(chain[:len(chain)-1], func(v int32) bool { return len(f.ops[g.Blocks[v].Out[0]]) > 0 }) {
+				continue // the register would need what they add
+			}
+			l.count, l.init, l.id = ops[0], ops[1].Value, ops[0].Value
+			if ops[0].Kind == numbering.Count {
+				l.id += ops[1].Value
+			}
+		} else if l.id, ok = chainPath(f, chain, ops[0]); !ok {
+			continue
+		}
 		if cl == nil {
 			cl = &countedLoops{entries: map[int32][]*countedLoop{}, exits: map[int32]*countedLoop{}, back: map[int32]bool{}}
 		}
-		l := &countedLoop{back: int32(b), exit: exit, x: x, step: step, count: ops[0], init: ops[1].Value}
 		cl.back[int32(b)] = true
 		cl.exits[exit] = l
 		for _, e := range g.Blocks[h].In {
@@ -109,9 +216,9 @@ func planCountedLoops(c *wasm.Code, f *Func, params []wasm.ValType) *countedLoop
 
 // straightLoop returns the blocks of the loop whose one back edge is b, in
 // order from its header, and its one exit, if they are a straight run of
-// blocks none of which calls, entered only at the header, left only by
-// the br_if that takes b, and with no probes on their edges.
-func straightLoop(g *cfg.Graph, ops [][]numbering.Op, b int32, calling []bool) ([]int32, int32, bool) {
+// blocks none of which calls, entered only at the header and left only by
+// the br_if that takes b.
+func straightLoop(g *cfg.Graph, b int32, calling []bool) ([]int32, int32, bool) {
 	h, u := g.Edges[b].To, g.Edges[b].From
 	for _, e := range g.Blocks[h].In {
 		if e != b && g.Edges[e].Back {
@@ -128,7 +235,7 @@ func straightLoop(g *cfg.Graph, ops [][]numbering.Op, b int32, calling []bool) (
 			break
 		}
 		out := g.Blocks[v].Out
-		if len(out) != 1 || len(ops[out[0]]) != 0 {
+		if len(out) != 1 {
 			return nil, -1, false
 		}
 		next := g.Edges[out[0]]
@@ -154,6 +261,79 @@ func straightLoop(g *cfg.Graph, ops [][]numbering.Op, b int32, calling []bool) (
 		return nil, -1, false
 	}
 	return chain, exit, true
+}
+
+// countedShapes returns the back edges of f's loops that have a counted
+// loop's shape, whatever the probes: a copy that profiles f counts most
+// of them where they are left.
+func countedShapes(c *wasm.Code, f *Func, params []wasm.ValType) map[int32]bool {
+	g := f.Graph
+	var calling []bool
+	var hs map[int32]bool
+	for b, be := range g.Edges {
+		if !be.Back || be.Kind != cfg.EdgeBrIfTaken {
+			continue
+		}
+		if calling == nil {
+			calling = callingBlocks(g, f.scan.calls)
+		}
+		chain, _, ok := straightLoop(g, int32(b), calling)
+		if !ok {
+			continue
+		}
+		if _, _, ok := inductionTest(c, g, chain, be.From, params); ok {
+			if hs == nil {
+				hs = map[int32]bool{}
+			}
+			hs[int32(b)] = true
+		}
+	}
+	return hs
+}
+
+// CountedShape says whether the loop whose header is Graph block h has a
+// counted loop's shape (as far as an analysis, which places no probes, can
+// tell): a copy that profiles the function counts its iterations where it
+// is left, at next to no cost per iteration, unless its iterations are
+// shared out, when every copy pays for the iterations of its slots.
+func (f *Func) CountedShape(h int32) bool {
+	for b := range f.countedShapes {
+		if f.Graph.Edges[b].To == h {
+			return true
+		}
+	}
+	return false
+}
+
+// chainPath returns the id that count, the only operation on the back edge
+// of a straight loop (chain), counts on every iteration: its constant, or
+// the register plus its value where the body initialises the register
+// (the placement folds the initialisation of a path that starts at a cut
+// into its first increment), so that the register's value there is the
+// same on every iteration.
+func chainPath(f *Func, chain []int32, count numbering.Op) (int64, bool) {
+	g := f.Graph
+	var r int64
+	set := false
+	for _, v := range chain[:len(chain)-1] {
+		for _, o := range f.ops[g.Blocks[v].Out[0]] {
+			switch o.Kind {
+			case numbering.Init:
+				r, set = o.Value, true
+			case numbering.Add:
+				r += o.Value
+			default:
+				return 0, false
+			}
+		}
+	}
+	switch {
+	case count.Kind == numbering.CountConst:
+		return count.Value, true
+	case set:
+		return r + count.Value, true
+	}
+	return 0, false
 }
 
 // inductionTest returns the local x that the br_if ending block u tests
@@ -258,33 +438,34 @@ func isI32(c *wasm.Code, params []wasm.ValType, x uint32) bool {
 }
 
 // emitEntry appends, for edge e into counted loops, the driving local
-// plus one step into x0.
+// plus one step into the start global.
 func (cl *countedLoops) emitEntry(a *wasm.Asm, e int32) {
 	if cl == nil {
 		return
 	}
 	for _, l := range cl.entries[e] {
-		a.Idx(wasm.OpLocalGet, l.x).I32(int32(l.step)).Op(wasm.OpI32Add).Idx(wasm.OpLocalSet, cl.x0)
+		a.Idx(wasm.OpLocalGet, l.x).I32(int32(l.step)).Op(wasm.OpI32Add).Idx(wasm.OpGlobalSet, cl.start)
 	}
 }
 
 // emitExit appends, for a counted loop's exit e, the back edges' counts:
 // count(o) appends the back edge's count of the path the register holds,
-// addN that of n (the i64 push pushes) runs of the path of id.
-func (cl *countedLoops) emitExit(a *wasm.Asm, e int32, reg uint32, count func(o numbering.Op), addN func(id int64, push func())) {
+// addN that of n (the i64 push pushes) runs of the path of id, where n may
+// be 0 if zero; then is what else the back edge ran (a shared loop's flag).
+func (cl *countedLoops) emitExit(a *wasm.Asm, e int32, reg uint32, then []byte, count func(o numbering.Op), addN func(id int64, push func(), zero bool)) {
 	if cl == nil || cl.exits[e] == nil {
 		return
 	}
 	l := cl.exits[e]
-	// The back edges taken: (x - x0)/step, where x0 is the local at the
-	// entry plus a step, modulo 2^(32-s) for a step of odd·2^s.
+	// The back edges taken: (x - start)/step, where start is the local
+	// at the entry plus a step, modulo 2^(32-s) for a step of odd·2^s.
 	s := uint32(bits.TrailingZeros32(l.step))
 	odd := l.step >> s
 	inv := odd // Newton's iteration: each step doubles the bits of the inverse
 	for range 4 {
 		inv *= 2 - odd*inv
 	}
-	a.Idx(wasm.OpLocalGet, l.x).Idx(wasm.OpLocalGet, cl.x0).Op(wasm.OpI32Sub)
+	a.Idx(wasm.OpLocalGet, l.x).Idx(wasm.OpGlobalGet, cl.start).Op(wasm.OpI32Sub)
 	if s > 0 {
 		a.I32(int32(s)).Op(wasm.OpI32ShrU)
 	}
@@ -295,14 +476,45 @@ func (cl *countedLoops) emitExit(a *wasm.Asm, e int32, reg uint32, count func(o 
 		a.I32(int32(uint32(1)<<(32-s) - 1)).Op(wasm.OpI32And)
 	}
 	a.Idx(wasm.OpLocalTee, cl.trips).Block(wasm.OpIf)
-	count(l.count)
-	id := l.count.Value
-	if l.count.Kind == numbering.Count {
-		id += l.init
+	if !l.restart {
+		// Every back edge counted the same path.
+		addN(l.id, func() { a.Idx(wasm.OpLocalGet, cl.trips).Op(wasm.OpI64ExtU) }, false)
+		a.Op(wasm.OpEnd)
+		return
 	}
-	addN(id, func() {
+	count(l.count)
+	addN(l.id, func() {
 		a.Idx(wasm.OpLocalGet, cl.trips).Op(wasm.OpI64ExtU).I64(1).Op(wasm.OpI64Sub)
-	})
+	}, true)
 	a.I64(l.init).Idx(wasm.OpLocalSet, reg)
+	a.B = append(a.B, then...)
 	a.Op(wasm.OpEnd)
+}
+
+// holds reports whether any of blocks lies in the loop, its end included.
+func (r *region) holds(g *cfg.Graph, blocks []int32) bool {
+	return slices.ContainsFunc(blocks, func(b int32) bool {
+		return g.Blocks[b].Start >= r.off && g.Blocks[b].Start <= r.end
+	})
+}
+
+// countableBeside reports whether a copy that shares out the loops rs
+// counts the loop of blocks chain where it is left: one nested in a shared
+// loop's body, whose replicas the copy probes count it as the whole
+// function would (the bare ones run nothing in it); one around them only
+// if the copy has slot 0 (slot0), which counts the paths that start at
+// back edges there, and the back edge sets the register (restart): the
+// flag guards the first iteration's count, which is then its own.
+func countableBeside(g *cfg.Graph, rs []*region, chain []int32, slot0, restart bool) bool {
+	for _, r := range rs {
+		if !r.holds(g, chain) {
+			continue
+		}
+		// Nested, not the shared loop itself, and clear of its end.
+		return !slices.ContainsFunc(chain, func(b int32) bool {
+			blk := g.Blocks[b]
+			return blk.Start <= r.body || blk.End > r.end || !r.in(blk.Start)
+		})
+	}
+	return slot0 && restart
 }

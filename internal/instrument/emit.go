@@ -89,6 +89,9 @@ type variant struct {
 	// guard, when not negative, is an i32 local that every count
 	// tests: the path is counted only when it is not 0.
 	guard int64
+	// uncounted marks a shared loop's bare replicas: its counted loops
+	// (counted.go) run nothing either.
+	uncounted bool
 	// seqs is set by placement: per Graph edge, the sequences run when
 	// the edge is taken.
 	seqs []uint8
@@ -110,15 +113,13 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 	var lc *loopCounts
 	var cl *countedLoops
 	ops := f.ops
+	// Locals this function adds after its scratch ones: a hashed count's
+	// path id, the loop counters, a counted loop's trips.
+	first := f.next
+	if hashP >= 0 {
+		first++
+	}
 	if useLoopCounts && f.Rev != nil && !loopSliced {
-		ft, _ := m.FuncType(f.Index)
-		if cl = planCountedLoops(c, f, ft.Params); cl != nil {
-			ops = slices.Clone(ops)
-			for b := range cl.back {
-				ops[b] = nil
-			}
-			f.CountedLoops, f.bare = len(cl.back), cl.back
-		}
 		addN := func(a *wasm.Asm, slot int64, l uint32) {
 			fns.add(a, slot, idx+1, func() { a.Idx(wasm.OpLocalGet, l) })
 		}
@@ -131,11 +132,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 				a.I32(int32(f.Index)).I64(id).Idx(wasm.OpLocalGet, l).Idx(wasm.OpCall, fns.hash)
 			}
 		}
-		first := f.next
-		if hashP >= 0 {
-			first++
-		}
-		lc = planLoopCounts(f, first, slot, !dense, cl.bare, addN)
+		lc = planLoopCounts(f, first, slot, !dense, func(int32) bool { return false }, addN)
 		if lc != nil && !dense && fns.emb != nil {
 			// The embedded count_hash adds nothing for n = 0.
 			lc.addsZero = true
@@ -160,13 +157,28 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 		if lc != nil {
 			f.LoopCounters, f.IterationCounters, f.PackedSites = int(lc.total), lc.iteration, lc.packedSites()
 		}
-		if cl != nil {
-			// Declared after the loop counters (and their scratch).
-			cl.x0 = first
-			if lc != nil {
-				cl.x0 += lc.decl().Count
-			}
-			cl.trips = cl.x0 + 1
+	}
+	if useLoopCounts && f.counted != nil {
+		// Loops whose iterations local counters count keep them.
+		cl = f.counted.without(lc.counts)
+	}
+	if cl != nil {
+		ops = slices.Clone(ops)
+		for b := range cl.back {
+			ops[b] = nil
+		}
+		f.CountedLoops, f.bare = len(cl.back), cl.back
+	}
+	if cl != nil {
+		// Declared after the loop counters (and their scratch).
+		cl.trips = first
+		switch {
+		case lc != nil:
+			cl.trips += lc.decl().Count
+		case loopSliced && f.Mode.Spread:
+			cl.trips += 4 // the flag and spreadLocals
+		case loopSliced:
+			cl.trips++ // the flag
 		}
 	}
 	z := &sizer{}
@@ -239,6 +251,10 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 	// ordered for Splice.
 	place := func(v *variant) ([]wasm.Edit, error) {
 		p := &placer{m: m, c: c, f: f, ops: v.ops, hit: hit, z: z, ifTaken: true}
+		cl := cl
+		if v.uncounted {
+			cl = nil
+		}
 
 		p.has = func(e int32) bool {
 			return len(v.ops[e]) > 0 || lc.flushes(e) || cl.has(e) || v.extra != nil && len(v.extra[e]) > 0
@@ -253,16 +269,36 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			hit(a)
 			if cl != nil {
 				mk := z.mark(a)
-				cl.emitExit(a, e, reg, func(o numbering.Op) { memCount(a, o, -1) }, func(id int64, push func()) {
+				count := func(o numbering.Op) { memCount(a, o, -1) }
+				var then []byte
+				if v.guard >= 0 {
+					// Around a shared loop: the first iteration's
+					// path is the flag's, the others slot 0's,
+					// which this copy has (planAllCountedLoops),
+					// and the path after the loop too.
+					count = func(o numbering.Op) {
+						a.Idx(wasm.OpLocalGet, uint32(v.guard)).Block(wasm.OpIf)
+						memCount(a, o, -1)
+						a.Op(wasm.OpEnd)
+					}
+					var fa wasm.Asm
+					then = fa.I32(1).Idx(wasm.OpLocalSet, uint32(v.guard)).B
+				}
+				cl.emitExit(a, e, reg, then, count, func(id int64, push func(), zero bool) {
 					if dense {
 						fns.add(a, slot+id, idx+1, push)
 						return
 					}
 					// count_hash of 0 would add the path to the table.
-					a.Idx(wasm.OpLocalGet, cl.trips).I32(1).Op(wasm.OpI32Ne).Block(wasm.OpIf)
+					if zero {
+						a.Idx(wasm.OpLocalGet, cl.trips).I32(1).Op(wasm.OpI32Ne).Block(wasm.OpIf)
+					}
 					a.I32(int32(f.Index)).I64(id)
 					push()
-					a.Idx(wasm.OpCall, fns.hash).Op(wasm.OpEnd)
+					a.Idx(wasm.OpCall, fns.hash)
+					if zero {
+						a.Op(wasm.OpEnd)
+					}
 				})
 				z.end(SizeCountedLoop, a, mk)
 			}
@@ -325,7 +361,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			st = spreadLocals{flag + 1, flag + 2, flag + 3}
 			more = append(more, wasm.LocalDecl{Count: 2, Type: wasm.ValI32}, wasm.LocalDecl{Count: 1, Type: wasm.ValI64})
 		}
-		if err := emitLoopSlices(m, c, f, place, hit, flag, st); err != nil {
+		if err := emitLoopSlices(m, c, f, ops, place, hit, flag, st); err != nil {
 			return err
 		}
 	} else {
@@ -346,7 +382,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 		more = append(more, lc.decl())
 	}
 	if cl != nil {
-		more = append(more, wasm.LocalDecl{Count: 2, Type: wasm.ValI32})
+		more = append(more, wasm.LocalDecl{Count: 1, Type: wasm.ValI32})
 	}
 	f.sizes = z.s
 	if more == nil {

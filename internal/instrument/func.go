@@ -113,6 +113,11 @@ type Func struct {
 	seqs []uint8
 	// bare holds the back edges of counted loops, which run no sequence.
 	bare map[int32]bool
+	// counted is the function's counted loops, planned before any
+	// function is emitted (the copy then has their global), or nil;
+	// countedShapes, in an analysis, the back edges of loops shaped so.
+	counted       *countedLoops
+	countedShapes map[int32]bool
 	// sizes is what emitting added to the body, by kind.
 	sizes Sizes
 	// loop holds the rest of them where a loop's iterations are shared

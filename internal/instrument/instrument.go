@@ -213,6 +213,9 @@ func Instrument(orig []byte, opt Options) (*Result, error) {
 		fns.hash = fns.emb.CountHash
 		chooseInlineHash(res.Funcs, res.Layout, origPayload)
 	}
+	if !opt.NoLoopCounts {
+		planAllCountedLoops(m, res.Funcs)
+	}
 	hitsGlobal := int64(-1)
 	if opt.CountHits {
 		// A defined global appended at the end shifts no existing index.

@@ -416,7 +416,7 @@ type spreadLocals struct {
 // places the variants of the probes: the function's own around the loops,
 // the probes of the replicas of the copy's slots, and bare replicas that
 // only set the flag local when a loop is left.
-func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) ([]wasm.Edit, error), hit func(*wasm.Asm), flag uint32, st spreadLocals) error {
+func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, ops [][]numbering.Op, place func(*variant) ([]wasm.Edit, error), hit func(*wasm.Asm), flag uint32, st spreadLocals) error {
 	g := f.Graph
 	hs := append([]int32{f.Mode.Loop}, f.Mode.Loops...)
 	lps, err := f.sharedLoops(hs)
@@ -467,9 +467,9 @@ func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) 
 	}
 
 	ls := &loopSlices{inside: make([]bool, len(g.Edges)), leaves: make([]bool, len(g.Edges))}
-	outside := &variant{ops: f.ops, extra: make([][]byte, len(g.Edges)), guard: int64(flag)}
-	probed := &variant{ops: f.ops, extra: make([][]byte, len(g.Edges)), guard: -1}
-	bare := &variant{ops: make([][]numbering.Op, len(g.Edges)), extra: make([][]byte, len(g.Edges)), guard: -1}
+	outside := &variant{ops: ops, extra: make([][]byte, len(g.Edges)), guard: int64(flag)}
+	probed := &variant{ops: ops, extra: make([][]byte, len(g.Edges)), guard: -1}
+	bare := &variant{ops: make([][]numbering.Op, len(g.Edges)), extra: make([][]byte, len(g.Edges)), guard: -1, uncounted: true}
 	// The register's start at each header: the initialisation on its
 	// back edges, the same on each.
 	inits := map[int32]int64{}
@@ -520,6 +520,9 @@ func emitLoopSlices(m *wasm.Module, c *wasm.Code, f *Func, place func(*variant) 
 			if own[0] {
 				outside.extra[i] = setFlag(true)
 			}
+		case e.Back && f.bare[int32(i)]:
+			// A counted loop's back edge runs nothing: its exit
+			// sets the flag.
 		case e.Back:
 			outside.extra[i] = setFlag(own[0])
 		case header(e.To) && !own[0] && hasInit:

@@ -131,7 +131,12 @@ func planFunc(m *wasm.Module, def int, f *Func, a *Func, cfgOpt cfg.Options, cho
 	case partition.None:
 		// A function this copy does not profile keeps its body as it
 		// is, without the scratch locals: the graph and its offsets
-		// are the prepared body's, which maps to the original.
+		// are the prepared body's, which maps to the original. Read
+		// first, the prepared body tells which loops a copy that
+		// profiles the function would count where they are left.
+		if ft, ok := m.FuncType(f.Index); ok && f.Graph != nil && f.scan != nil {
+			f.countedShapes = countedShapes(&m.Code[def], f, ft.Params)
+		}
 		m.Code[def] = orig
 		return nil
 	case partition.Selective:

@@ -136,6 +136,9 @@ func (f *Func) pathSeqs(edges []int32) (seqs, own, bare uint64) {
 	for _, e := range edges {
 		de := f.DAG.Edges[e]
 		switch {
+		case de.Kind == cfg.EdgeDummyExit && f.bare[de.Back[0]]:
+			// A counted loop's back edge runs nothing: its exit
+			// counts the iterations, one sequence for the loop.
 		case de.Orig >= 0 && f.loop != nil && f.loop.inside[de.Orig]:
 			own += uint64(f.loop.own[de.Orig])
 			bare += uint64(f.loop.bare[de.Orig])
@@ -156,9 +159,6 @@ func (f *Func) pathSeqs(edges []int32) (seqs, own, bare uint64) {
 		case de.Kind == cfg.EdgeDummyExit && f.loop.isQuiet(de.Back[0]):
 			// A path end around a shared loop where this copy runs
 			// nothing (trimOutside).
-		case de.Kind == cfg.EdgeDummyExit && f.bare[de.Back[0]]:
-			// A counted loop's back edge runs nothing: its exit
-			// counts the iterations, one sequence for the loop.
 		case de.Kind == cfg.EdgeDummyExit:
 			// The back (or cut) edge's sequence: the ending path's
 			// count, if the copy counts there, and the next path's
@@ -319,6 +319,8 @@ func (r *Result) FuncHitsOfFrequencies(freq [][]float64) ([]float64, error) {
 		var h, hits float64
 		for e, de := range f.DAG.Edges {
 			switch {
+			case de.Kind == cfg.EdgeDummyExit && f.bare[de.Back[0]]:
+				// A counted loop's back edge, as in pathSeqs.
 			case de.Orig >= 0 && f.loop != nil && f.loop.inside[de.Orig]:
 				// An estimate, as HitsOf's: the copy's slots run their
 				// share of the loop's iterations.
@@ -336,8 +338,6 @@ func (r *Result) FuncHitsOfFrequencies(freq [][]float64) ([]float64, error) {
 			case de.Kind == cfg.EdgeDummyExit && f.loop.isQuiet(de.Back[0]):
 				// A path end around a shared loop where this copy runs
 				// nothing, as in pathSeqs.
-			case de.Kind == cfg.EdgeDummyExit && f.bare[de.Back[0]]:
-				// A counted loop's back edge, as in pathSeqs.
 			case de.Kind == cfg.EdgeDummyExit:
 				h += w[e]
 			}

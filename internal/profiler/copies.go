@@ -91,11 +91,19 @@ func Build(orig []byte, strategy profile.Strategy, k int, opt instrument.Options
 			return nil, err
 		}
 	}
+	// A counted loop costs next to nothing per iteration where it is not
+	// shared out: its iterations are not worth sharing.
 	if popt.ShareLoop == nil {
-		popt.ShareLoop = func(def int, h int32) bool { return analysis.Funcs[def].CanShareLoop(h) == nil }
+		popt.ShareLoop = func(def int, h int32) bool {
+			f := analysis.Funcs[def]
+			return f.CanShareLoop(h) == nil && !f.CountedShape(h)
+		}
 	}
 	if popt.ShareLoops == nil {
-		popt.ShareLoops = func(def int, hs []int32) bool { return analysis.Funcs[def].CanShareLoops(hs) == nil }
+		popt.ShareLoops = func(def int, hs []int32) bool {
+			f := analysis.Funcs[def]
+			return f.CanShareLoops(hs) == nil && !slices.ContainsFunc(hs, f.CountedShape)
+		}
 	}
 	if popt.LoopBytes == nil {
 		popt.LoopBytes = func(def int, h int32) int { return analysis.Funcs[def].LoopBytes(h) }

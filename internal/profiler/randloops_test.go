@@ -20,7 +20,7 @@ import (
 // TestRandomPrograms checks), and each copy's hits computed from its own
 // counts what it counted at run time.
 func TestRandomLoopSlices(t *testing.T) {
-	shared, refused := 0, 0
+	shared, refused, counted := 0, 0, 0
 	for seed := range uint64(60) {
 		orig := randModule(t, seed)
 		exact, a := randRun(t, seed, orig)
@@ -38,13 +38,16 @@ func TestRandomLoopSlices(t *testing.T) {
 					continue
 				}
 				shared++
-				checkRandomLoops(t, fmt.Sprintf("seed %d function %d", seed, def), orig, exact, r, def, []int32{h})
+				counted += checkRandomLoops(t, fmt.Sprintf("seed %d function %d", seed, def), orig, exact, r, def, []int32{h})
 			}
 		}
 	}
-	t.Logf("%d loops shared, %d refused", shared, refused)
+	t.Logf("%d loops shared, %d refused; %d loops beside them counted where left", shared, refused, counted)
 	if shared < 50 {
 		t.Fatalf("only %d loops shared", shared)
+	}
+	if counted < 20 {
+		t.Fatalf("only %d counted loops beside shared ones", counted)
 	}
 }
 
@@ -54,7 +57,7 @@ func TestRandomLoopSlices(t *testing.T) {
 // copies' merged counts must be the SBL profile, and each copy's hits
 // computed from its own counts what it counted at run time.
 func TestRandomSeveralLoops(t *testing.T) {
-	tried := 0
+	tried, counted := 0, 0
 	for seed := range uint64(60) {
 		orig := randModuleCut(t, seed, 19)
 		exact, a := randRun(t, seed, orig)
@@ -69,9 +72,9 @@ func TestRandomSeveralLoops(t *testing.T) {
 			continue
 		}
 		tried++
-		checkRandomLoops(t, fmt.Sprintf("seed %d", seed), orig, exact, rand.New(rand.NewPCG(seed, 11)), 0, hs)
+		counted += checkRandomLoops(t, fmt.Sprintf("seed %d", seed), orig, exact, rand.New(rand.NewPCG(seed, 11)), 0, hs)
 	}
-	t.Logf("%d programs with several loops shared together", tried)
+	t.Logf("%d programs with several loops shared together, %d loops beside them counted where left", tried, counted)
 	if tried < 20 {
 		t.Fatalf("only %d programs with several loops to share", tried)
 	}
@@ -95,7 +98,7 @@ func randRun(t *testing.T, seed uint64, orig []byte) (*profile.Profile, *Analysi
 // def of orig together over random slots and copies: the copies' merged
 // counts must be exact, SBL's profile of the run, and each copy's hits
 // computed from its own counts what it counted at run time.
-func checkRandomLoops(t *testing.T, label string, orig []byte, exact *profile.Profile, r *rand.Rand, def int, hs []int32) {
+func checkRandomLoops(t *testing.T, label string, orig []byte, exact *profile.Profile, r *rand.Rand, def int, hs []int32) (counted int) {
 	t.Helper()
 	k, g := 2+r.IntN(3), 2+r.IntN(4)
 	pbl, err := Build(orig, "pbl", k, instrument.Options{}, partition.Options{Static: true})
@@ -117,6 +120,7 @@ func checkRandomLoops(t *testing.T, label string, orig []byte, exact *profile.Pr
 	}
 	var parts [][]profile.Function
 	for c, res := range cs.Copy {
+		counted += res.Funcs[def].CountedLoops
 		part, _, direct := runCounting(t, fmt.Sprintf("%s copy %d", label, c), runner.Config{}, res)
 		parts = append(parts, part)
 		computed, err := res.HitsOfRun(exact.Functions, part, nil)
@@ -128,6 +132,7 @@ func checkRandomLoops(t *testing.T, label string, orig []byte, exact *profile.Pr
 		}
 	}
 	checkMerged(t, label, exact, parts, cs.Shared())
+	return counted
 }
 
 // slicesHasBack reports whether Graph block h is the target of a back edge.
