@@ -106,21 +106,15 @@ func (cl *countedLoops) without(drop func(back int32) bool) *countedLoops {
 	return out
 }
 
-// bare reports whether back edge e is a counted loop's.
-func (cl *countedLoops) bare(e int32) bool { return cl != nil && cl.back[e] }
-
 // planAllCountedLoops plans the counted loops of every profiled function
 // (whatever numbers its paths: the exit counts what the back edge's probes
-// would have), outside the loops it shares out, and gives the module the
-// global they keep their start in if any has one.
+// would have; where it shares out loops, as countableBeside says), and
+// gives the module the global they keep their start in if any has one.
 func planAllCountedLoops(m *wasm.Module, funcs []*Func) {
 	parallel.Each(len(funcs), func(i int) {
 		f := funcs[i]
 		ft, ok := m.FuncType(f.Index)
-		if !ok || f.Graph == nil || f.scan == nil {
-			return
-		}
-		if f.Placement == nil {
+		if !ok || f.Graph == nil || f.scan == nil || f.Placement == nil {
 			return
 		}
 		var where func(chain []int32, restart bool) bool

@@ -132,7 +132,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 				a.I32(int32(f.Index)).I64(id).Idx(wasm.OpLocalGet, l).Idx(wasm.OpCall, fns.hash)
 			}
 		}
-		lc = planLoopCounts(f, first, slot, !dense, func(int32) bool { return false }, addN)
+		lc = planLoopCounts(f, first, slot, !dense, addN)
 		if lc != nil && !dense && fns.emb != nil {
 			// The embedded count_hash adds nothing for n = 0.
 			lc.addsZero = true
@@ -168,8 +168,6 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 			ops[b] = nil
 		}
 		f.CountedLoops, f.bare = len(cl.back), cl.back
-	}
-	if cl != nil {
 		// Declared after the loop counters (and their scratch).
 		cl.trips = first
 		switch {

@@ -152,9 +152,8 @@ func (st *loopSite) iteration(f *Func, x int32, de cfg.DAGEdge) {
 // counters for their loop's iteration paths: worth it where the other
 // count is a hashed one, not where it is a dense one, which a counter in
 // a local and the test that picks it cost as much as (see
-// docs/instrumentation.md). Back edges for which bare holds, a counted
-// loop's, are left alone.
-func planLoopCounts(f *Func, first uint32, slot int64, iteration bool, bare func(e int32) bool, addN func(a *wasm.Asm, slot int64, l uint32)) *loopCounts {
+// docs/instrumentation.md).
+func planLoopCounts(f *Func, first uint32, slot int64, iteration bool, addN func(a *wasm.Asm, slot int64, l uint32)) *loopCounts {
 	g, d, plan := f.Graph, f.DAG, f.Placement
 	hasBack := false
 	for _, e := range g.Edges {
@@ -200,10 +199,10 @@ func planLoopCounts(f *Func, first uint32, slot int64, iteration bool, bare func
 			continue
 		}
 		// Every Graph edge behind the dummy edge must be a back edge that
-		// starts with the dummy edge's count (not a counted loop's).
+		// starts with the dummy edge's count.
 		ok := len(de.Back) > 0
 		for _, b := range de.Back {
-			if !g.Edges[b].Back || len(f.ops[b]) == 0 || f.ops[b][0] != op || bare(b) {
+			if !g.Edges[b].Back || len(f.ops[b]) == 0 || f.ops[b][0] != op {
 				ok = false
 			}
 		}

@@ -22,7 +22,7 @@ const (
 	SizeBrTable                     // a br_table's trampolines (their probes apart), less the br_table
 	SizeLoopCount                   // counts in local loop counters
 	SizeLoopFlush                   // loop counters flushed on leaving a loop, cleared on entering it
-	SizeCountedLoop                 // a counted loop's local kept at its entry, its back edges counted at its exit
+	SizeCountedLoop                 // a counted loop's start kept at its entry, its back edges counted at its exit
 	SizeLocals                      // the scratch locals' declarations
 	SizeHits                        // the copy's own hit count (Options.CountHits)
 	SizeSliced                      // the test of a function whose calls are shared out, and its unprobed body
