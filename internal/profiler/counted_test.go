@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/pathprof/pathprof/internal/counters"
 	"github.com/pathprof/pathprof/internal/instrument"
+	"github.com/pathprof/pathprof/internal/partition"
 	"github.com/pathprof/pathprof/internal/runner"
 	"github.com/pathprof/pathprof/internal/wasm"
 )
@@ -214,5 +216,72 @@ func TestCountedLoops(t *testing.T) {
 			}
 			t.Logf("%s: %d counted loops, %d loop counters, profiles equal, %d hits", label, res.Funcs[0].CountedLoops, res.Funcs[0].LoopCounters, computed)
 		}
+	}
+}
+
+// TestCountedShapes checks what P3's planner reads of counted loops: the
+// analysis finds the header of every loop of counted shape and of no
+// other, and the planner, told to share out some loop's iterations at
+// every k, never picks one of those (a copy counts them at next to no
+// cost per iteration unless they are shared out).
+func TestCountedShapes(t *testing.T) {
+	yes := []countedForm{
+		{name: "up by 1 to 0", c: 1, test: "tee0"},
+		{name: "up by 12 to n, wrapping", c: 12, test: "teeN"},
+		{name: "down by 3 above 7", c: 3, sub: true, test: "Kgts"},
+	}
+	no := []countedForm{
+		{name: "second exit", c: 1, test: "tee0", exit2: true},
+		{name: "second write", c: 1, test: "teeN", write2: true},
+	}
+	mod := countedLoopModule(t, 15, append(append([]countedForm{}, yes...), no...))
+	a, err := Analyze(mod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := a.Result.Funcs[0]
+	var shaped, loops []int32
+	for h := int32(2); int(h) < len(f.Graph.Blocks); h++ {
+		if !slicesHasBack(f, h) {
+			continue
+		}
+		loops = append(loops, h)
+		if f.CountedShape(h) {
+			shaped = append(shaped, h)
+		}
+	}
+	// The outer loop and one per form.
+	if len(loops) != 1+len(yes)+len(no) || len(shaped) != len(yes) {
+		t.Fatalf("%d loops of counted shape among %d, want %d among %d", len(shaped), len(loops), len(yes), 1+len(yes)+len(no))
+	}
+	for _, k := range []int{2, 4} {
+		cs, err := Build(mod, "p3", k, instrument.Options{}, partition.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi := cs.Plan.Funcs[0]
+		if fi.Loop == 0 {
+			t.Fatalf("k = %d: no loop shared out", k)
+		}
+		for _, h := range append([]int32{fi.Loop}, fi.Loops...) {
+			if slices.Contains(shaped, h) {
+				t.Fatalf("k = %d: the loop at %d, of counted shape, shared out", k, h)
+			}
+		}
+	}
+	// A _start that is one such loop, which the plan would otherwise
+	// share out as the heaviest loop of main.
+	var b wasm.Asm
+	b.I32(-100000).Idx(wasm.OpLocalSet, 0)
+	b.Block(wasm.OpLoop).Op(wasm.OpNop)
+	b.Idx(wasm.OpLocalGet, 0).I32(1).Op(wasm.OpI32Add).Idx(wasm.OpLocalTee, 0).Idx(wasm.OpBrIf, 0)
+	b.Op(wasm.OpEnd).Op(wasm.OpEnd)
+	one := startModuleLocals(t, 1, b.B)
+	cs, err := Build(one, "p3", 2, instrument.Options{}, partition.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := cs.Plan.Funcs[0].Loop; h != 0 {
+		t.Fatalf("the loop at %d, of counted shape, shared out", h)
 	}
 }
