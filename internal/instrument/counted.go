@@ -44,15 +44,16 @@ import (
 //
 // Where a function's loop iterations are shared out (loopslices.go), a
 // loop nested in a shared one is counted so in the replicas the copy
-// probes (the bare ones run nothing in it), and a loop around the shared
-// ones only in the copy of slot 0, which counts the paths that start at
-// back edges there: the flag guards the first iteration's count.
+// probes (the bare ones run nothing in it), and a loop outside the shared
+// ones (before or after them) only in the copy of slot 0, which counts the
+// paths that start at back edges there: the flag guards the first
+// iteration's count.
 
 // countedLoop is one loop whose back edge runs nothing.
 type countedLoop struct {
-	back, exit int32 // Graph edges
-	x          uint32
-	step       uint32 // what one iteration adds to x (mod 2^32), not 0
+	back int32 // Graph edge
+	x    uint32
+	step uint32 // what one iteration adds to x (mod 2^32), not 0
 	// With restart, the back edge's count is count and it sets the
 	// path register to init for the next iteration, whose path, id,
 	// differs from the first's; without, its paths start at the header
@@ -157,6 +158,7 @@ func planAllCountedLoops(m *wasm.Module, funcs []*Func) {
 func planCountedLoops(c *wasm.Code, f *Func, params []wasm.ValType, where func(chain []int32, restart bool) bool) *countedLoops {
 	g := f.Graph
 	var calling []bool
+	var alone map[int32]bool
 	var cl *countedLoops
 	for b, be := range g.Edges {
 		if !be.Back || be.Kind != cfg.EdgeBrIfTaken {
@@ -171,9 +173,12 @@ func planCountedLoops(c *wasm.Code, f *Func, params []wasm.ValType, where func(c
 			continue
 		}
 		if calling == nil {
-			calling = callingBlocks(g, f.scan.calls)
+			calling, alone = callingBlocks(g, f.scan.calls), endingAlone(f.DAG)
 		}
 		h, u := be.To, be.From
+		if !alone[int32(b)] {
+			continue
+		}
 		chain, exit, ok := straightLoop(g, int32(b), calling)
 		if !ok || where != nil && !where(chain, restart) {
 			continue
@@ -182,7 +187,7 @@ func planCountedLoops(c *wasm.Code, f *Func, params []wasm.ValType, where func(c
 		if !ok {
 			continue
 		}
-		l := &countedLoop{back: int32(b), exit: exit, x: x, step: step, restart: restart}
+		l := &countedLoop{back: int32(b), x: x, step: step, restart: restart}
 		if restart {
 			if slices.ContainsFunc(chain[:len(chain)-1], func(v int32) bool { return len(f.ops[g.Blocks[v].Out[0]]) > 0 }) {
 				continue // the register would need what they add
@@ -206,6 +211,20 @@ func planCountedLoops(c *wasm.Code, f *Func, params []wasm.ValType, where func(c
 		}
 	}
 	return cl
+}
+
+// endingAlone returns the Graph edges that a dummy exit edge of d stands
+// for alone: the hits of a counted loop leave its back edge's dummy exit
+// edge out (pathSeqs), which an edge that leaves the loop into a cut
+// vertex would share.
+func endingAlone(d *cfg.DAG) map[int32]bool {
+	alone := map[int32]bool{}
+	for _, e := range d.Edges {
+		if e.Kind == cfg.EdgeDummyExit && len(e.Back) == 1 {
+			alone[e.Back[0]] = true
+		}
+	}
+	return alone
 }
 
 // straightLoop returns the blocks of the loop whose one back edge is b, in
@@ -288,8 +307,9 @@ func countedShapes(c *wasm.Code, f *Func, params []wasm.ValType) map[int32]bool 
 // CountedShape says whether the loop whose header is Graph block h has a
 // counted loop's shape (as far as an analysis, which places no probes, can
 // tell): a copy that profiles the function counts its iterations where it
-// is left, at next to no cost per iteration, unless its iterations are
-// shared out, when every copy pays for the iterations of its slots.
+// is left, or in a local loop counter, cheaply either way, unless its
+// iterations are shared out, when every copy pays for the iterations of
+// its slots.
 func (f *Func) CountedShape(h int32) bool {
 	for b := range f.countedShapes {
 		if f.Graph.Edges[b].To == h {
@@ -495,7 +515,7 @@ func (r *region) holds(g *cfg.Graph, blocks []int32) bool {
 // countableBeside reports whether a copy that shares out the loops rs
 // counts the loop of blocks chain where it is left: one nested in a shared
 // loop's body, whose replicas the copy probes count it as the whole
-// function would (the bare ones run nothing in it); one around them only
+// function would (the bare ones run nothing in it); one outside them only
 // if the copy has slot 0 (slot0), which counts the paths that start at
 // back edges there, and the back edge sets the register (restart): the
 // flag guards the first iteration's count, which is then its own.

@@ -270,7 +270,7 @@ func emitFunc(m *wasm.Module, c *wasm.Code, f *Func, layout *counters.Layout, fn
 				count := func(o numbering.Op) { memCount(a, o, -1) }
 				var then []byte
 				if v.guard >= 0 {
-					// Around a shared loop: the first iteration's
+					// Outside a shared loop: the first iteration's
 					// path is the flag's, the others slot 0's,
 					// which this copy has (planAllCountedLoops),
 					// and the path after the loop too.

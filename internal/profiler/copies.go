@@ -91,18 +91,20 @@ func Build(orig []byte, strategy profile.Strategy, k int, opt instrument.Options
 			return nil, err
 		}
 	}
-	// A counted loop costs next to nothing per iteration where it is not
-	// shared out: its iterations are not worth sharing.
+	// A loop of counted shape, not shared out, is counted where it is
+	// left or in a local counter, cheaply either way: its iterations are
+	// not worth sharing.
+	counted := func(f *instrument.Func, h int32) bool { return !opt.NoLoopCounts && f.CountedShape(h) }
 	if popt.ShareLoop == nil {
 		popt.ShareLoop = func(def int, h int32) bool {
 			f := analysis.Funcs[def]
-			return f.CanShareLoop(h) == nil && !f.CountedShape(h)
+			return f.CanShareLoop(h) == nil && !counted(f, h)
 		}
 	}
 	if popt.ShareLoops == nil {
 		popt.ShareLoops = func(def int, hs []int32) bool {
 			f := analysis.Funcs[def]
-			return f.CanShareLoops(hs) == nil && !slices.ContainsFunc(hs, f.CountedShape)
+			return f.CanShareLoops(hs) == nil && !slices.ContainsFunc(hs, func(h int32) bool { return counted(f, h) })
 		}
 	}
 	if popt.LoopBytes == nil {
