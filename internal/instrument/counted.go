@@ -51,9 +51,10 @@ import (
 
 // countedLoop is one loop whose back edge runs nothing.
 type countedLoop struct {
-	back int32 // Graph edge
-	x    uint32
-	step uint32 // what one iteration adds to x (mod 2^32), not 0
+	back, exit int32   // Graph edges
+	entries    []int32 // the Graph edges into it
+	x          uint32
+	step       uint32 // what one iteration adds to x (mod 2^32), not 0
 	// With restart, the back edge's count is count and it sets the
 	// path register to init for the next iteration, whose path, id,
 	// differs from the first's; without, its paths start at the header
@@ -74,9 +75,28 @@ type countedLoops struct {
 	// the loops do not nest. trips, the back edges taken, is an i32
 	// local; emitFunc sets it.
 	start, trips uint32
-	entries      map[int32][]*countedLoop // Graph edge into a loop -> its loops
-	exits        map[int32]*countedLoop
-	back         map[int32]bool
+	loops        []*countedLoop
+	// By Graph edge: the loops it enters, the loop it leaves, and
+	// whether it is a loop's back edge.
+	entries map[int32][]*countedLoop
+	exits   map[int32]*countedLoop
+	back    map[int32]bool
+}
+
+// indexCounted returns the counted loops ls with their edges indexed, or
+// nil for none.
+func indexCounted(ls []*countedLoop) *countedLoops {
+	if len(ls) == 0 {
+		return nil
+	}
+	cl := &countedLoops{loops: ls, entries: map[int32][]*countedLoop{}, exits: map[int32]*countedLoop{}, back: map[int32]bool{}}
+	for _, l := range ls {
+		cl.back[l.back], cl.exits[l.exit] = true, l
+		for _, e := range l.entries {
+			cl.entries[e] = append(cl.entries[e], l)
+		}
+	}
+	return cl
 }
 
 // has reports whether Graph edge e runs a counted loop's code.
@@ -87,22 +107,13 @@ func (cl *countedLoops) has(e int32) bool {
 // without returns cl without the loops whose back edges drop says, or nil
 // if none is left.
 func (cl *countedLoops) without(drop func(back int32) bool) *countedLoops {
-	out := &countedLoops{start: cl.start, entries: map[int32][]*countedLoop{}, exits: map[int32]*countedLoop{}, back: map[int32]bool{}}
-	for e, l := range cl.exits {
-		if drop(l.back) {
-			continue
-		}
-		out.exits[e], out.back[l.back] = l, true
+	kept := slices.DeleteFunc(slices.Clone(cl.loops), func(l *countedLoop) bool { return drop(l.back) })
+	if len(kept) == len(cl.loops) {
+		return cl
 	}
-	for e, ls := range cl.entries {
-		for _, l := range ls {
-			if out.back[l.back] {
-				out.entries[e] = append(out.entries[e], l)
-			}
-		}
-	}
-	if len(out.back) == 0 {
-		return nil
+	out := indexCounted(kept)
+	if out != nil {
+		out.start = cl.start
 	}
 	return out
 }
@@ -148,69 +159,79 @@ func planAllCountedLoops(m *wasm.Module, funcs []*Func) {
 	}
 }
 
-// planCountedLoops finds f's counted loops, or returns nil: loops with one
-// back edge, a br_if to the header at the end of a straight run of blocks
-// from it without calls, the only exit that br_if's other way, no probes
-// but the back edge's count and, if any, the register's initialisation
-// (with one, none in the body), and the
-// br_if's test one of a local stepped once in the loop; and where, if
-// set, true for its blocks and whether its back edge sets the register.
+// planCountedLoops finds f's counted loops, or returns nil: loops of that
+// shape (shapedLoops) whose back edge's dummy exit edge is its own, with
+// no probes but the back edge's count and, if any, the register's
+// initialisation (with one, none in the body); and where, if set, true for
+// its blocks and whether its back edge sets the register.
 func planCountedLoops(c *wasm.Code, f *Func, params []wasm.ValType, where func(chain []int32, restart bool) bool) *countedLoops {
 	g := f.Graph
-	var calling []bool
 	var alone map[int32]bool
-	var cl *countedLoops
-	for b, be := range g.Edges {
-		if !be.Back || be.Kind != cfg.EdgeBrIfTaken {
-			continue
-		}
-		ops := f.ops[b]
+	var ls []*countedLoop
+	shapedLoops(c, f, params, func(l *countedLoop, chain []int32) {
+		ops := f.ops[l.back]
 		if len(ops) == 0 || ops[0].Kind != numbering.Count && ops[0].Kind != numbering.CountConst {
-			continue
+			return
 		}
-		restart := len(ops) == 2 && ops[1].Kind == numbering.Init
-		if len(ops) != 1 && !restart {
-			continue
+		l.restart = len(ops) == 2 && ops[1].Kind == numbering.Init
+		if len(ops) != 1 && !l.restart {
+			return
 		}
-		if calling == nil {
-			calling, alone = callingBlocks(g, f.scan.calls), endingAlone(f.DAG)
+		if alone == nil {
+			alone = endingAlone(f.DAG)
 		}
-		h, u := be.To, be.From
-		if !alone[int32(b)] {
-			continue
+		if !alone[l.back] || where != nil && !where(chain, l.restart) {
+			return
 		}
-		chain, exit, ok := straightLoop(g, int32(b), calling)
-		if !ok || where != nil && !where(chain, restart) {
-			continue
-		}
-		x, step, ok := inductionTest(c, g, chain, u, params)
-		if !ok {
-			continue
-		}
-		l := &countedLoop{back: int32(b), x: x, step: step, restart: restart}
-		if restart {
+		if l.restart {
 			if slices.ContainsFunc(chain[:len(chain)-1], func(v int32) bool { return len(f.ops[g.Blocks[v].Out[0]]) > 0 }) {
-				continue // the register would need what they add
+				return // the register would need what they add
 			}
 			l.count, l.init, l.id = ops[0], ops[1].Value, ops[0].Value
 			if ops[0].Kind == numbering.Count {
 				l.id += ops[1].Value
 			}
-		} else if l.id, ok = chainPath(f, chain, ops[0]); !ok {
+		} else if id, ok := chainPath(f, chain, ops[0]); ok {
+			l.id = id
+		} else {
+			return
+		}
+		ls = append(ls, l)
+	})
+	return indexCounted(ls)
+}
+
+// shapedLoops calls found with each loop of f that has a counted loop's
+// shape, whatever the probes: one back edge, a br_if to the header at the
+// end of a straight run of blocks (chain) from it without calls, the only
+// exit that br_if's other way, and the br_if's test one of a local
+// stepped once in the loop. The loop has its edges, local and step set.
+func shapedLoops(c *wasm.Code, f *Func, params []wasm.ValType, found func(l *countedLoop, chain []int32)) {
+	g := f.Graph
+	var calling []bool
+	for b, be := range g.Edges {
+		if !be.Back || be.Kind != cfg.EdgeBrIfTaken {
 			continue
 		}
-		if cl == nil {
-			cl = &countedLoops{entries: map[int32][]*countedLoop{}, exits: map[int32]*countedLoop{}, back: map[int32]bool{}}
+		if calling == nil {
+			calling = callingBlocks(g, f.scan.calls)
 		}
-		cl.back[int32(b)] = true
-		cl.exits[exit] = l
-		for _, e := range g.Blocks[h].In {
+		chain, exit, ok := straightLoop(g, int32(b), calling)
+		if !ok {
+			continue
+		}
+		x, step, ok := inductionTest(c, g, chain, be.From, params)
+		if !ok {
+			continue
+		}
+		l := &countedLoop{back: int32(b), exit: exit, x: x, step: step}
+		for _, e := range g.Blocks[be.To].In {
 			if e != int32(b) {
-				cl.entries[e] = append(cl.entries[e], l)
+				l.entries = append(l.entries, e)
 			}
 		}
+		found(l, chain)
 	}
-	return cl
 }
 
 // endingAlone returns the Graph edges that a dummy exit edge of d stands
@@ -280,27 +301,13 @@ func straightLoop(g *cfg.Graph, b int32, calling []bool) ([]int32, int32, bool) 
 // loop's shape, whatever the probes: a copy that profiles f counts most
 // of them where they are left.
 func countedShapes(c *wasm.Code, f *Func, params []wasm.ValType) map[int32]bool {
-	g := f.Graph
-	var calling []bool
 	var hs map[int32]bool
-	for b, be := range g.Edges {
-		if !be.Back || be.Kind != cfg.EdgeBrIfTaken {
-			continue
+	shapedLoops(c, f, params, func(l *countedLoop, _ []int32) {
+		if hs == nil {
+			hs = map[int32]bool{}
 		}
-		if calling == nil {
-			calling = callingBlocks(g, f.scan.calls)
-		}
-		chain, _, ok := straightLoop(g, int32(b), calling)
-		if !ok {
-			continue
-		}
-		if _, _, ok := inductionTest(c, g, chain, be.From, params); ok {
-			if hs == nil {
-				hs = map[int32]bool{}
-			}
-			hs[int32(b)] = true
-		}
-	}
+		hs[l.back] = true
+	})
 	return hs
 }
 
