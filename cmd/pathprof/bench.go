@@ -32,6 +32,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	from := fs.String("from", "", "run nothing: write results.md, results.json and the chart into -o DIR from an earlier run's results.json `FILE`")
 	strategies := fs.Bool("strategies", false, "also measure PBL and P3 at k = 2, 4, 8: hit shares, profile equality, slowest copy's time")
 	hitsOnly := fs.Bool("hits-only", false, "with --strategies: only plan the copies and compute their hits from SBL's profile; do not time them, nor run them unless they share out calls or loops")
+	prefixPlans := fs.Bool("prefix-plans", false, "with --strategies: also plan PBL and P3 by the profile of the run's first tenth (a snapshot of an SBL run at a tenth of its time) and report those plans' hit shares")
 	ospMode := fs.Bool("osp", false, "measure OSP instead: overhead of sampling, and accuracy against every subpath counted exactly")
 	var of ospFlags
 	of.register(fs)
@@ -41,7 +42,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if fs.NArg() != 0 || *runs < 0 || *hitsOnly && !*strategies || *ospMode && *strategies {
+	if fs.NArg() != 0 || *runs < 0 || (*hitsOnly || *prefixPlans) && !*strategies || *ospMode && *strategies {
 		fs.Usage()
 		return 2
 	}
@@ -112,14 +113,15 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		sts = append(sts, bench.Partitioned...)
 	}
 	rep, err := bench.Run(ctx, s, bench.Options{
-		Strategies: sts,
-		HitsOnly:   *hitsOnly,
-		Runs:       *runs,
-		Quick:      *quick,
-		Only:       only,
-		Big:        *big,
-		CacheDir:   *cache,
-		Progress:   progress,
+		Strategies:  sts,
+		HitsOnly:    *hitsOnly,
+		PrefixPlans: *prefixPlans,
+		Runs:        *runs,
+		Quick:       *quick,
+		Only:        only,
+		Big:         *big,
+		CacheDir:    *cache,
+		Progress:    progress,
 	})
 	if rep == nil {
 		fmt.Fprintf(stderr, "pathprof: %v\n", err)

@@ -157,6 +157,38 @@ func TestBenchStrategies(t *testing.T) {
 	if code := cmdBench([]string{"--hits-only", "--suite", dir, "-o", quick}, &stdout3, &stderr); code != 2 {
 		t.Errorf("--hits-only without --strategies: exit %d", code)
 	}
+
+	// --prefix-plans plans the copies by a snapshot of the run's first
+	// tenth too; a run that ends before it gives its whole profile, which
+	// plans as the prior profile does.
+	pre := filepath.Join(t.TempDir(), "prefix")
+	var stdout4 bytes.Buffer
+	code = cmdBench([]string{"--strategies", "--hits-only", "--prefix-plans", "--suite", dir, "-o", pre, "--runs", "1", "--cache", testprogs.WazeroCacheDir(t), "-q"}, &stdout4, &stderr)
+	if code != 0 {
+		t.Fatalf("--prefix-plans: exit %d\n%s", code, stderr.String())
+	}
+	pr, err := bench.ReadReport(filepath.Join(pre, bench.JSONName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pr.Programs[0]
+	if sbl := p.Strategies[0].ProbeHits; p.PrefixHits == 0 || p.PrefixHits > sbl {
+		t.Errorf("--prefix-plans: the first tenth made %d hits of SBL's %d", p.PrefixHits, sbl)
+	}
+	for _, m := range p.Strategies[1:] {
+		if m.PrefixHitShare <= 0 || p.PrefixHits == p.Strategies[0].ProbeHits && m.PrefixHitShare != m.HitShare {
+			t.Errorf("--prefix-plans %s: %.3f by the first tenth (%d hits of %d), %.3f by the profile", m.Strategy, m.PrefixHitShare, p.PrefixHits, p.Strategies[0].ProbeHits, m.HitShare)
+		}
+	}
+	if !strings.Contains(stdout4.String(), "the run's first tenth") {
+		t.Errorf("--prefix-plans: no table:\n%s", stdout4.String())
+	}
+	if strings.Contains(stdout3.String(), "the run's first tenth") {
+		t.Errorf("a table of plans by the first tenth without --prefix-plans:\n%s", stdout3.String())
+	}
+	if code := cmdBench([]string{"--prefix-plans", "--suite", dir, "-o", pre}, &stdout4, &stderr); code != 2 {
+		t.Errorf("--prefix-plans without --strategies: exit %d", code)
+	}
 }
 
 func TestBenchBadSuite(t *testing.T) {

@@ -93,7 +93,7 @@ func init() {
 				"[--env K=V] [--dir HOST[:GUEST][:ro]] [--stdin FILE] [--cache DIR] MODULE [ARGS...]",
 		}, "Score the sampled hot subpaths against exact counts of the same run.", cmdOSPScore},
 		{"bench", []string{
-			"[--quick] [--strategies [--hits-only]] [--big] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]",
+			"[--quick] [--strategies [--hits-only] [--prefix-plans]] [--big] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]",
 			"--osp [--memory BYTES] [--lengths 2,4,...,64] [--skip N] [--seed N] [--compact=false] [--concise] [--sweep BYTES,...]\n" +
 				"[--quick] [--suite DIR] [-o DIR] [--runs N] [--only NAME] [--cache DIR]",
 			"--prepare [--no-debian] [--big] [--suite DIR] [--src DIR]",

@@ -71,6 +71,11 @@ type Options struct {
 	// neither run (so their profiles are not checked against SBL's) nor
 	// timed. A sweep of plans then costs one SBL run per program.
 	HitsOnly bool
+	// PrefixPlans, with Strategies, also plans PBL and P3 by the profile
+	// of the run's first tenth (a snapshot of an SBL run taken at a tenth
+	// of its time), as a short first run of the program would plan them,
+	// and measures those plans' hits (Measure.PrefixHitShare).
+	PrefixPlans bool
 	// CacheDir is wazero's compilation cache; "" for none.
 	CacheDir string
 	// Progress receives a line per step; nil for none.
@@ -192,6 +197,10 @@ type ProgramResult struct {
 	// the run when its probes too are placed by the run's edge
 	// frequencies, as the partitioned strategies' are: computed, not run.
 	PlacedSBLHits uint64 `json:"placed_sbl_hits,omitempty"`
+	// PrefixHits is, with Options.PrefixPlans, SBL's probe hits in the
+	// snapshot of the run's first tenth that plans by a prefix are made
+	// from (all of them when the run ended before the snapshot).
+	PrefixHits uint64 `json:"prefix_hits,omitempty"`
 	// PeakRSSBytes is the benchmark process's peak resident set while it
 	// measured the program (instrumenting, compiling and running every
 	// build, copies included), 0 where the kernel does not say.
@@ -282,6 +291,9 @@ type Measure struct {
 	// EstimateHitShare is the share for a plan weighted by the static
 	// estimate of the run (package estimate), as a first run is planned.
 	EstimateHitShare float64 `json:"estimate_hit_share,omitempty"`
+	// PrefixHitShare is the share for a plan made from the profile of
+	// the run's first tenth (Options.PrefixPlans).
+	PrefixHitShare float64 `json:"prefix_hit_share,omitempty"`
 	// SlowestCopy is the copy with most hits, the one timed.
 	SlowestCopy int `json:"slowest_copy,omitempty"`
 }
@@ -566,8 +578,15 @@ func (b *benchmark) run(ctx context.Context) (r ProgramResult) {
 		}
 		r.PlacedSBLHits = h[0]
 		b.progress("sbl placed by its profile: %.1f%% of its hits", 100*float64(h[0])/float64(max(sbl.ProbeHits, 1)))
+		var prefix [][]float64
+		if b.opt.PrefixPlans {
+			if prefix, r.PrefixHits, err = b.prefix(ctx, orig, res, got.runTime); err != nil {
+				return fail("the run's first tenth: %v", err)
+			}
+			b.progress("the run's first tenth: %.1f%% of SBL's hits", 100*float64(r.PrefixHits)/float64(max(sbl.ProbeHits, 1)))
+		}
 		for _, st := range b.opt.Strategies[1:] {
-			m, err := b.copies(ctx, orig, name, st, fs, sbl.ProbeHits, freq, origProg, want)
+			m, err := b.copies(ctx, orig, name, st, fs, sbl.ProbeHits, freq, prefix, origProg, want)
 			r.Strategies = append(r.Strategies, m)
 			if err != nil {
 				return fail("%s: %v", st, err)
@@ -575,6 +594,46 @@ func (b *benchmark) run(ctx context.Context) (r ProgramResult) {
 		}
 	}
 	return r
+}
+
+// prefixShare is the part of a run, by time, whose profile plans by a
+// prefix are made from (Options.PrefixPlans).
+const prefixShare = 0.1
+
+// prefix profiles the program again with SBL and keeps the counts as they
+// stood at prefixShare of runTime (the check run's): the profile a short
+// first run would give. It returns their edge frequencies on res's DAGs,
+// which plan PBL and P3 as a profile does, and SBL's hits in them. A run
+// that ends before gives its whole profile.
+func (b *benchmark) prefix(ctx context.Context, orig []byte, res *instrument.Result, runTime time.Duration) ([][]float64, uint64, error) {
+	cfg, cleanup, err := b.s.runConfig(b.p)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer cleanup()
+	cfg.Stdout, cfg.Stderr, cfg.CacheDir = io.Discard, io.Discard, b.opt.CacheDir
+	var snap *profile.Profile
+	whole, err := profiler.Profile(ctx, orig, profiler.Options{Run: cfg, Instrument: b.opt.Instrument,
+		SnapshotEvery: max(time.Duration(float64(runTime)*prefixShare), time.Millisecond),
+		Snapshot: func(p *profile.Profile) error {
+			// A snapshot taken before the program ran holds no count.
+			if snap == nil && slices.ContainsFunc(p.Functions, func(f profile.Function) bool { return len(f.Paths) > 0 }) {
+				snap = p
+			}
+			return nil
+		}})
+	if snap == nil {
+		if whole == nil {
+			return nil, 0, err
+		}
+		snap = whole
+	}
+	freq, err := res.EdgeFrequencies(snap.Functions)
+	if err != nil {
+		return nil, 0, err
+	}
+	hits, err := res.HitsOf(snap.Functions)
+	return freq, hits, err
 }
 
 // copyHits is every copy's probe hits on the run whose exact profile is
@@ -597,7 +656,7 @@ func copyHits(cs *profiler.Copies, exact []profile.Function) ([]uint64, error) {
 // merged profile equals SBL's, and times the slowest copy against the
 // original.
 func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Variant, exact []profile.Function, sblHits uint64,
-	freq [][]float64, origProg *runner.Program, want output) (Measure, error) {
+	freq, prefix [][]float64, origProg *runner.Program, want output) (Measure, error) {
 	m := Measure{Strategy: st}
 	start := time.Now()
 	cs, err := profiler.Build(orig, st.Name, st.Copies, b.opt.Instrument, partition.Options{Weights: freq})
@@ -623,12 +682,17 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Var
 	}
 	// The plans made without the profile: weighted by the static
 	// estimate, as a first run is, and by static probe counts, as in the
-	// paper. Only their hits.
-	for _, plan := range []struct {
+	// paper; and, when asked, by the run's first tenth. Only their hits.
+	type plan struct {
 		share *float64
 		popt  partition.Options
 		what  string
-	}{{&m.EstimateHitShare, partition.Options{}, "estimated plan"}, {&m.StaticHitShare, partition.Options{Static: true}, "static plan"}} {
+	}
+	plans := []plan{{&m.EstimateHitShare, partition.Options{}, "estimated plan"}, {&m.StaticHitShare, partition.Options{Static: true}, "static plan"}}
+	if prefix != nil {
+		plans = append(plans, plan{&m.PrefixHitShare, partition.Options{Weights: prefix}, "plan by the first tenth"})
+	}
+	for _, plan := range plans {
 		other, err := profiler.Build(orig, st.Name, st.Copies, b.opt.Instrument, plan.popt)
 		if err != nil {
 			return m, fmt.Errorf("%s: %v", plan.what, err)
@@ -642,8 +706,12 @@ func (b *benchmark) copies(ctx context.Context, orig []byte, name string, st Var
 		}
 	}
 	report := func() {
-		b.progress("%s: planned in %.2fs, instrumented in %.2fs; slowest copy %d has %.1f%% of SBL's hits (estimated plan %.1f%%, static plan %.1f%%)",
+		line := fmt.Sprintf("%s: planned in %.2fs, instrumented in %.2fs; slowest copy %d has %.1f%% of SBL's hits (estimated plan %.1f%%, static plan %.1f%%",
 			st, m.PlanSeconds, m.InstrumentSeconds, m.SlowestCopy, 100*m.HitShare, 100*m.EstimateHitShare, 100*m.StaticHitShare)
+		if prefix != nil {
+			line += fmt.Sprintf(", plan by the first tenth %.1f%%", 100*m.PrefixHitShare)
+		}
+		b.progress("%s)", line)
 	}
 	hits, checked, err := b.planHits(ctx, cs, name, st.String(), exact, want, b.opt.HitsOnly)
 	if err != nil {
