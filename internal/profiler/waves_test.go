@@ -3,6 +3,7 @@ package profiler
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/pathprof/pathprof/profile"
@@ -65,5 +66,24 @@ func TestWorkerWaves(t *testing.T) {
 			}
 		}
 		w.Close(ctx)
+	}
+}
+
+// TestWavesSaid: a run of more copies than run at once says in how many
+// waves they run; one that runs them all at once does not.
+func TestWavesSaid(t *testing.T) {
+	p := cProgram(t, "grid")
+	orig := readModule(t, p)
+	for _, c := range []struct {
+		jobs int
+		want string
+	}{{1, "running 4 copies 1 at a time, in 4 waves"}, {3, "running 4 copies 3 at a time, in 2 waves"}, {4, ""}} {
+		var log bytes.Buffer
+		if _, err := Profile(context.Background(), orig, Options{Strategy: profile.P3, Copies: 4, Jobs: c.jobs, ModulePath: p.Path, Run: p.Config(t, &bytes.Buffer{}), Progress: &log}); err != nil {
+			t.Fatal(err)
+		}
+		if said := strings.Contains(log.String(), " at a time, in "); c.want == "" && said || c.want != "" && !strings.Contains(log.String(), c.want) {
+			t.Errorf("jobs %d: want %q in\n%s", c.jobs, c.want, log.String())
+		}
 	}
 }
