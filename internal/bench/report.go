@@ -332,12 +332,13 @@ func writeShares(b *strings.Builder, r *Report) {
 	writeShareTable(b, r, "The same, planned by static probe counts, as in the P3 paper, over SBL's hits:",
 		heads, each(func(p *ProgramResult, m *Measure) float64 { return m.StaticHitShare }))
 	if slices.ContainsFunc(r.Programs, func(p ProgramResult) bool { return p.PrefixHits > 0 }) {
+		prefix := each(func(p *ProgramResult, m *Measure) float64 { return m.PrefixHitShare })
 		writeShareTable(b, r, "The same, planned by the profile of the run's first tenth (a snapshot of an SBL run at a tenth of its time: what a short first run would give), over SBL's hits:",
 			heads, func(p *ProgramResult) []float64 {
 				if p.PrefixHits == 0 {
 					return nil
 				}
-				return each(func(p *ProgramResult, m *Measure) float64 { return m.PrefixHitShare })(p)
+				return prefix(p)
 			})
 	}
 

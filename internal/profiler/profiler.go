@@ -284,9 +284,6 @@ func (pr *Prepared) Compile(ctx context.Context, cfg runner.Config) (*Worker, er
 // program runs on leaves w free for the next.
 func (w *Worker) CompilesPerRun() bool { return w.progs == nil }
 
-// copiesInWaves says that the copies run in waves of jobs.
-const copiesInWaves = "running %d copies %d at a time, in %d waves"
-
 // jobs is how many copies run at once: Options.Jobs, or by default as
 // many as there are cores (more at once would not finish sooner, and
 // each holds its compiled code and memory).
@@ -393,7 +390,7 @@ func (pr *Prepared) run(ctx context.Context, w *Worker, label string, cfg runner
 	if k := len(cs.Copy); k > jobs && w == nil {
 		// On a machine of few cores the copies queue: a run of k copies
 		// then takes as long as several of one copy.
-		opt.progress(copiesInWaves, k, jobs, (k+jobs-1)/jobs)
+		opt.progress("running %d copies %d at a time, in %d waves", k, jobs, (k+jobs-1)/jobs)
 	}
 	runs, in, err := runCopies(ctx, cs, progs, alone, cfg, jobs, progress, stop, every, snapshot, opt.Region, opt.Engine)
 	if err != nil {
